@@ -1,0 +1,59 @@
+# shellcheck shell=bash
+# KTAP helpers for the in-guest suites. Each suite sources this, calls
+# check/ok/not_ok for every test, and `finish` at the end, which prints the
+# plan. Diagnostics go to stderr (the suite's .log file in the results).
+
+KTAP_N=0
+KTAP_FAILED=0
+echo "KTAP version 1"
+
+ok() {
+	KTAP_N=$((KTAP_N + 1))
+	echo "ok $KTAP_N $*"
+}
+
+not_ok() {
+	KTAP_N=$((KTAP_N + 1))
+	KTAP_FAILED=$((KTAP_FAILED + 1))
+	echo "not ok $KTAP_N $*"
+}
+
+# check NAME CMD...: one test that passes when CMD exits 0.
+check() {
+	local name=$1
+	shift
+	echo "--- $name: $*" >&2
+	if "$@" >&2; then
+		ok "$name"
+	else
+		not_ok "$name # command failed: $*"
+	fi
+}
+
+# check_fail NAME CMD...: one test that passes when CMD exits non-zero.
+check_fail() {
+	local name=$1
+	shift
+	echo "--- $name (must fail): $*" >&2
+	if "$@" >&2; then
+		not_ok "$name # command unexpectedly succeeded: $*"
+	else
+		ok "$name"
+	fi
+}
+
+finish() {
+	echo "1..$KTAP_N"
+	exit 0
+}
+
+KO=${SYNCMEM_KO:?SYNCMEM_KO is not set; run under vm/guest.sh}
+DEBUGFS=/sys/kernel/debug/ib_sync_mem
+
+sm_load() { insmod "$KO/ib_sync_mem.ko" "$@"; }
+sm_unload() { rmmod ib_sync_mem; }
+sm_loaded() { grep -q '^ib_sync_mem ' /proc/modules; }
+sm_devices() { cat "$DEBUGFS/devices"; }
+# has_device NAME: the module's device list contains NAME.
+has_device() { sm_devices | grep -qx "$1"; }
+lacks_device() { ! has_device "$1"; }

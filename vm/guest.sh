@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# In-guest harness, run by vm/run.sh inside the virtme-ng VM.
+#
+#   vm/guest.sh test  RESULTS   run every test/vm/[0-9]*.sh suite
+#   vm/guest.sh demo  RESULTS   run vm/demo.sh
+#   vm/guest.sh shell RESULTS   set up, then an interactive shell
+#   vm/guest.sh cmd   RESULTS CMD
+#
+# Set-up: debugfs and tracefs mounted, rdma_rxe loaded, a veth pair
+# veth0/veth1 and rxe0 on veth0. Suites find the module built for the running
+# kernel in $SYNCMEM_KO and write KTAP on stdout; stderr goes to <suite>.log.
+set -uo pipefail
+
+mode=$1
+out=$2
+shift 2
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+mkdir -p "$out"
+echo booted > "$out/booted"
+
+export SYNCMEM_TOP=$top
+export SYNCMEM_KO=$top/build/$(uname -r)/kmod
+export SYNCMEM_RESULTS=$out
+export PATH=$top/build/bin:$PATH
+
+setup() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	mountpoint -q /sys/kernel/tracing || mount -t tracefs none /sys/kernel/tracing 2>/dev/null || true
+	modprobe rdma_rxe || return 1
+	modprobe veth || return 1
+	ip link add veth0 type veth peer name veth1 || return 1
+	ip link set veth0 up && ip link set veth1 up || return 1
+	rdma link add rxe0 type rxe netdev veth0 || return 1
+	if [ ! -f "$SYNCMEM_KO/ib_sync_mem.ko" ]; then
+		echo "guest: no module for $(uname -r) in $SYNCMEM_KO (run make first)" >&2
+		return 1
+	fi
+}
+
+if ! setup >"$out/setup.log" 2>&1; then
+	echo "guest: set-up failed:" >&2
+	cat "$out/setup.log" >&2
+	dmesg > "$out/dmesg.txt"
+	exit 1
+fi
+
+rc=0
+case $mode in
+test)
+	SUITE_TIMEOUT=${SUITE_TIMEOUT:-600}
+	for s in test/vm/[0-9]*.sh; do
+		name=$(basename "$s" .sh)
+		echo "guest: suite $name" >&2
+		timeout --kill-after=10 "$SUITE_TIMEOUT" bash "$s" \
+			>"$out/$name.ktap" 2>"$out/$name.log"
+		src=$?
+		echo "$src" > "$out/$name.rc"
+		[ $src -eq 0 ] || rc=1
+		grep -E '^not ok' "$out/$name.ktap" >&2
+	done
+	;;
+demo)
+	bash vm/demo.sh
+	rc=$?
+	;;
+shell)
+	insmod "$SYNCMEM_KO/ib_sync_mem.ko"
+	echo "syncmem: rxe0 on veth0, ib_sync_mem loaded from $SYNCMEM_KO" >&2
+	bash -i
+	rc=$?
+	;;
+cmd)
+	bash -c "$1"
+	rc=$?
+	;;
+esac
+
+dmesg > "$out/dmesg.txt"
+echo "$rc" > "$out/done"
+exit $rc

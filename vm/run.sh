@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Boot target kernels with virtme-ng and run the in-guest harness in each.
+#
+#   vm/run.sh [--results DIR]        run every suite under test/vm on every
+#                                    target kernel (KVER=<ver> picks one)
+#   vm/run.sh --demo                 run vm/demo.sh (newest kernel by default)
+#   vm/run.sh --shell                interactive shell with rxe0 and the module
+#   vm/run.sh --cmd 'CMD'            run CMD after the harness set-up
+#
+# Per kernel the host then checks what came back and writes
+# <results>/<kver>/vm.ktap: the VM booted, the harness finished, every suite
+# left its result, and the guest's dmesg has no splat. Nothing skips: a kernel
+# that does not boot is a failure.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+mode=test
+results=$top/results
+cmd=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--results) results=$2; shift 2 ;;
+	--demo) mode=demo; shift ;;
+	--shell) mode=shell; shift ;;
+	--cmd) mode=cmd; cmd=$2; shift 2 ;;
+	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+
+VM_TIMEOUT=${VM_TIMEOUT:-1500}
+VM_MEMORY=${VM_MEMORY:-2G}
+VM_CPUS=${VM_CPUS:-2}
+
+kernels=$(vm/kernels.sh) || exit 1
+if [ "$mode" != test ] && [ -z "${KVER:-}" ]; then
+	kernels=$(echo "$kernels" | tail -n1)	# newest by default
+fi
+
+vng_args=(--cpus "$VM_CPUS" --memory "$VM_MEMORY")
+accel=$(vm/kvm-probe.sh "$(echo "$kernels" | head -n1)")
+if [ "$accel" = kvm ]; then
+	echo "run.sh: KVM works on this machine, using it" >&2
+else
+	vng_args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")
+fi
+
+# Splats that fail a run (kernel WARN/BUG/oops, sanitizers, lockdep, RCU,
+# refcount and list debugging, sleeping in atomic, kmemleak).
+SPLAT='WARNING:|BUG:|Oops|general protection fault|KASAN:|UBSAN:|'
+SPLAT+='possible circular locking dependency|possible recursive locking|'
+SPLAT+='inconsistent lock state|suspicious RCU usage|refcount_t:|'
+SPLAT+='list_add corruption|list_del corruption|Call Trace:|'
+SPLAT+='sleeping function called from invalid context|unreferenced object|'
+SPLAT+='blocked for more than'
+
+check_kernel() {
+	local kver=$1 rc=$2 dir=$3 n=0 s name
+	ktap() { n=$((n + 1)); echo "$1 $n vm:$kver:$2"; }
+	{
+		echo "KTAP version 1"
+		if [ -f "$dir/booted" ]; then
+			ktap ok boot
+		else
+			ktap "not ok" "boot # the VM did not boot (vng exit $rc)"
+		fi
+		if [ -f "$dir/done" ]; then
+			ktap ok harness-finished
+		else
+			ktap "not ok" "harness-finished # no done marker (vng exit $rc, timeout ${VM_TIMEOUT}s)"
+		fi
+		for s in test/vm/[0-9]*.sh; do
+			name=$(basename "$s" .sh)
+			if [ ! -s "$dir/$name.ktap" ]; then
+				ktap "not ok" "result:$name # missing result file"
+			elif [ "$(cat "$dir/$name.rc" 2>/dev/null)" != 0 ]; then
+				ktap "not ok" "result:$name # suite exited $(cat "$dir/$name.rc" 2>/dev/null || echo '?')"
+			elif ! grep -qE '^1\.\.[0-9]+' "$dir/$name.ktap"; then
+				ktap "not ok" "result:$name # no KTAP plan line (suite cut short)"
+			else
+				ktap ok "result:$name"
+			fi
+		done
+		if [ ! -f "$dir/dmesg.txt" ]; then
+			ktap "not ok" "dmesg-clean # no dmesg captured"
+		elif grep -qE "$SPLAT" "$dir/dmesg.txt"; then
+			ktap "not ok" "dmesg-clean # splat in guest dmesg:"
+			grep -nE "$SPLAT" "$dir/dmesg.txt" | head -n 20 | sed 's/^/# /'
+		else
+			ktap ok dmesg-clean
+		fi
+		echo "1..$n"
+	} > "$dir/vm.ktap"
+}
+
+status=0
+for kver in $kernels; do
+	image=/boot/vmlinuz-$kver
+	case $mode in
+	test)
+		dir=$results/$kver
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		echo "run.sh: booting $kver (results in $dir)" >&2
+		timeout --kill-after=20 "$VM_TIMEOUT" \
+			vng "${vng_args[@]}" -r "$image" --rwdir "$dir" \
+			-- "vm/guest.sh test '$dir'" </dev/null >"$dir/console.log" 2>&1
+		rc=$?
+		echo "$rc" > "$dir/vng.rc"
+		check_kernel "$kver" "$rc" "$dir"
+		grep -E '^(not ok|# )' "$dir/vm.ktap" >&2 || true
+		;;
+	demo)
+		tmp=$(mktemp -d)
+		timeout --kill-after=20 "$VM_TIMEOUT" \
+			vng "${vng_args[@]}" -r "$image" --rwdir "$tmp" \
+			-- "vm/guest.sh demo '$tmp'" </dev/null
+		rc=$?
+		rm -rf "$tmp"
+		[ $rc -eq 0 ] || status=$rc
+		;;
+	cmd)
+		tmp=$(mktemp -d)
+		timeout --kill-after=20 "$VM_TIMEOUT" \
+			vng "${vng_args[@]}" -r "$image" --rwdir "$tmp" \
+			-- "vm/guest.sh cmd '$tmp' $(printf '%q' "$cmd")" </dev/null
+		rc=$?
+		rm -rf "$tmp"
+		[ $rc -eq 0 ] || status=$rc
+		;;
+	shell)
+		tmp=$(mktemp -d)
+		vng "${vng_args[@]}" -r "$image" --rwdir "$tmp" \
+			-- "vm/guest.sh shell '$tmp'"
+		status=$?
+		rm -rf "$tmp"
+		;;
+	esac
+done
+exit $status

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Idempotent setup for syncmem: Debian packages, both target kernels (6.1 via
+# the meta-package, the newest 6.12 by its versioned names), virtme-ng pinned
+# from PyPI, and the Go modules. Takes seconds when everything is present.
+# Nothing here is hardcoded to a kernel ABI number.
+set -euo pipefail
+
+VIRTME_NG_VERSION=${VIRTME_NG_VERSION:-1.42}
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+PKGS=(
+	qemu-system-x86 kmod busybox-static
+	linux-image-amd64 linux-headers-amd64
+	iproute2 rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev
+	librdmacm-dev
+	clang llvm bpftool libbpf-dev libdrm-dev bpftrace
+	sparse linux-source-6.1 xz-utils
+	jq
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+
+have_612() {
+	dpkg-query -W -f='${Package} ${Status}\n' 'linux-headers-6.12.*+deb12-amd64' \
+		2>/dev/null | grep -q 'ok installed' &&
+	dpkg-query -W -f='${Package} ${Status}\n' 'linux-image-6.12.*+deb12-amd64' \
+		2>/dev/null | grep -q 'ok installed'
+}
+
+export DEBIAN_FRONTEND=noninteractive
+if [ ${#missing[@]} -gt 0 ] || ! have_612; then
+	log "apt-get update"
+	apt-get update -qq
+	if ! have_612; then
+		v612=$(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb12-amd64$' |
+			awk '{print $1}' | sed 's/^linux-headers-//' | sort -V | tail -n1)
+		if [ -z "$v612" ]; then
+			log "ERROR: no linux-headers-6.12.N+deb12-amd64 in the apt sources"
+			exit 1
+		fi
+		log "newest 6.12 kernel: $v612"
+		missing+=("linux-image-$v612" "linux-headers-$v612")
+	fi
+	log "installing: ${missing[*]}"
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The 6.1 source tree carries scripts/checkpatch.pl for the style check.
+if [ ! -x /usr/src/linux-source-6.1/scripts/checkpatch.pl ]; then
+	tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n1)
+	[ -n "$tarball" ] || { log "ERROR: linux-source-6.1 tarball missing"; exit 1; }
+	log "unpacking $tarball (scripts/ and spelling data only)"
+	tar -C /usr/src -xf "$tarball" \
+		linux-source-6.1/scripts linux-source-6.1/Documentation/dev-tools \
+		2>/dev/null || tar -C /usr/src -xf "$tarball" linux-source-6.1/scripts
+fi
+
+# virtme-ng, pinned.
+have_vng=$(python3 -m pip show virtme-ng 2>/dev/null || true)
+if ! grep -qx "Version: $VIRTME_NG_VERSION" <<<"$have_vng" || ! command -v vng >/dev/null; then
+	log "pip install virtme-ng==$VIRTME_NG_VERSION"
+	python3 -m pip install -q "virtme-ng==$VIRTME_NG_VERSION"
+fi
+
+# Go modules.
+if [ -f go.mod ]; then
+	go mod download
+fi
+
+log "ok"
