@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * debugfs view of ib_sync_mem: /sys/kernel/debug/ib_sync_mem/devices lists
- * one attached RDMA device per line.
+ * debugfs view of ib_sync_mem, for tests and people; the stable interface is
+ * the generic netlink family. Under /sys/kernel/debug/ib_sync_mem/:
+ *
+ *   devices    one attached RDMA device per line: name index clients passes
+ *   clients    id device name state syncs errors last_err
+ *   counters   object counters: domains, clients, registered
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -13,21 +17,60 @@ static struct dentry *sm_debugfs_root;
 static int sm_devices_show(struct seq_file *m, void *v)
 {
 	struct ib_sync_mem_domain *dom;
+	unsigned long index;
 
-	mutex_lock(&sm_domains_lock);
-	list_for_each_entry(dom, &sm_domains, node)
-		seq_printf(m, "%s\n", dom->name);
-	mutex_unlock(&sm_domains_lock);
+	xa_lock(&sm_domains);
+	xa_for_each(&sm_domains, index, dom)
+		seq_printf(m, "%s %u %u %lld\n", dom->name, dom->index,
+			   READ_ONCE(dom->nclients),
+			   (long long)atomic64_read(&dom->npasses));
+	xa_unlock(&sm_domains);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sm_devices);
 
-int sm_debugfs_init(void)
+static const char *const sm_state_names[] = {
+	[SM_LIVE] = "live",
+	[SM_INVALIDATED] = "invalidated",
+	[SM_DEAD] = "dead",
+};
+
+static int sm_clients_show(struct seq_file *m, void *v)
+{
+	struct ib_sync_mem_client *c;
+	struct sm_stats_sum sum;
+	unsigned long id;
+
+	for (id = 0; (c = sm_client_next(&id)); id++) {
+		sm_stats_sum(c->stats, &sum);
+		seq_printf(m, "%u %s %s %s %llu %llu %d\n", c->id, c->dom->name,
+			   c->name, sm_state_names[sm_client_state(c)],
+			   sum.syncs, sum.errors, READ_ONCE(c->last_err));
+		ib_sync_mem_put(c);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sm_clients);
+
+static int sm_counters_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "domains %d\nclients %d\nregistered %d\n",
+		   atomic_read(&sm_counters.domains),
+		   atomic_read(&sm_counters.clients),
+		   atomic_read(&sm_counters.registered));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sm_counters);
+
+void sm_debugfs_init(void)
 {
 	sm_debugfs_root = debugfs_create_dir("ib_sync_mem", NULL);
 	debugfs_create_file("devices", 0444, sm_debugfs_root, NULL,
 			    &sm_devices_fops);
-	return 0;
+	debugfs_create_file("clients", 0444, sm_debugfs_root, NULL,
+			    &sm_clients_fops);
+	debugfs_create_file("counters", 0444, sm_debugfs_root, NULL,
+			    &sm_counters_fops);
 }
 
 void sm_debugfs_exit(void)

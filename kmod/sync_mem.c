@@ -2,8 +2,10 @@
 /*
  * ib_sync_mem: a registry of memory sync clients per RDMA device.
  *
- * The module attaches to every RDMA device through an ib_client and keeps one
- * domain per device, created in the add hook and torn down in remove.
+ * This file holds the module and the device side: an ib_client whose add
+ * hook creates a domain per RDMA device and whose remove hook invalidates
+ * every client of the device and waits for all of it before it returns.
+ * client.c holds the clients and the sync paths.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -11,10 +13,14 @@
 #include <linux/slab.h>
 
 #include "sync_mem.h"
+#include "trace.h"
 
-/* Protects sm_domains; taken by the add/remove hooks and readers of the list. */
-DEFINE_MUTEX(sm_domains_lock);
-LIST_HEAD(sm_domains);
+/* Domains by ib_device index. Lookups take a reference under xa_lock. */
+DEFINE_XARRAY(sm_domains);
+
+struct sm_counters sm_counters;
+EXPORT_SYMBOL_NS_GPL(sm_counters, IB_SYNC_MEM_INTERNAL);
+struct sm_stats __percpu *sm_global_stats;
 
 static struct ib_client sm_ib_client;
 
@@ -23,47 +29,131 @@ static void sm_domain_release(struct kref *kref)
 	struct ib_sync_mem_domain *dom =
 		container_of(kref, struct ib_sync_mem_domain, kref);
 
+	WARN_ON(!list_empty(&dom->clients));
+	cleanup_srcu_struct(&dom->srcu);
+	free_percpu(dom->stats);
 	kfree(dom);
+	atomic_dec(&sm_counters.domains);
+}
+
+void sm_domain_put(struct ib_sync_mem_domain *dom)
+{
+	kref_put(&dom->kref, sm_domain_release);
+}
+EXPORT_SYMBOL_NS_GPL(sm_domain_put, IB_SYNC_MEM_INTERNAL);
+
+/**
+ * sm_domain_get() - the domain of a device, with a reference
+ * @ibdev: the RDMA device
+ *
+ * Return: the domain, or NULL if the device has none (not attached, or
+ * being removed).
+ */
+struct ib_sync_mem_domain *sm_domain_get(struct ib_device *ibdev)
+{
+	struct ib_sync_mem_domain *dom;
+
+	xa_lock(&sm_domains);
+	dom = xa_load(&sm_domains, ibdev->index);
+	if (dom && (dom->ibdev != ibdev || !kref_get_unless_zero(&dom->kref)))
+		dom = NULL;
+	xa_unlock(&sm_domains);
+	return dom;
+}
+EXPORT_SYMBOL_NS_GPL(sm_domain_get, IB_SYNC_MEM_INTERNAL);
+
+/**
+ * sm_domain_get_by_name() - look a domain up by device name
+ * @name: RDMA device name
+ *
+ * Return: the domain with a reference, or NULL.
+ */
+struct ib_sync_mem_domain *sm_domain_get_by_name(const char *name)
+{
+	struct ib_sync_mem_domain *dom;
+	unsigned long index;
+
+	xa_lock(&sm_domains);
+	xa_for_each(&sm_domains, index, dom) {
+		if (!strcmp(dom->name, name) && kref_get_unless_zero(&dom->kref))
+			break;
+	}
+	xa_unlock(&sm_domains);
+	return dom;
 }
 
 static int sm_add_one(struct ib_device *ibdev)
 {
 	struct ib_sync_mem_domain *dom;
+	int i, ret;
 
 	dom = kzalloc(sizeof(*dom), GFP_KERNEL);
 	if (!dom)
 		return -ENOMEM;
 
-	dom->ibdev = ibdev;
-	kref_init(&dom->kref);
-	strscpy(dom->name, dev_name(&ibdev->dev), sizeof(dom->name));
+	dom->stats = alloc_percpu(struct sm_stats);
+	if (!dom->stats) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = init_srcu_struct(&dom->srcu);
+	if (ret)
+		goto err_stats;
 
-	mutex_lock(&sm_domains_lock);
-	list_add_tail(&dom->node, &sm_domains);
-	mutex_unlock(&sm_domains_lock);
+	dom->ibdev = ibdev;
+	dom->index = ibdev->index;
+	strscpy(dom->name, dev_name(&ibdev->dev), sizeof(dom->name));
+	kref_init(&dom->kref);
+	mutex_init(&dom->lock);
+	INIT_LIST_HEAD(&dom->clients);
+	for (i = 0; i < ARRAY_SIZE(dom->passes); i++)
+		sm_pass_queue_init(&dom->passes[i]);
+	atomic_inc(&sm_counters.domains);
+
+	ret = xa_insert(&sm_domains, dom->index, dom, GFP_KERNEL);
+	if (ret)
+		goto err_put;
 
 	ib_set_client_data(ibdev, &sm_ib_client, dom);
+	trace_domain_add(dom);
 	return 0;
+
+err_put:
+	sm_domain_put(dom);
+	return ret;
+err_stats:
+	free_percpu(dom->stats);
+err_free:
+	kfree(dom);
+	return ret;
 }
 
 static void sm_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct ib_sync_mem_domain *dom = client_data;
 
-	mutex_lock(&sm_domains_lock);
-	list_del(&dom->node);
-	mutex_unlock(&sm_domains_lock);
+	/* No new lookups find the domain... */
+	xa_erase(&sm_domains, dom->index);
+	/* ...and every client is invalidated once in-flight syncs are done. */
+	sm_domain_invalidate_all(dom);
 
-	kref_put(&dom->kref, sm_domain_release);
+	mutex_lock(&dom->lock);
+	WRITE_ONCE(dom->ibdev, NULL);
+	mutex_unlock(&dom->lock);
+
+	trace_domain_remove(dom);
+	sm_domain_put(dom);
 }
 
 static void sm_rename(struct ib_device *ibdev, void *client_data)
 {
 	struct ib_sync_mem_domain *dom = client_data;
 
-	mutex_lock(&sm_domains_lock);
+	mutex_lock(&dom->lock);
+	xa_lock(&sm_domains);
 	strscpy(dom->name, dev_name(&ibdev->dev), sizeof(dom->name));
-	mutex_unlock(&sm_domains_lock);
+	xa_unlock(&sm_domains);
+	mutex_unlock(&dom->lock);
 }
 
 static struct ib_client sm_ib_client = {
@@ -79,9 +169,15 @@ static int __init ib_sync_mem_init(void)
 {
 	int ret;
 
-	ret = sm_debugfs_init();
+	sm_global_stats = alloc_percpu(struct sm_stats);
+	if (!sm_global_stats)
+		return -ENOMEM;
+
+	ret = sm_client_init();
 	if (ret)
-		return ret;
+		goto err_stats;
+
+	sm_debugfs_init();
 
 	ret = ib_register_client(&sm_ib_client);
 	if (ret)
@@ -91,13 +187,27 @@ static int __init ib_sync_mem_init(void)
 
 err_debugfs:
 	sm_debugfs_exit();
+	sm_client_exit();
+err_stats:
+	free_percpu(sm_global_stats);
 	return ret;
 }
 
 static void __exit ib_sync_mem_exit(void)
 {
+	/*
+	 * Clients are registered by modules that depend on this one, so they
+	 * are gone by now. Removing the ib_client tears the domains down.
+	 */
 	ib_unregister_client(&sm_ib_client);
 	sm_debugfs_exit();
+	sm_client_exit();
+	WARN(atomic_read(&sm_counters.domains) ||
+	     atomic_read(&sm_counters.clients),
+	     "leaked %d domains, %d clients\n",
+	     atomic_read(&sm_counters.domains),
+	     atomic_read(&sm_counters.clients));
+	free_percpu(sm_global_stats);
 }
 
 module_init(ib_sync_mem_init);

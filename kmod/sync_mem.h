@@ -5,29 +5,208 @@
 #ifndef _IB_SYNC_MEM_INTERNAL_H
 #define _IB_SYNC_MEM_INTERNAL_H
 
+#include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/srcu.h>
+#include <linux/u64_stats_sync.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_sync_mem.h>
+
+/* log2 latency buckets: bucket i counts ns in [2^(i-1), 2^i), the last one
+ * everything above. 2^31 ns is about 2.1 s.
+ */
+#define SM_HIST_BUCKETS	32
 
 /**
- * struct ib_sync_mem_domain - per-RDMA-device registry
- * @ibdev: the device, valid from the ib_client add hook until remove returns
- * @kref: holders of the domain; the registry holds one until remove
- * @node: entry in sm_domains, under sm_domains_lock
- * @name: device name at add time (renames are tracked by the rename hook)
+ * struct sm_stats - per-CPU sync counters of a client, a domain or the module
+ * @syncp: u64 stats consistency (a no-op on 64-bit)
+ * @syncs: ->sync calls made
+ * @errors: ->sync calls that failed
+ * @ns: total time in ->sync
+ * @bytes: bytes made coherent by successful syncs
+ * @max_ns: longest ->sync seen on this CPU
+ * @hist: log2 histogram of ->sync times in ns
+ */
+struct sm_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t syncs;
+	u64_stats_t errors;
+	u64_stats_t ns;
+	u64_stats_t bytes;
+	u64 max_ns;
+	u64 hist[SM_HIST_BUCKETS];
+};
+
+/* Sum of struct sm_stats over the CPUs. */
+struct sm_stats_sum {
+	u64 syncs;
+	u64 errors;
+	u64 ns;
+	u64 bytes;
+	u64 max_ns;
+	u64 hist[SM_HIST_BUCKETS];
+};
+
+/**
+ * struct sm_pass_queue - coalescing of device-wide syncs in one direction
+ * @lock: protects the fields below
+ * @started: passes begun
+ * @done: passes finished; a pass is running when @started != @done
+ * @err: result of pass @done
+ * @res: counters of pass @done
+ * @wq: callers waiting for a pass to finish
+ *
+ * A caller that arrives at sequence @started needs a pass numbered
+ * @started + 1: one that begins after it arrived. If none runs, it runs it;
+ * otherwise it sleeps, and the first waiter to find the queue idle runs the
+ * pass that serves every caller that arrived meanwhile.
+ */
+struct sm_pass_queue {
+	spinlock_t lock;		/* protects the fields below */
+	u64 started;
+	u64 done;
+	int err;
+	struct ib_sync_mem_result res;
+	wait_queue_head_t wq;
+};
+
+/**
+ * struct ib_sync_mem_domain - the registry of one RDMA device
+ * @ibdev: the device; NULL once the ib_client remove hook ran
+ * @index: ibdev->index, the key in sm_domains
+ * @name: device name (kept current by the rename hook)
+ * @kref: the registry holds one reference until remove, each client one
+ * @srcu: read side of @clients and of every client callback
+ * @lock: serialises writers of @clients, @dying, client state changes and
+ *	->invalidate calls
+ * @clients: registered clients in registration order
+ * @nclients: length of @clients
+ * @next_seq: registration sequence of the next client (release/acquire)
+ * @dying: set by the remove hook; no registration or pass after it
+ * @nbatch: clients on @clients whose ops have ->prepare or ->finish
+ * @passes: coalescing queues, one per enum ib_sync_mem_dir
+ * @npasses: passes run on this domain
+ * @stats: per-CPU sync counters of all clients of this domain
+ *
+ * Read-side scheme: sleepable RCU, as mm/mmu_notifier.c does. Callbacks may
+ * sleep (a fence wait does), which plain RCU forbids; reference-taking on
+ * plain RCU would need an atomic on a shared cache line for every client in
+ * every pass and a fragile restart of the walk after each callback. With
+ * SRCU a pass takes srcu_read_lock() once (per-CPU counters, no shared
+ * lock), walks the list and calls each live client. Writers unlink under
+ * @lock, mark the client, and synchronize_srcu() before they return: that is
+ * what makes "after unregister returns, no callback runs" hold. The price is
+ * that unregister waits for passes already running on the same device.
  */
 struct ib_sync_mem_domain {
 	struct ib_device *ibdev;
-	struct kref kref;
-	struct list_head node;
+	u32 index;
 	char name[IB_DEVICE_NAME_MAX];
+	struct kref kref;
+	struct srcu_struct srcu;
+	struct mutex lock;		/* writers; see above */
+	struct list_head clients;
+	u32 nclients;
+	u64 next_seq;
+	bool dying;
+	u32 nbatch;
+	struct sm_pass_queue passes[IB_SYNC_MEM_BIDIRECTIONAL];
+	atomic64_t npasses;
+	struct sm_stats __percpu *stats;
 };
 
-extern struct mutex sm_domains_lock;
-extern struct list_head sm_domains;
+enum sm_client_state {
+	SM_LIVE = 1,		/* listed, callbacks may run */
+	SM_INVALIDATED,		/* device or memory gone; syncs fail */
+	SM_DEAD,		/* unregistered */
+};
 
-int sm_debugfs_init(void);
+/* Bits of ib_sync_mem_client.bits. */
+enum {
+	SM_DIRTY,		/* lazy client marked dirty since its last sync */
+};
+
+/**
+ * struct ib_sync_mem_client - a registered memory sync client
+ * @node: entry in the domain's clients list (SRCU)
+ * @dom: the domain; a reference is held for the client's lifetime
+ * @ops: the owner's ops
+ * @priv: the owner's private data
+ * @seq: registration sequence within the domain
+ * @size: bytes behind the client
+ * @kref: the registration holds one reference, lookups take more
+ * @id: unique id, not reused soon (cyclic allocation)
+ * @flags: IB_SYNC_MEM_F_*
+ * @kind: userspace kind number
+ * @state: enum sm_client_state; written under dom->lock, read anywhere
+ * @inval_reason: enum ib_sync_mem_inval once invalidated
+ * @listed: on @dom's list (under dom->lock)
+ * @inval_called: ->invalidate has run (under dom->lock)
+ * @bits: SM_DIRTY
+ * @last_err: result of the last sync
+ * @stats: per-CPU counters
+ * @name: NUL-terminated name
+ */
+struct ib_sync_mem_client {
+	struct list_head node;
+	struct ib_sync_mem_domain *dom;
+	const struct ib_sync_mem_ops *ops;
+	void *priv;
+	u64 seq;
+	u64 size;
+	struct kref kref;
+	u32 id;
+	u32 flags;
+	u32 kind;
+	u8 state;
+	u8 inval_reason;
+	bool listed;
+	bool inval_called;
+	unsigned long bits;
+	int last_err;
+	struct sm_stats __percpu *stats;
+	char name[IB_SYNC_MEM_NAME_MAX];
+};
+
+/*
+ * sm_counters, sm_coalesce, sm_domain_get() and sm_domain_put() are exported
+ * in the IB_SYNC_MEM_INTERNAL namespace for the in-kernel test module
+ * (sync_mem_test.c) only; they are not API.
+ */
+/* Object counters; all return to zero before the module can unload. */
+struct sm_counters {
+	atomic_t domains;	/* domain objects allocated */
+	atomic_t clients;	/* client objects allocated */
+	atomic_t registered;	/* clients registered, not yet unregistered */
+};
+
+extern struct sm_counters sm_counters;
+extern struct xarray sm_domains;
+extern struct xarray sm_clients;
+extern struct sm_stats __percpu *sm_global_stats;
+extern bool sm_coalesce;
+
+/* sync_mem.c */
+struct ib_sync_mem_domain *sm_domain_get(struct ib_device *ibdev);
+struct ib_sync_mem_domain *sm_domain_get_by_name(const char *name);
+void sm_domain_put(struct ib_sync_mem_domain *dom);
+
+/* client.c */
+int sm_client_init(void);
+void sm_client_exit(void);
+void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom);
+void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum);
+void sm_pass_queue_init(struct sm_pass_queue *q);
+int sm_client_state(const struct ib_sync_mem_client *client);
+struct ib_sync_mem_client *sm_client_next(unsigned long *id);
+
+/* debugfs.c */
+void sm_debugfs_init(void);
 void sm_debugfs_exit(void);
 
 #endif /* _IB_SYNC_MEM_INTERNAL_H */
