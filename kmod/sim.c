@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_sync_mem_sim: a simulated accelerator, netdevsim-style.
+ *
+ * Its clients are software models of accelerator memory: a sync takes a set
+ * latency, can be made to fail the next N times with an errno, and counts
+ * what it was asked to do. Tests, the demo and the benchmarks reach every
+ * path of the registry through it. Under /sys/kernel/debug/ib_sync_mem_sim/:
+ *
+ *   new_client   write "DEV NAME [latency_us=N] [lazy] [size=N]"
+ *   del_client   write "ID"
+ *   last_id      id of the last client created through new_client
+ *   clients/ID/  latency_us (rw), fail_next (rw), fail_errno (rw, positive),
+ *                to_device, to_cpu, bidirectional, prepares, finishes,
+ *                invalidations (ro), dirty (w: mark dirty)
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_sync_mem.h>
+
+#include "sim.h"
+
+static struct dentry *sim_root, *sim_clients_dir;
+static DEFINE_MUTEX(sim_lock);	/* protects sim_list and sim_last_id */
+static LIST_HEAD(sim_list);
+static u32 sim_last_id;
+
+static int sim_sync(struct ib_sync_mem_client *client,
+		    enum ib_sync_mem_dir dir, ktime_t deadline)
+{
+	struct sim_client *s = ib_sync_mem_client_priv(client);
+	u32 lat = READ_ONCE(s->latency_us);
+	s64 left_us;
+
+	atomic64_inc(&s->calls[dir]);
+	if (atomic_dec_if_positive(&s->fail_next) >= 0)
+		return -(int)READ_ONCE(s->fail_errno);
+	if (!lat)
+		return 0;
+
+	/* Like a fence wait: give up at the deadline. */
+	left_us = ktime_us_delta(deadline, ktime_get());
+	if (left_us < lat) {
+		if (left_us > 0)
+			fsleep(left_us);
+		return -ETIMEDOUT;
+	}
+	fsleep(lat);
+	return 0;
+}
+
+static void sim_invalidate(struct ib_sync_mem_client *client,
+			   enum ib_sync_mem_inval reason)
+{
+	struct sim_client *s = ib_sync_mem_client_priv(client);
+
+	atomic_inc(&s->invalidations);
+}
+
+static void sim_prepare(struct ib_sync_mem_client *client,
+			enum ib_sync_mem_dir dir)
+{
+	struct sim_client *s = ib_sync_mem_client_priv(client);
+
+	atomic_inc(&s->prepares);
+}
+
+static void sim_finish(struct ib_sync_mem_client *client,
+		       enum ib_sync_mem_dir dir)
+{
+	struct sim_client *s = ib_sync_mem_client_priv(client);
+
+	atomic_inc(&s->finishes);
+}
+
+static void sim_release(struct ib_sync_mem_client *client)
+{
+	struct sim_client *s = ib_sync_mem_client_priv(client);
+
+	debugfs_remove_recursive(s->dir);
+	kfree(s);
+}
+
+static const struct ib_sync_mem_ops sim_ops = {
+	.owner = THIS_MODULE,
+	.sync = sim_sync,
+	.invalidate = sim_invalidate,
+	.release = sim_release,
+};
+
+static const struct ib_sync_mem_ops sim_batch_ops = {
+	.owner = THIS_MODULE,
+	.sync = sim_sync,
+	.invalidate = sim_invalidate,
+	.release = sim_release,
+	.prepare = sim_prepare,
+	.finish = sim_finish,
+};
+
+static ssize_t sim_dirty_write(struct file *file, const char __user *buf,
+			       size_t count, loff_t *ppos)
+{
+	struct sim_client *s = file->private_data;
+
+	ib_sync_mem_mark_dirty(s->client);
+	return count;
+}
+
+static const struct file_operations sim_dirty_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = sim_dirty_write,
+	.llseek = noop_llseek,
+};
+
+static void sim_debugfs_add(struct sim_client *s)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "%u", ib_sync_mem_client_id(s->client));
+	s->dir = debugfs_create_dir(name, sim_clients_dir);
+	debugfs_create_u32("latency_us", 0644, s->dir, &s->latency_us);
+	debugfs_create_atomic_t("fail_next", 0644, s->dir, &s->fail_next);
+	debugfs_create_u32("fail_errno", 0644, s->dir, &s->fail_errno);
+	debugfs_create_atomic_t("prepares", 0444, s->dir, &s->prepares);
+	debugfs_create_atomic_t("finishes", 0444, s->dir, &s->finishes);
+	debugfs_create_atomic_t("invalidations", 0444, s->dir,
+				&s->invalidations);
+	debugfs_create_file("dirty", 0200, s->dir, s, &sim_dirty_fops);
+	debugfs_create_u64("to_device", 0444, s->dir,
+			   (u64 *)&s->calls[IB_SYNC_MEM_TO_DEVICE]);
+	debugfs_create_u64("to_cpu", 0444, s->dir,
+			   (u64 *)&s->calls[IB_SYNC_MEM_TO_CPU]);
+	debugfs_create_u64("bidirectional", 0444, s->dir,
+			   (u64 *)&s->calls[IB_SYNC_MEM_BIDIRECTIONAL]);
+}
+
+/**
+ * sim_client_create() - register a simulated client
+ * @ibdev: RDMA device
+ * @name: client name
+ * @cfg: latency, failure, size and flags
+ *
+ * Return: the sim client, registered and listed, or an ERR_PTR from
+ * ib_sync_mem_register() or -ENOMEM.
+ */
+struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
+				     const struct sim_config *cfg)
+{
+	struct ib_sync_mem_reg reg = {
+		.name = name,
+		.ops = cfg->batch ? &sim_batch_ops : &sim_ops,
+		.size = cfg->size,
+		.flags = cfg->flags,
+		.kind = cfg->kind,
+	};
+	struct ib_sync_mem_client *client;
+	struct sim_client *s;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return ERR_PTR(-ENOMEM);
+	s->latency_us = cfg->latency_us;
+	s->fail_errno = cfg->fail_errno ?: EIO;
+	atomic_set(&s->fail_next, cfg->fail_next);
+	reg.priv = s;
+
+	client = ib_sync_mem_register(ibdev, &reg);
+	if (IS_ERR(client)) {
+		kfree(s);
+		return ERR_CAST(client);
+	}
+	s->client = client;
+	sim_debugfs_add(s);
+
+	mutex_lock(&sim_lock);
+	list_add_tail(&s->node, &sim_list);
+	sim_last_id = ib_sync_mem_client_id(client);
+	mutex_unlock(&sim_lock);
+	return s;
+}
+EXPORT_SYMBOL_GPL(sim_client_create);
+
+/**
+ * sim_client_destroy() - unregister a sim client made by sim_client_create()
+ * @s: the client; freed when its last reference goes
+ */
+void sim_client_destroy(struct sim_client *s)
+{
+	mutex_lock(&sim_lock);
+	list_del(&s->node);
+	mutex_unlock(&sim_lock);
+	ib_sync_mem_unregister(s->client);
+}
+EXPORT_SYMBOL_GPL(sim_client_destroy);
+
+static int sim_parse_new(char *buf, char **dev, char **name,
+			 struct sim_config *cfg)
+{
+	char *tok;
+	int ret = 0;
+
+	buf = strim(buf);
+	*dev = strsep(&buf, " ");
+	*name = strsep(&buf, " ");
+	if (!*dev || !**dev || !*name || !**name)
+		return -EINVAL;
+	while (!ret && (tok = strsep(&buf, " "))) {
+		if (!*tok)
+			continue;
+		if (!strcmp(tok, "lazy"))
+			cfg->flags |= IB_SYNC_MEM_F_LAZY;
+		else if (!strcmp(tok, "batch"))
+			cfg->batch = true;
+		else if (str_has_prefix(tok, "latency_us="))
+			ret = kstrtou32(tok + 11, 0, &cfg->latency_us);
+		else if (str_has_prefix(tok, "size="))
+			ret = kstrtou64(tok + 5, 0, &cfg->size);
+		else
+			ret = -EINVAL;
+	}
+	return ret;
+}
+
+static ssize_t sim_new_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	struct sim_config cfg = {};
+	struct ib_device *ibdev;
+	struct sim_client *s;
+	char *buf, *dev, *name;
+	int ret;
+
+	if (count > 256)
+		return -E2BIG;
+	buf = memdup_user_nul(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	ret = sim_parse_new(buf, &dev, &name, &cfg);
+	if (ret)
+		goto out;
+	ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
+	if (!ibdev) {
+		ret = -ENODEV;
+		goto out;
+	}
+	s = sim_client_create(ibdev, name, &cfg);
+	ib_device_put(ibdev);
+	ret = PTR_ERR_OR_ZERO(s);
+out:
+	kfree(buf);
+	return ret ?: count;
+}
+
+static const struct file_operations sim_new_fops = {
+	.owner = THIS_MODULE,
+	.write = sim_new_write,
+	.llseek = noop_llseek,
+};
+
+static ssize_t sim_del_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	struct sim_client *s, *found = NULL;
+	u32 id;
+	int ret;
+
+	ret = kstrtou32_from_user(ubuf, count, 0, &id);
+	if (ret)
+		return ret;
+
+	mutex_lock(&sim_lock);
+	list_for_each_entry(s, &sim_list, node) {
+		if (ib_sync_mem_client_id(s->client) == id) {
+			found = s;
+			break;
+		}
+	}
+	mutex_unlock(&sim_lock);
+	if (!found)
+		return -ENOENT;
+	sim_client_destroy(found);
+	return count;
+}
+
+static const struct file_operations sim_del_fops = {
+	.owner = THIS_MODULE,
+	.write = sim_del_write,
+	.llseek = noop_llseek,
+};
+
+static int sim_last_id_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&sim_lock);
+	seq_printf(m, "%u\n", sim_last_id);
+	mutex_unlock(&sim_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sim_last_id);
+
+static int __init sim_init(void)
+{
+	sim_root = debugfs_create_dir("ib_sync_mem_sim", NULL);
+	sim_clients_dir = debugfs_create_dir("clients", sim_root);
+	debugfs_create_file("new_client", 0200, sim_root, NULL, &sim_new_fops);
+	debugfs_create_file("del_client", 0200, sim_root, NULL, &sim_del_fops);
+	debugfs_create_file("last_id", 0444, sim_root, NULL,
+			    &sim_last_id_fops);
+	return 0;
+}
+
+static void __exit sim_exit(void)
+{
+	/* Every registered sim client holds a reference on this module. */
+	WARN_ON(!list_empty(&sim_list));
+	debugfs_remove_recursive(sim_root);
+}
+
+module_init(sim_init);
+module_exit(sim_exit);
+
+MODULE_AUTHOR("syncmem developers");
+MODULE_DESCRIPTION("Simulated accelerator clients for ib_sync_mem");
+MODULE_LICENSE("GPL");

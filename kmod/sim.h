@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* ib_sync_mem_sim: simulated accelerator clients (see sim.c). */
+#ifndef _IB_SYNC_MEM_SIM_H
+#define _IB_SYNC_MEM_SIM_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <rdma/ib_sync_mem.h>
+
+/**
+ * struct sim_config - how a simulated client behaves
+ * @latency_us: time one sync takes
+ * @fail_next: fail this many syncs first
+ * @fail_errno: positive errno those syncs fail with (default EIO)
+ * @size: bytes the client stands for
+ * @flags: IB_SYNC_MEM_F_*
+ * @kind: userspace kind number
+ * @batch: implement ->prepare and ->finish
+ */
+struct sim_config {
+	u32 latency_us;
+	u32 fail_next;
+	u32 fail_errno;
+	u64 size;
+	u32 flags;
+	u32 kind;
+	bool batch;
+};
+
+/**
+ * struct sim_client - one simulated accelerator buffer
+ * @client: its registry client
+ * @node: entry in the module's list
+ * @dir: its debugfs directory
+ * @latency_us: time one sync takes
+ * @fail_errno: positive errno of injected failures
+ * @fail_next: injected failures left
+ * @calls: syncs asked, by enum ib_sync_mem_dir
+ * @prepares: ->prepare calls
+ * @finishes: ->finish calls
+ * @invalidations: ->invalidate calls
+ */
+struct sim_client {
+	struct ib_sync_mem_client *client;
+	struct list_head node;
+	struct dentry *dir;
+	u32 latency_us;
+	u32 fail_errno;
+	atomic_t fail_next;
+	atomic64_t calls[IB_SYNC_MEM_BIDIRECTIONAL + 1];
+	atomic_t prepares;
+	atomic_t finishes;
+	atomic_t invalidations;
+};
+
+struct ib_device;
+
+struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
+				     const struct sim_config *cfg);
+void sim_client_destroy(struct sim_client *s);
+
+#endif /* _IB_SYNC_MEM_SIM_H */
