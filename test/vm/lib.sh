@@ -54,6 +54,22 @@ sm_load() { insmod "$KO/ib_sync_mem.ko" "$@"; }
 sm_unload() { rmmod ib_sync_mem; }
 sm_loaded() { grep -q '^ib_sync_mem ' /proc/modules; }
 sm_devices() { cat "$DEBUGFS/devices"; }
-# has_device NAME: the module's device list contains NAME.
-has_device() { sm_devices | grep -qx "$1"; }
+# has_device NAME: the module's device list (name index clients passes)
+# contains NAME.
+has_device() { sm_devices | awk -v d="$1" '$1 == d { f = 1 } END { exit !f }'; }
 lacks_device() { ! has_device "$1"; }
+SIMFS=/sys/kernel/debug/ib_sync_mem_sim
+KTFS=/sys/kernel/debug/ib_sync_mem_test
+
+sim_load() { insmod "$KO/ib_sync_mem_sim.ko"; }
+sim_unload() { rmmod ib_sync_mem_sim; }
+# sim_new DEV NAME [opts...]: create a sim client, print its id.
+sim_new() {
+	echo "$*" > "$SIMFS/new_client" && cat "$SIMFS/last_id"
+}
+sim_del() { echo "$1" > "$SIMFS/del_client"; }
+# counter NAME: an object counter of ib_sync_mem.
+counter() { awk -v k="$1" '$1 == k { print $2 }' "$DEBUGFS/counters"; }
+counters_zero() {
+	[ "$(counter clients)" = 0 ] && [ "$(counter registered)" = 0 ]
+}
