@@ -14,6 +14,8 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
+#include <uapi/linux/ib_sync_mem.h>
+
 #include "sync_mem.h"
 #include "trace.h"
 
@@ -33,6 +35,11 @@ EXPORT_SYMBOL_NS_GPL(sm_coalesce, IB_SYNC_MEM_INTERNAL);
 static unsigned int sync_timeout_ms = 10000;
 module_param(sync_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(sync_timeout_ms, "Timeout of a sync that asks for none, in ms (default 10000)");
+
+atomic_t sm_generation;
+
+/* Unique ids of device-wide passes, for the per-client results. */
+static atomic64_t sm_pass_ids;
 
 /* Clients by id. Lookups take a reference under xa_lock. */
 DEFINE_XARRAY_ALLOC1(sm_clients);
@@ -115,7 +122,7 @@ static void sm_stats_add(struct sm_stats __percpu *stats, u64 ns, u64 bytes,
 
 /* Call ->sync of a live client and account for it. Inside dom->srcu. */
 static int sm_call_sync(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
-			ktime_t deadline)
+			ktime_t deadline, u64 pass)
 {
 	u64 t0, ns;
 	int err;
@@ -127,6 +134,11 @@ static int sm_call_sync(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
 	if (err && (c->flags & IB_SYNC_MEM_F_LAZY))
 		set_bit(SM_DIRTY, &c->bits);	/* retry next time */
 	WRITE_ONCE(c->last_err, err);
+	WRITE_ONCE(c->last_ns, ns);
+	if (pass)
+		WRITE_ONCE(c->last_pass, pass);
+	if (err)
+		sm_nl_notify_sync_failed(c, dir, err);
 	sm_stats_add(c->stats, ns, c->size, err);
 	sm_stats_add(c->dom->stats, ns, c->size, err);
 	sm_stats_add(sm_global_stats, ns, c->size, err);
@@ -284,8 +296,10 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	/* Passes that read next_seq past this client see it on the list. */
 	smp_store_release(&dom->next_seq, c->seq + 1);
 	xa_store(&sm_clients, c->id, c, GFP_KERNEL);
+	atomic_inc(&sm_generation);
 	trace_client_register(c);
 	mutex_unlock(&dom->lock);
+	sm_nl_notify_client(c, IB_SYNC_MEM_CMD_CLIENT_NEW);
 	return c;
 
 err_unlock:
@@ -327,7 +341,9 @@ static void sm_call_invalidate(struct ib_sync_mem_client *c)
 	if (c->inval_called)
 		return;
 	c->inval_called = true;
+	atomic_inc(&sm_generation);
 	trace_client_invalidate(c);
+	sm_nl_notify_client(c, IB_SYNC_MEM_CMD_CLIENT_INVALIDATED);
 	if (c->ops->invalidate)
 		c->ops->invalidate(c, c->inval_reason);
 }
@@ -357,7 +373,9 @@ void ib_sync_mem_unregister(struct ib_sync_mem_client *client)
 	xa_erase(&sm_clients, client->id);
 	synchronize_srcu(&dom->srcu);
 
+	atomic_inc(&sm_generation);
 	trace_client_unregister(client);
+	sm_nl_notify_client(client, IB_SYNC_MEM_CMD_CLIENT_DEL);
 	atomic_dec(&sm_counters.registered);
 	kref_put(&client->kref, sm_client_release);
 }
@@ -459,7 +477,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	idx = srcu_read_lock(&dom->srcu);
 	err = sm_state_errno(client);
 	if (!err && sm_needs_sync(client)) {
-		err = sm_call_sync(client, dir, deadline);
+		err = sm_call_sync(client, dir, deadline, 0);
 		n = 1;
 	}
 	srcu_read_unlock(&dom->srcu, idx);
@@ -482,6 +500,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	int idx, ret, err = 0;
 
 	memset(res, 0, sizeof(*res));
+	res->pass = atomic64_inc_return(&sm_pass_ids);
 	trace_sync_start(dom, 0, dir);
 	idx = srcu_read_lock(&dom->srcu);
 	if (READ_ONCE(dom->dying)) {
@@ -510,7 +529,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 			res->skipped++;
 			continue;
 		}
-		ret = sm_call_sync(c, dir, deadline);
+		ret = sm_call_sync(c, dir, deadline, res->pass);
 		res->clients++;
 		if (ret) {
 			res->errors++;
@@ -565,7 +584,6 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 			q->started = want;
 			spin_unlock(&q->lock);
 			err = sm_run_pass(dom, dir, deadline, res);
-			res->pass = want;
 			spin_lock(&q->lock);
 			q->done = want;
 			q->err = err;
@@ -589,6 +607,26 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 	}
 	spin_unlock(&q->lock);
 	return err;
+}
+
+/**
+ * sm_sync_domain() - ib_sync_mem_sync_device() for a domain in hand
+ * @dom: the domain, referenced by the caller
+ * @dir: a valid direction
+ * @timeout_ms: as for ib_sync_mem_sync_device()
+ * @res: counters of the serving pass; res->pass identifies it in the
+ *	clients' last_pass
+ *
+ * Return: as ib_sync_mem_sync_device().
+ */
+int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
+		   unsigned int timeout_ms, struct ib_sync_mem_result *res)
+{
+	ktime_t deadline = sm_deadline(timeout_ms);
+
+	if (READ_ONCE(sm_coalesce))
+		return sm_sync_coalesced(dom, dir, deadline, res);
+	return sm_run_pass(dom, dir, deadline, res);
 }
 
 /**
@@ -616,7 +654,6 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 {
 	struct ib_sync_mem_domain *dom;
 	struct ib_sync_mem_result res;
-	ktime_t deadline = sm_deadline(timeout_ms);
 	int err;
 
 	if (!sm_dir_valid(dir))
@@ -624,13 +661,7 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 	dom = sm_domain_get(ibdev);
 	if (!dom)
 		return -ENODEV;
-
-	if (READ_ONCE(sm_coalesce)) {
-		err = sm_sync_coalesced(dom, dir, deadline, &res);
-	} else {
-		err = sm_run_pass(dom, dir, deadline, &res);
-		res.pass = 0;
-	}
+	err = sm_sync_domain(dom, dir, timeout_ms, &res);
 	sm_domain_put(dom);
 	if (result)
 		*result = res;
@@ -663,7 +694,8 @@ struct ib_sync_mem_client *ib_sync_mem_lookup(u32 id)
 
 	xa_lock(&sm_clients);
 	c = xa_load(&sm_clients, id);
-	if (c && !kref_get_unless_zero(&c->kref))
+	if (c && (READ_ONCE(c->state) == SM_DEAD ||
+		  !kref_get_unless_zero(&c->kref)))
 		c = NULL;
 	xa_unlock(&sm_clients);
 	return c;
@@ -759,7 +791,8 @@ struct ib_sync_mem_client *sm_client_next(unsigned long *id)
 
 	xa_lock(&sm_clients);
 	xa_for_each_start(&sm_clients, *id, c, *id) {
-		if (kref_get_unless_zero(&c->kref))
+		if (READ_ONCE(c->state) != SM_DEAD &&
+		    kref_get_unless_zero(&c->kref))
 			break;
 	}
 	xa_unlock(&sm_clients);

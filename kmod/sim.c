@@ -2,6 +2,9 @@
 /*
  * ib_sync_mem_sim: a simulated accelerator, netdevsim-style.
  *
+ * Clients are created through the ib_sync_mem netlink family (kind
+ * IB_SYNC_MEM_KIND_SIM, settings in IB_SYNC_MEM_A_SIM) or through debugfs.
+ *
  * Its clients are software models of accelerator memory: a sync takes a set
  * latency, can be made to fail the next N times with an errno, and counts
  * what it was asked to do. Tests, the demo and the benchmarks reach every
@@ -21,8 +24,10 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <net/netlink.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_sync_mem.h>
+#include <uapi/linux/ib_sync_mem.h>
 
 #include "sim.h"
 
@@ -87,11 +92,36 @@ static void sim_release(struct ib_sync_mem_client *client)
 	kfree(s);
 }
 
+static int sim_fill_info(struct ib_sync_mem_client *client,
+			 struct sk_buff *msg)
+{
+	struct sim_client *s = ib_sync_mem_client_priv(client);
+
+	if (nla_put_u32(msg, IB_SYNC_MEM_A_SIM_LATENCY_US,
+			READ_ONCE(s->latency_us)) ||
+	    nla_put_u32(msg, IB_SYNC_MEM_A_SIM_FAIL_NEXT,
+			atomic_read(&s->fail_next)) ||
+	    nla_put_u32(msg, IB_SYNC_MEM_A_SIM_FAIL_ERRNO,
+			READ_ONCE(s->fail_errno)) ||
+	    nla_put_u64_64bit(msg, IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE,
+			      atomic64_read(&s->calls[IB_SYNC_MEM_TO_DEVICE]),
+			      IB_SYNC_MEM_A_SIM_PAD) ||
+	    nla_put_u64_64bit(msg, IB_SYNC_MEM_A_SIM_CALLS_TO_CPU,
+			      atomic64_read(&s->calls[IB_SYNC_MEM_TO_CPU]),
+			      IB_SYNC_MEM_A_SIM_PAD) ||
+	    nla_put_u64_64bit(msg, IB_SYNC_MEM_A_SIM_CALLS_BIDIRECTIONAL,
+			      atomic64_read(&s->calls[IB_SYNC_MEM_BIDIRECTIONAL]),
+			      IB_SYNC_MEM_A_SIM_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static const struct ib_sync_mem_ops sim_ops = {
 	.owner = THIS_MODULE,
 	.sync = sim_sync,
 	.invalidate = sim_invalidate,
 	.release = sim_release,
+	.fill_info = sim_fill_info,
 };
 
 static const struct ib_sync_mem_ops sim_batch_ops = {
@@ -101,6 +131,7 @@ static const struct ib_sync_mem_ops sim_batch_ops = {
 	.release = sim_release,
 	.prepare = sim_prepare,
 	.finish = sim_finish,
+	.fill_info = sim_fill_info,
 };
 
 static ssize_t sim_dirty_write(struct file *file, const char __user *buf,
@@ -158,7 +189,7 @@ struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
 		.ops = cfg->batch ? &sim_batch_ops : &sim_ops,
 		.size = cfg->size,
 		.flags = cfg->flags,
-		.kind = cfg->kind,
+		.kind = cfg->kind ?: IB_SYNC_MEM_KIND_SIM,
 	};
 	struct ib_sync_mem_client *client;
 	struct sim_client *s;
@@ -305,8 +336,59 @@ static int sim_last_id_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(sim_last_id);
 
+static struct ib_sync_mem_client *
+sim_nl_create(struct ib_device *ibdev, const char *name, u32 flags,
+	      struct nlattr **attrs, struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[IB_SYNC_MEM_A_SIM_MAX + 1] = {};
+	struct sim_config cfg = {
+		.flags = flags,
+		.kind = IB_SYNC_MEM_KIND_SIM,
+	};
+	struct sim_client *s;
+	int ret;
+
+	/* The family's policy has validated the nest already. */
+	if (attrs[IB_SYNC_MEM_A_SIM]) {
+		ret = nla_parse_nested(tb, IB_SYNC_MEM_A_SIM_MAX,
+				       attrs[IB_SYNC_MEM_A_SIM], NULL, extack);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	if (tb[IB_SYNC_MEM_A_SIM_LATENCY_US])
+		cfg.latency_us = nla_get_u32(tb[IB_SYNC_MEM_A_SIM_LATENCY_US]);
+	if (tb[IB_SYNC_MEM_A_SIM_FAIL_NEXT])
+		cfg.fail_next = nla_get_u32(tb[IB_SYNC_MEM_A_SIM_FAIL_NEXT]);
+	if (tb[IB_SYNC_MEM_A_SIM_FAIL_ERRNO])
+		cfg.fail_errno = nla_get_u32(tb[IB_SYNC_MEM_A_SIM_FAIL_ERRNO]);
+	if (tb[IB_SYNC_MEM_A_SIM_SIZE])
+		cfg.size = nla_get_u64(tb[IB_SYNC_MEM_A_SIM_SIZE]);
+	cfg.batch = nla_get_flag(tb[IB_SYNC_MEM_A_SIM_BATCH]);
+
+	s = sim_client_create(ibdev, name, &cfg);
+	return IS_ERR(s) ? ERR_CAST(s) : s->client;
+}
+
+static void sim_nl_destroy(struct ib_sync_mem_client *client)
+{
+	sim_client_destroy(ib_sync_mem_client_priv(client));
+}
+
+static struct ib_sync_mem_client_kind sim_kind = {
+	.id = IB_SYNC_MEM_KIND_SIM,
+	.name = "sim",
+	.owner = THIS_MODULE,
+	.create = sim_nl_create,
+	.destroy = sim_nl_destroy,
+};
+
 static int __init sim_init(void)
 {
+	int ret;
+
+	ret = ib_sync_mem_kind_register(&sim_kind);
+	if (ret)
+		return ret;
 	sim_root = debugfs_create_dir("ib_sync_mem_sim", NULL);
 	sim_clients_dir = debugfs_create_dir("clients", sim_root);
 	debugfs_create_file("new_client", 0200, sim_root, NULL, &sim_new_fops);
@@ -320,6 +402,7 @@ static void __exit sim_exit(void)
 {
 	/* Every registered sim client holds a reference on this module. */
 	WARN_ON(!list_empty(&sim_list));
+	ib_sync_mem_kind_unregister(&sim_kind);
 	debugfs_remove_recursive(sim_root);
 }
 

@@ -12,6 +12,8 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
+#include <uapi/linux/ib_sync_mem.h>
+
 #include "sync_mem.h"
 #include "trace.h"
 
@@ -115,7 +117,9 @@ static int sm_add_one(struct ib_device *ibdev)
 		goto err_put;
 
 	ib_set_client_data(ibdev, &sm_ib_client, dom);
+	atomic_inc(&sm_generation);
 	trace_domain_add(dom);
+	sm_nl_notify_dev(dom, IB_SYNC_MEM_CMD_DEV_NEW);
 	return 0;
 
 err_put:
@@ -136,12 +140,16 @@ static void sm_remove_one(struct ib_device *ibdev, void *client_data)
 	xa_erase(&sm_domains, dom->index);
 	/* ...and every client is invalidated once in-flight syncs are done. */
 	sm_domain_invalidate_all(dom);
+	/* Clients userspace created on the device go with it. */
+	sm_nl_domain_removed(dom);
 
 	mutex_lock(&dom->lock);
 	WRITE_ONCE(dom->ibdev, NULL);
 	mutex_unlock(&dom->lock);
 
+	atomic_inc(&sm_generation);
 	trace_domain_remove(dom);
+	sm_nl_notify_dev(dom, IB_SYNC_MEM_CMD_DEV_DEL);
 	sm_domain_put(dom);
 }
 
@@ -179,12 +187,18 @@ static int __init ib_sync_mem_init(void)
 
 	sm_debugfs_init();
 
-	ret = ib_register_client(&sm_ib_client);
+	ret = sm_nl_init();
 	if (ret)
 		goto err_debugfs;
 
+	ret = ib_register_client(&sm_ib_client);
+	if (ret)
+		goto err_nl;
+
 	return 0;
 
+err_nl:
+	sm_nl_exit();
 err_debugfs:
 	sm_debugfs_exit();
 	sm_client_exit();
@@ -197,9 +211,11 @@ static void __exit ib_sync_mem_exit(void)
 {
 	/*
 	 * Clients are registered by modules that depend on this one, so they
-	 * are gone by now. Removing the ib_client tears the domains down.
+	 * are gone by now, and with them every kind. Removing the ib_client
+	 * tears the domains down.
 	 */
 	ib_unregister_client(&sm_ib_client);
+	sm_nl_exit();
 	sm_debugfs_exit();
 	sm_client_exit();
 	WARN(atomic_read(&sm_counters.domains) ||

@@ -149,6 +149,8 @@ enum {
  * @inval_called: ->invalidate has run (under dom->lock)
  * @bits: SM_DIRTY
  * @last_err: result of the last sync
+ * @last_ns: time of the last sync callback
+ * @last_pass: id of the device-wide pass that last synced it (0: none)
  * @stats: per-CPU counters
  * @name: NUL-terminated name
  */
@@ -169,6 +171,8 @@ struct ib_sync_mem_client {
 	bool inval_called;
 	unsigned long bits;
 	int last_err;
+	u64 last_ns;
+	u64 last_pass;
 	struct sm_stats __percpu *stats;
 	char name[IB_SYNC_MEM_NAME_MAX];
 };
@@ -196,6 +200,9 @@ struct ib_sync_mem_domain *sm_domain_get(struct ib_device *ibdev);
 struct ib_sync_mem_domain *sm_domain_get_by_name(const char *name);
 void sm_domain_put(struct ib_sync_mem_domain *dom);
 
+/* Bumped whenever a client or device comes or goes: dump consistency. */
+extern atomic_t sm_generation;
+
 /* client.c */
 int sm_client_init(void);
 void sm_client_exit(void);
@@ -204,6 +211,18 @@ void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum);
 void sm_pass_queue_init(struct sm_pass_queue *q);
 int sm_client_state(const struct ib_sync_mem_client *client);
 struct ib_sync_mem_client *sm_client_next(unsigned long *id);
+
+int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
+		   unsigned int timeout_ms, struct ib_sync_mem_result *res);
+
+/* netlink.c */
+int sm_nl_init(void);
+void sm_nl_exit(void);
+void sm_nl_notify_client(struct ib_sync_mem_client *c, u8 cmd);
+void sm_nl_notify_dev(struct ib_sync_mem_domain *dom, u8 cmd);
+void sm_nl_notify_sync_failed(struct ib_sync_mem_client *c,
+			      enum ib_sync_mem_dir dir, int err);
+void sm_nl_domain_removed(struct ib_sync_mem_domain *dom);
 
 /* debugfs.c */
 void sm_debugfs_init(void);

@@ -38,11 +38,14 @@
 #define _RDMA_IB_SYNC_MEM_H
 
 #include <linux/ktime.h>
+#include <linux/list.h>
 #include <linux/types.h>
 
 struct ib_device;
 struct ib_sync_mem_client;
 struct module;
+struct netlink_ext_ack;
+struct nlattr;
 struct sk_buff;
 
 /* Longest client name, including the terminating NUL. */
@@ -91,8 +94,8 @@ enum ib_sync_mem_inval {
  * @finish: optional batching hook, called for every client @prepare was
  *	called for, after the last ->sync of the pass; never after ->release.
  * @fill_info: optional. Describe the client to userspace by adding netlink
- *	attributes to @msg (inside IB_SYNC_MEM_A_CLIENT_INFO). Returns 0 or
- *	-EMSGSIZE.
+ *	attributes to @msg (inside IB_SYNC_MEM_A_CLIENT_INFO, which only
+ *	CAP_NET_ADMIN callers see). Returns 0 or -EMSGSIZE.
  */
 struct ib_sync_mem_ops {
 	struct module *owner;
@@ -132,7 +135,7 @@ struct ib_sync_mem_reg {
  * @clients: clients whose ->sync ran in the pass that served the caller
  * @errors: how many of them failed
  * @skipped: clients not run (lazy and clean, or invalidated)
- * @pass: sequence number of that pass (per device and direction)
+ * @pass: unique id of that pass (callers served by one pass see one id)
  * @ns: wall time of that pass
  */
 struct ib_sync_mem_result {
@@ -165,5 +168,36 @@ void *ib_sync_mem_client_priv(const struct ib_sync_mem_client *client);
 u32 ib_sync_mem_client_id(const struct ib_sync_mem_client *client);
 const char *ib_sync_mem_client_name(const struct ib_sync_mem_client *client);
 int ib_sync_mem_client_last_err(const struct ib_sync_mem_client *client);
+
+/**
+ * struct ib_sync_mem_client_kind - a client kind userspace can create
+ * @id: enum ib_sync_mem_kind number (uapi/linux/ib_sync_mem.h)
+ * @name: for messages
+ * @owner: module implementing it
+ * @create: register a client of this kind on @ibdev. @attrs are the
+ *	request's top-level attributes, already validated by the family's
+ *	policy (the kind's settings are in its own nest, e.g.
+ *	IB_SYNC_MEM_A_SIM). @flags are IB_SYNC_MEM_F_*. Return the client
+ *	(its registration reference now belongs to the netlink family) or an
+ *	ERR_PTR, with an extack message.
+ * @destroy: unregister a client @create made. Called once, from process
+ *	context, when userspace deletes it, its owning socket closes, or its
+ *	device goes away.
+ * @node: on the list of kinds
+ */
+struct ib_sync_mem_client_kind {
+	u32 id;
+	const char *name;
+	struct module *owner;
+	struct ib_sync_mem_client *(*create)(struct ib_device *ibdev,
+					     const char *name, u32 flags,
+					     struct nlattr **attrs,
+					     struct netlink_ext_ack *extack);
+	void (*destroy)(struct ib_sync_mem_client *client);
+	struct list_head node;
+};
+
+int ib_sync_mem_kind_register(struct ib_sync_mem_client_kind *kind);
+void ib_sync_mem_kind_unregister(struct ib_sync_mem_client_kind *kind);
 
 #endif /* _RDMA_IB_SYNC_MEM_H */

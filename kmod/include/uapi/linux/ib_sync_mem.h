@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * ib_sync_mem: the registry of memory sync clients per RDMA device, as seen
+ * from userspace through generic netlink.
+ *
+ * Family IB_SYNC_MEM_GENL_NAME ("ib_sync_mem"), version 1, multicast group
+ * IB_SYNC_MEM_GENL_MCGRP_EVENTS ("events"). Every command is strictly
+ * validated: unknown attributes, wrong types and out-of-range values are
+ * rejected with -EINVAL and an extack message naming the attribute. Errors
+ * below are negative errnos returned in the netlink ack; every error path
+ * sets an extack message.
+ *
+ * Network namespaces: the family is not netns-aware. It exists only in the
+ * initial network namespace, where RDMA devices are shared by default;
+ * elsewhere resolving the family fails (-ENOENT).
+ *
+ * Permissions: IB_SYNC_MEM_CMD_DEV_GET, IB_SYNC_MEM_CMD_CLIENT_GET and
+ * IB_SYNC_MEM_CMD_STATS_GET are open to every user; without CAP_NET_ADMIN
+ * the sensitive attributes (IB_SYNC_MEM_A_CLIENT_OWNER_PORTID,
+ * IB_SYNC_MEM_A_CLIENT_OWNER_PID and IB_SYNC_MEM_A_CLIENT_INFO) are left out.
+ * IB_SYNC_MEM_CMD_CLIENT_NEW, IB_SYNC_MEM_CMD_CLIENT_DEL and
+ * IB_SYNC_MEM_CMD_SYNC need CAP_NET_ADMIN in the initial user namespace
+ * (-EPERM otherwise; CAP_NET_ADMIN inside a user namespace is not enough).
+ *
+ * Client lifetime: a client created with IB_SYNC_MEM_CMD_CLIENT_NEW persists
+ * until IB_SYNC_MEM_CMD_CLIENT_DEL deletes it or its device goes away, so
+ * separate processes may create, sync and delete it. With
+ * IB_SYNC_MEM_CLIENT_F_OWNED it is deleted when the netlink socket that
+ * created it is closed (also when its process dies). Clients registered by
+ * kernel drivers are listed and synced like the others, but only their
+ * driver deletes them.
+ *
+ * IB_SYNC_MEM_CMD_DEV_GET
+ * -----------------------
+ *
+ * do: IB_SYNC_MEM_A_DEV_NAME or IB_SYNC_MEM_A_DEV_INDEX picks the device.
+ * dump: no attributes; one message per device.
+ * Reply, per device:
+ *
+ *    IB_SYNC_MEM_A_DEV_INDEX: NLA_U32
+ *    IB_SYNC_MEM_A_DEV_NAME: NLA_NUL_STRING
+ *    IB_SYNC_MEM_A_DEV_CLIENTS: NLA_U32, clients registered on it
+ *    IB_SYNC_MEM_A_DEV_PASSES: NLA_U64, device-wide passes run
+ *    IB_SYNC_MEM_A_STATS: NLA_NESTED, counters of all its clients (below)
+ *
+ * Errors: -ENODEV no such device, -EINVAL neither or a bad attribute.
+ *
+ * IB_SYNC_MEM_CMD_CLIENT_NEW (CAP_NET_ADMIN)
+ * ------------------------------------------
+ *
+ *    IB_SYNC_MEM_A_DEV_NAME or IB_SYNC_MEM_A_DEV_INDEX: the device (required)
+ *    IB_SYNC_MEM_A_CLIENT_NAME: NLA_NUL_STRING, 1 to 31 bytes (required)
+ *    IB_SYNC_MEM_A_CLIENT_KIND: NLA_U32, enum ib_sync_mem_kind (required)
+ *    IB_SYNC_MEM_A_CLIENT_FLAGS: NLA_U32, IB_SYNC_MEM_CLIENT_F_* (optional)
+ *    IB_SYNC_MEM_A_SIM: NLA_NESTED, settings of a sim client (optional):
+ *       IB_SYNC_MEM_A_SIM_LATENCY_US: NLA_U32, time one sync takes, <= 10 s
+ *       IB_SYNC_MEM_A_SIM_FAIL_NEXT: NLA_U32, fail the next N syncs
+ *       IB_SYNC_MEM_A_SIM_FAIL_ERRNO: NLA_U32, positive errno of those, 1..4095
+ *       IB_SYNC_MEM_A_SIM_SIZE: NLA_U64, bytes the client stands for
+ *       IB_SYNC_MEM_A_SIM_BATCH: NLA_FLAG, use the prepare/finish hooks
+ *
+ * Reply: the new client, as IB_SYNC_MEM_CMD_CLIENT_GET describes it.
+ * Errors: -ENODEV no such device, -EOPNOTSUPP kind not available (its module
+ * is not loaded), -ENOSPC past the module's max_clients or
+ * max_clients_per_dev, -EINVAL bad or missing attribute (an empty or
+ * over-long name too), -EPERM.
+ *
+ * IB_SYNC_MEM_CMD_CLIENT_DEL (CAP_NET_ADMIN)
+ * ------------------------------------------
+ *
+ *    IB_SYNC_MEM_A_CLIENT_ID: NLA_U32 (required)
+ *
+ * Returns when the client is unregistered: none of its callbacks runs after.
+ * Errors: -ENOENT no such client, -EBUSY registered by a kernel driver,
+ * -EPERM.
+ *
+ * IB_SYNC_MEM_CMD_CLIENT_GET
+ * --------------------------
+ *
+ * do: IB_SYNC_MEM_A_CLIENT_ID. dump: optional IB_SYNC_MEM_A_DEV_NAME or
+ * IB_SYNC_MEM_A_DEV_INDEX restricts the dump to one device. Dumps are
+ * consistent: if clients come or go while a dump is in progress, the
+ * message that sees it carries NLM_F_DUMP_INTR and the caller should retry.
+ * Reply, per client:
+ *
+ *    IB_SYNC_MEM_A_CLIENT_ID: NLA_U32
+ *    IB_SYNC_MEM_A_CLIENT_NAME: NLA_NUL_STRING
+ *    IB_SYNC_MEM_A_DEV_INDEX: NLA_U32
+ *    IB_SYNC_MEM_A_DEV_NAME: NLA_NUL_STRING
+ *    IB_SYNC_MEM_A_CLIENT_KIND: NLA_U32, enum ib_sync_mem_kind
+ *    IB_SYNC_MEM_A_CLIENT_FLAGS: NLA_U32, IB_SYNC_MEM_CLIENT_F_*
+ *    IB_SYNC_MEM_A_CLIENT_STATE: NLA_U32, enum ib_sync_mem_client_state
+ *    IB_SYNC_MEM_A_CLIENT_INVAL_REASON: NLA_U32, enum ib_sync_mem_inval_reason,
+ *       only when invalidated
+ *    IB_SYNC_MEM_A_CLIENT_ORIGIN: NLA_U32, enum ib_sync_mem_origin
+ *    IB_SYNC_MEM_A_CLIENT_SIZE: NLA_U64, bytes behind the client
+ *    IB_SYNC_MEM_A_CLIENT_LAST_ERR: NLA_S32, result of its last sync
+ *    IB_SYNC_MEM_A_CLIENT_OWNER_PORTID: NLA_U32, netlink port of the creator
+ *       (sensitive; origin netlink only)
+ *    IB_SYNC_MEM_A_CLIENT_OWNER_PID: NLA_U32, pid of the creator, in the
+ *       initial pid namespace (sensitive; origin netlink only)
+ *    IB_SYNC_MEM_A_STATS: NLA_NESTED, its counters (below, no histogram)
+ *    IB_SYNC_MEM_A_CLIENT_INFO: NLA_NESTED, kind-specific (sensitive):
+ *       for a sim client, IB_SYNC_MEM_A_SIM_* as above plus
+ *       IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE, _TO_CPU, _BIDIRECTIONAL: NLA_U64
+ *
+ * Errors: -ENOENT no such client, -ENODEV no such device (dump filter).
+ *
+ * IB_SYNC_MEM_CMD_SYNC (CAP_NET_ADMIN)
+ * ------------------------------------
+ *
+ * Exactly one target:
+ *
+ *    IB_SYNC_MEM_A_DEV_NAME or IB_SYNC_MEM_A_DEV_INDEX: every client of the
+ *       device, in one pass (concurrent device-wide syncs share passes)
+ *    IB_SYNC_MEM_A_CLIENT_ID: one client
+ *    IB_SYNC_MEM_A_SYNC_CLIENTS: NLA_NESTED, 1 to 65536
+ *       IB_SYNC_MEM_A_CLIENT_ID attributes: a batch, synced in that order
+ *
+ * and
+ *
+ *    IB_SYNC_MEM_A_SYNC_DIR: NLA_U32, enum ib_sync_mem_sync_dir (required)
+ *    IB_SYNC_MEM_A_SYNC_TIMEOUT_MS: NLA_U32, bound on each client's waits,
+ *       1..600000; default: the module's sync_timeout_ms
+ *
+ * The command succeeds when the sync ran, even if clients failed: read the
+ * results. Unknown ids in a batch reject the whole request before anything
+ * is synced. Reply:
+ *
+ *    IB_SYNC_MEM_A_SYNC_ERR: NLA_S32, first client error or 0
+ *    IB_SYNC_MEM_A_SYNC_RUN: NLA_U32, clients whose sync ran
+ *    IB_SYNC_MEM_A_SYNC_ERRORS: NLA_U32, of them, how many failed
+ *    IB_SYNC_MEM_A_SYNC_SKIPPED: NLA_U32, not run: lazy and clean, or
+ *       invalidated (device-wide only)
+ *    IB_SYNC_MEM_A_SYNC_NS: NLA_U64, wall time of the sync in the kernel
+ *    IB_SYNC_MEM_A_SYNC_RESULTS: NLA_NESTED, per client:
+ *       IB_SYNC_MEM_A_SYNC_RESULT: NLA_NESTED
+ *          IB_SYNC_MEM_A_CLIENT_ID: NLA_U32
+ *          IB_SYNC_MEM_A_SYNC_ERR: NLA_S32, 0 or the client's errno
+ *          IB_SYNC_MEM_A_SYNC_NS: NLA_U64, time in its sync callback
+ *
+ * For a device-wide sync the results list the clients the serving pass ran;
+ * a client synced again by a later pass before the reply was built is
+ * reported by that pass instead. Errors: -ENODEV no such device or it went
+ * away, -ENOENT unknown client id, -ENXIO a single client whose memory is
+ * gone, -ETIMEDOUT waited past the timeout for a pass, -EINVAL, -EPERM.
+ *
+ * IB_SYNC_MEM_CMD_STATS_GET
+ * -------------------------
+ *
+ * do: IB_SYNC_MEM_A_CLIENT_ID for a client, IB_SYNC_MEM_A_DEV_NAME or
+ * IB_SYNC_MEM_A_DEV_INDEX for a device, neither for the whole module.
+ * Reply: the same selector attributes, then
+ *
+ *    IB_SYNC_MEM_A_STATS: NLA_NESTED
+ *       IB_SYNC_MEM_A_STATS_SYNCS: NLA_U64, sync callbacks run
+ *       IB_SYNC_MEM_A_STATS_ERRORS: NLA_U64, of them failed
+ *       IB_SYNC_MEM_A_STATS_NS: NLA_U64, total time in sync callbacks
+ *       IB_SYNC_MEM_A_STATS_MAX_NS: NLA_U64, longest sync callback
+ *       IB_SYNC_MEM_A_STATS_BYTES: NLA_U64, bytes made coherent
+ *       IB_SYNC_MEM_A_STATS_HIST: NLA_NESTED, log2 histogram of sync
+ *          callback times, non-empty slots only:
+ *          IB_SYNC_MEM_A_HIST_SLOT: NLA_NESTED
+ *             IB_SYNC_MEM_A_HIST_LOG2: NLA_U32, slot i counts times t with
+ *                2^(i-1) <= t < 2^i ns (slot 0: t = 0; the last slot, 31,
+ *                also counts everything longer)
+ *             IB_SYNC_MEM_A_HIST_COUNT: NLA_U64
+ *
+ * Module-wide stats also carry IB_SYNC_MEM_A_STATS_CLIENTS: NLA_U32, clients
+ * registered. Errors: -ENOENT, -ENODEV.
+ *
+ * Events (multicast group "events")
+ * ---------------------------------
+ *
+ *    IB_SYNC_MEM_CMD_CLIENT_NEW: a client was registered (any origin); the
+ *       attributes of IB_SYNC_MEM_CMD_CLIENT_GET without the sensitive ones,
+ *       IB_SYNC_MEM_A_CLIENT_ORIGIN and IB_SYNC_MEM_A_STATS
+ *    IB_SYNC_MEM_CMD_CLIENT_DEL: a client was unregistered: CLIENT_ID,
+ *       CLIENT_NAME, DEV_INDEX, DEV_NAME
+ *    IB_SYNC_MEM_CMD_CLIENT_INVALIDATED: as CLIENT_DEL plus
+ *       IB_SYNC_MEM_A_CLIENT_INVAL_REASON
+ *    IB_SYNC_MEM_CMD_DEV_NEW, IB_SYNC_MEM_CMD_DEV_DEL: a device was
+ *       attached or removed: DEV_INDEX, DEV_NAME
+ *    IB_SYNC_MEM_CMD_SYNC_FAILED: a client's sync failed: CLIENT_ID,
+ *       DEV_INDEX, DEV_NAME, IB_SYNC_MEM_A_SYNC_DIR, IB_SYNC_MEM_A_SYNC_ERR.
+ *       Rate-limited to a burst of 10 per 5 s; the rest are dropped.
+ */
+#ifndef _UAPI_LINUX_IB_SYNC_MEM_H
+#define _UAPI_LINUX_IB_SYNC_MEM_H
+
+#define IB_SYNC_MEM_GENL_NAME		"ib_sync_mem"
+#define IB_SYNC_MEM_GENL_VERSION	1
+#define IB_SYNC_MEM_GENL_MCGRP_EVENTS	"events"
+
+#define IB_SYNC_MEM_NAME_LEN		32	/* with the NUL */
+
+enum ib_sync_mem_cmd {
+	IB_SYNC_MEM_CMD_UNSPEC,
+	IB_SYNC_MEM_CMD_DEV_GET,
+	IB_SYNC_MEM_CMD_CLIENT_NEW,
+	IB_SYNC_MEM_CMD_CLIENT_DEL,
+	IB_SYNC_MEM_CMD_CLIENT_GET,
+	IB_SYNC_MEM_CMD_SYNC,
+	IB_SYNC_MEM_CMD_STATS_GET,
+	IB_SYNC_MEM_CMD_CLIENT_INVALIDATED,	/* event only */
+	IB_SYNC_MEM_CMD_DEV_NEW,		/* event only */
+	IB_SYNC_MEM_CMD_DEV_DEL,		/* event only */
+	IB_SYNC_MEM_CMD_SYNC_FAILED,		/* event only */
+
+	__IB_SYNC_MEM_CMD_MAX,
+	IB_SYNC_MEM_CMD_MAX = __IB_SYNC_MEM_CMD_MAX - 1
+};
+
+enum ib_sync_mem_attr {
+	IB_SYNC_MEM_A_UNSPEC,
+	IB_SYNC_MEM_A_PAD,
+	IB_SYNC_MEM_A_DEV_INDEX,
+	IB_SYNC_MEM_A_DEV_NAME,
+	IB_SYNC_MEM_A_DEV_CLIENTS,
+	IB_SYNC_MEM_A_DEV_PASSES,
+	IB_SYNC_MEM_A_CLIENT_ID,
+	IB_SYNC_MEM_A_CLIENT_NAME,
+	IB_SYNC_MEM_A_CLIENT_KIND,
+	IB_SYNC_MEM_A_CLIENT_FLAGS,
+	IB_SYNC_MEM_A_CLIENT_STATE,
+	IB_SYNC_MEM_A_CLIENT_INVAL_REASON,
+	IB_SYNC_MEM_A_CLIENT_ORIGIN,
+	IB_SYNC_MEM_A_CLIENT_SIZE,
+	IB_SYNC_MEM_A_CLIENT_LAST_ERR,
+	IB_SYNC_MEM_A_CLIENT_OWNER_PORTID,
+	IB_SYNC_MEM_A_CLIENT_OWNER_PID,
+	IB_SYNC_MEM_A_CLIENT_INFO,
+	IB_SYNC_MEM_A_SIM,
+	IB_SYNC_MEM_A_SYNC_DIR,
+	IB_SYNC_MEM_A_SYNC_TIMEOUT_MS,
+	IB_SYNC_MEM_A_SYNC_CLIENTS,
+	IB_SYNC_MEM_A_SYNC_ERR,
+	IB_SYNC_MEM_A_SYNC_RUN,
+	IB_SYNC_MEM_A_SYNC_ERRORS,
+	IB_SYNC_MEM_A_SYNC_SKIPPED,
+	IB_SYNC_MEM_A_SYNC_NS,
+	IB_SYNC_MEM_A_SYNC_RESULTS,
+	IB_SYNC_MEM_A_SYNC_RESULT,
+	IB_SYNC_MEM_A_STATS,
+
+	__IB_SYNC_MEM_A_MAX,
+	IB_SYNC_MEM_A_MAX = __IB_SYNC_MEM_A_MAX - 1
+};
+
+/* Inside IB_SYNC_MEM_A_STATS. */
+enum ib_sync_mem_stats_attr {
+	IB_SYNC_MEM_A_STATS_UNSPEC,
+	IB_SYNC_MEM_A_STATS_PAD,
+	IB_SYNC_MEM_A_STATS_SYNCS,
+	IB_SYNC_MEM_A_STATS_ERRORS,
+	IB_SYNC_MEM_A_STATS_NS,
+	IB_SYNC_MEM_A_STATS_MAX_NS,
+	IB_SYNC_MEM_A_STATS_BYTES,
+	IB_SYNC_MEM_A_STATS_HIST,
+	IB_SYNC_MEM_A_STATS_CLIENTS,
+
+	__IB_SYNC_MEM_A_STATS_MAX,
+	IB_SYNC_MEM_A_STATS_MAX = __IB_SYNC_MEM_A_STATS_MAX - 1
+};
+
+/* Inside IB_SYNC_MEM_A_STATS_HIST: IB_SYNC_MEM_A_HIST_SLOT nests. */
+enum ib_sync_mem_hist_attr {
+	IB_SYNC_MEM_A_HIST_UNSPEC,
+	IB_SYNC_MEM_A_HIST_PAD,
+	IB_SYNC_MEM_A_HIST_SLOT,
+	IB_SYNC_MEM_A_HIST_LOG2,
+	IB_SYNC_MEM_A_HIST_COUNT,
+
+	__IB_SYNC_MEM_A_HIST_MAX,
+	IB_SYNC_MEM_A_HIST_MAX = __IB_SYNC_MEM_A_HIST_MAX - 1
+};
+
+/* Inside IB_SYNC_MEM_A_SIM and a sim client's IB_SYNC_MEM_A_CLIENT_INFO. */
+enum ib_sync_mem_sim_attr {
+	IB_SYNC_MEM_A_SIM_UNSPEC,
+	IB_SYNC_MEM_A_SIM_PAD,
+	IB_SYNC_MEM_A_SIM_LATENCY_US,
+	IB_SYNC_MEM_A_SIM_FAIL_NEXT,
+	IB_SYNC_MEM_A_SIM_FAIL_ERRNO,
+	IB_SYNC_MEM_A_SIM_SIZE,
+	IB_SYNC_MEM_A_SIM_BATCH,
+	IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE,
+	IB_SYNC_MEM_A_SIM_CALLS_TO_CPU,
+	IB_SYNC_MEM_A_SIM_CALLS_BIDIRECTIONAL,
+
+	__IB_SYNC_MEM_A_SIM_MAX,
+	IB_SYNC_MEM_A_SIM_MAX = __IB_SYNC_MEM_A_SIM_MAX - 1
+};
+
+/* IB_SYNC_MEM_A_SYNC_DIR; the same numbers as enum ib_sync_mem_dir. */
+enum ib_sync_mem_sync_dir {
+	IB_SYNC_MEM_SYNC_TO_DEVICE = 1,
+	IB_SYNC_MEM_SYNC_TO_CPU = 2,
+	IB_SYNC_MEM_SYNC_BIDIRECTIONAL = 3,
+};
+
+/*
+ * IB_SYNC_MEM_A_CLIENT_KIND. New kinds get new numbers; a kind whose module
+ * is not loaded is refused with -EOPNOTSUPP. IB_SYNC_MEM_KIND_KERNEL is what
+ * clients registered by kernel drivers report; it cannot be created.
+ */
+enum ib_sync_mem_kind {
+	IB_SYNC_MEM_KIND_KERNEL = 0,
+	IB_SYNC_MEM_KIND_SIM = 1,
+};
+
+/* IB_SYNC_MEM_A_CLIENT_FLAGS */
+#define IB_SYNC_MEM_CLIENT_F_LAZY	(1U << 0)	/* sync only when dirty */
+#define IB_SYNC_MEM_CLIENT_F_OWNED	(1U << 1)	/* dies with its socket */
+
+/* IB_SYNC_MEM_A_CLIENT_STATE */
+enum ib_sync_mem_client_state {
+	IB_SYNC_MEM_CLIENT_LIVE = 1,
+	IB_SYNC_MEM_CLIENT_INVALIDATED = 2,
+};
+
+/* IB_SYNC_MEM_A_CLIENT_INVAL_REASON; the same numbers as the kernel API. */
+enum ib_sync_mem_inval_reason {
+	IB_SYNC_MEM_INVAL_REASON_DEVICE = 1,	/* its device went away */
+	IB_SYNC_MEM_INVAL_REASON_MEMORY = 2,	/* its memory went away */
+};
+
+/* IB_SYNC_MEM_A_CLIENT_ORIGIN */
+enum ib_sync_mem_origin {
+	IB_SYNC_MEM_ORIGIN_KERNEL = 1,	/* registered by a kernel driver */
+	IB_SYNC_MEM_ORIGIN_NETLINK = 2,	/* IB_SYNC_MEM_CMD_CLIENT_NEW */
+};
+
+#endif /* _UAPI_LINUX_IB_SYNC_MEM_H */
