@@ -14,7 +14,7 @@ shift
 top=$(cd "$(dirname "$0")/.." && pwd)
 src=$top/kmod
 out=$top/build/$kver/kmod
-kdir=/lib/modules/$kver/build
+kdir=$("$top/vm/kernels.sh" --kdir "$kver")
 
 [ -e "$kdir/Makefile" ] || { echo "build.sh: no build tree at $kdir" >&2; exit 1; }
 

@@ -41,6 +41,17 @@ static const struct nla_policy sm_sim_policy[IB_SYNC_MEM_A_SIM_MAX + 1] = {
 	[IB_SYNC_MEM_A_SIM_BATCH] = { .type = NLA_FLAG },
 };
 
+static const struct nla_policy sm_region_policy[IB_SYNC_MEM_A_REGION_MAX + 1] = {
+	[IB_SYNC_MEM_A_REGION_ADDR] = { .type = NLA_U64 },
+	[IB_SYNC_MEM_A_REGION_LEN] = { .type = NLA_U64 },
+	[IB_SYNC_MEM_A_REGION_ACCESS] =
+		NLA_POLICY_MASK(NLA_U32, IB_SYNC_MEM_REGION_F_WRITE),
+};
+
+static const struct nla_policy sm_dmabuf_policy[IB_SYNC_MEM_A_DMABUF_MAX + 1] = {
+	[IB_SYNC_MEM_A_DMABUF_FD] = { .type = NLA_S32 },
+};
+
 static const struct nla_policy sm_batch_policy[IB_SYNC_MEM_A_CLIENT_ID + 1] = {
 	[IB_SYNC_MEM_A_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
 };
@@ -63,6 +74,8 @@ static const struct nla_policy sm_nl_policy[IB_SYNC_MEM_A_MAX + 1] = {
 	[IB_SYNC_MEM_A_SYNC_TIMEOUT_MS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &sm_timeout_range),
 	[IB_SYNC_MEM_A_SYNC_CLIENTS] = NLA_POLICY_NESTED(sm_batch_policy),
+	[IB_SYNC_MEM_A_REGION] = NLA_POLICY_NESTED(sm_region_policy),
+	[IB_SYNC_MEM_A_DMABUF] = NLA_POLICY_NESTED(sm_dmabuf_policy),
 };
 
 static struct genl_family sm_nl_family;
@@ -280,6 +293,10 @@ static int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
 	if (state != SM_LIVE &&
 	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_INVAL_REASON,
 			READ_ONCE(c->inval_reason)))
+		goto cancel;
+	if (c->kind == IB_SYNC_MEM_KIND_REGION &&
+	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_PINNED_PAGES,
+			atomic_read(&c->pinned_pages)))
 		goto cancel;
 	if (detail == SM_NL_EVENT)
 		goto done;

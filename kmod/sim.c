@@ -103,6 +103,9 @@ static int sim_fill_info(struct ib_sync_mem_client *client,
 			atomic_read(&s->fail_next)) ||
 	    nla_put_u32(msg, IB_SYNC_MEM_A_SIM_FAIL_ERRNO,
 			READ_ONCE(s->fail_errno)) ||
+	    nla_put_u64_64bit(msg, IB_SYNC_MEM_A_SIM_SIZE, s->size,
+			      IB_SYNC_MEM_A_SIM_PAD) ||
+	    (s->batch && nla_put_flag(msg, IB_SYNC_MEM_A_SIM_BATCH)) ||
 	    nla_put_u64_64bit(msg, IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE,
 			      atomic64_read(&s->calls[IB_SYNC_MEM_TO_DEVICE]),
 			      IB_SYNC_MEM_A_SIM_PAD) ||
@@ -198,6 +201,8 @@ struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
 	if (!s)
 		return ERR_PTR(-ENOMEM);
 	s->latency_us = cfg->latency_us;
+	s->size = cfg->size;
+	s->batch = cfg->batch;
 	s->fail_errno = cfg->fail_errno ?: EIO;
 	atomic_set(&s->fail_next, cfg->fail_next);
 	reg.priv = s;

@@ -35,6 +35,8 @@ struct sim_config {
  * @latency_us: time one sync takes
  * @fail_errno: positive errno of injected failures
  * @fail_next: injected failures left
+ * @size: bytes it stands for
+ * @batch: implements ->prepare and ->finish
  * @calls: syncs asked, by enum ib_sync_mem_dir
  * @prepares: ->prepare calls
  * @finishes: ->finish calls
@@ -47,6 +49,8 @@ struct sim_client {
 	u32 latency_us;
 	u32 fail_errno;
 	atomic_t fail_next;
+	u64 size;
+	bool batch;
 	atomic64_t calls[IB_SYNC_MEM_BIDIRECTIONAL + 1];
 	atomic_t prepares;
 	atomic_t finishes;

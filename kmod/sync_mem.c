@@ -187,18 +187,35 @@ static int __init ib_sync_mem_init(void)
 
 	sm_debugfs_init();
 
-	ret = sm_nl_init();
+	ret = sm_dmabuf_init();
 	if (ret)
 		goto err_debugfs;
 
-	ret = ib_register_client(&sm_ib_client);
+	ret = sm_nl_init();
+	if (ret)
+		goto err_dmabuf;
+
+	ret = ib_sync_mem_kind_register(&sm_region_kind);
 	if (ret)
 		goto err_nl;
+	ret = ib_sync_mem_kind_register(&sm_dmabuf_kind);
+	if (ret)
+		goto err_region;
+
+	ret = ib_register_client(&sm_ib_client);
+	if (ret)
+		goto err_kinds;
 
 	return 0;
 
+err_kinds:
+	ib_sync_mem_kind_unregister(&sm_dmabuf_kind);
+err_region:
+	ib_sync_mem_kind_unregister(&sm_region_kind);
 err_nl:
 	sm_nl_exit();
+err_dmabuf:
+	sm_dmabuf_exit();
 err_debugfs:
 	sm_debugfs_exit();
 	sm_client_exit();
@@ -210,12 +227,15 @@ err_stats:
 static void __exit ib_sync_mem_exit(void)
 {
 	/*
-	 * Clients are registered by modules that depend on this one, so they
-	 * are gone by now, and with them every kind. Removing the ib_client
-	 * tears the domains down.
+	 * Every client holds a reference on the module of its ops (other
+	 * modules, or this one for region and dma-buf clients), so none is
+	 * left. Removing the ib_client tears the domains down.
 	 */
 	ib_unregister_client(&sm_ib_client);
+	ib_sync_mem_kind_unregister(&sm_dmabuf_kind);
+	ib_sync_mem_kind_unregister(&sm_region_kind);
 	sm_nl_exit();
+	sm_dmabuf_exit();
 	sm_debugfs_exit();
 	sm_client_exit();
 	WARN(atomic_read(&sm_counters.domains) ||

@@ -151,6 +151,7 @@ enum {
  * @last_err: result of the last sync
  * @last_ns: time of the last sync callback
  * @last_pass: id of the device-wide pass that last synced it (0: none)
+ * @pinned_pages: pages the client keeps pinned (region clients)
  * @stats: per-CPU counters
  * @name: NUL-terminated name
  */
@@ -173,6 +174,7 @@ struct ib_sync_mem_client {
 	int last_err;
 	u64 last_ns;
 	u64 last_pass;
+	atomic_t pinned_pages;
 	struct sm_stats __percpu *stats;
 	char name[IB_SYNC_MEM_NAME_MAX];
 };
@@ -223,6 +225,12 @@ void sm_nl_notify_dev(struct ib_sync_mem_domain *dom, u8 cmd);
 void sm_nl_notify_sync_failed(struct ib_sync_mem_client *c,
 			      enum ib_sync_mem_dir dir, int err);
 void sm_nl_domain_removed(struct ib_sync_mem_domain *dom);
+
+/* region.c, dmabuf.c: the client kinds built into the module */
+extern struct ib_sync_mem_client_kind sm_region_kind;
+extern struct ib_sync_mem_client_kind sm_dmabuf_kind;
+int sm_dmabuf_init(void);
+void sm_dmabuf_exit(void);
 
 /* debugfs.c */
 void sm_debugfs_init(void);

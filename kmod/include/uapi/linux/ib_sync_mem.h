@@ -58,12 +58,26 @@
  *       IB_SYNC_MEM_A_SIM_FAIL_ERRNO: NLA_U32, positive errno of those, 1..4095
  *       IB_SYNC_MEM_A_SIM_SIZE: NLA_U64, bytes the client stands for
  *       IB_SYNC_MEM_A_SIM_BATCH: NLA_FLAG, use the prepare/finish hooks
+ *    IB_SYNC_MEM_A_REGION: NLA_NESTED, a region client (required for that
+ *    kind): memory of the calling process, pinned and DMA-mapped on the
+ *    device until the client is deleted; pinned pages count against
+ *    RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK:
+ *       IB_SYNC_MEM_A_REGION_ADDR: NLA_U64, page-aligned user address
+ *       IB_SYNC_MEM_A_REGION_LEN: NLA_U64, bytes, a multiple of the page
+ *          size, 1 page to 1 GiB
+ *       IB_SYNC_MEM_A_REGION_ACCESS: NLA_U32, IB_SYNC_MEM_REGION_F_*
+ *    IB_SYNC_MEM_A_DMABUF: NLA_NESTED, a dma-buf client (required for that
+ *    kind): the buffer is referenced, attached to the device's DMA device
+ *    and mapped until the client is deleted:
+ *       IB_SYNC_MEM_A_DMABUF_FD: NLA_S32, a dma-buf fd of the calling process
  *
  * Reply: the new client, as IB_SYNC_MEM_CMD_CLIENT_GET describes it.
  * Errors: -ENODEV no such device, -EOPNOTSUPP kind not available (its module
  * is not loaded), -ENOSPC past the module's max_clients or
  * max_clients_per_dev, -EINVAL bad or missing attribute (an empty or
- * over-long name too), -EPERM.
+ * over-long name too; for a region: unaligned, zero or too long, wrapping
+ * around, or not user memory), -EFAULT region not mapped, -ENOMEM region
+ * past RLIMIT_MEMLOCK, -EBADF not a dma-buf fd, -EPERM.
  *
  * IB_SYNC_MEM_CMD_CLIENT_DEL (CAP_NET_ADMIN)
  * ------------------------------------------
@@ -100,9 +114,17 @@
  *    IB_SYNC_MEM_A_CLIENT_OWNER_PID: NLA_U32, pid of the creator, in the
  *       initial pid namespace (sensitive; origin netlink only)
  *    IB_SYNC_MEM_A_STATS: NLA_NESTED, its counters (below, no histogram)
+ *    IB_SYNC_MEM_A_CLIENT_PINNED_PAGES: NLA_U32, pages it keeps pinned
+ *       (region clients; 0 once invalidated)
  *    IB_SYNC_MEM_A_CLIENT_INFO: NLA_NESTED, kind-specific (sensitive):
- *       for a sim client, IB_SYNC_MEM_A_SIM_* as above plus
- *       IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE, _TO_CPU, _BIDIRECTIONAL: NLA_U64
+ *       sim: IB_SYNC_MEM_A_SIM_* as above plus
+ *          IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE, _TO_CPU, _BIDIRECTIONAL: NLA_U64
+ *       region: IB_SYNC_MEM_A_REGION_ADDR, _LEN, _ACCESS, and
+ *          IB_SYNC_MEM_A_REGION_SEGMENTS: NLA_U32, DMA segments mapped
+ *       dma-buf: IB_SYNC_MEM_A_DMABUF_SIZE: NLA_U64,
+ *          IB_SYNC_MEM_A_DMABUF_EXPORTER: NLA_NUL_STRING (e.g. "vgem"),
+ *          IB_SYNC_MEM_A_DMABUF_INODE: NLA_U64, the buffer's inode number
+ *          (as in /proc/<pid>/fdinfo and /sys/kernel/debug/dma_buf/bufinfo)
  *
  * Errors: -ENOENT no such client, -ENODEV no such device (dump filter).
  *
@@ -138,6 +160,16 @@
  *          IB_SYNC_MEM_A_CLIENT_ID: NLA_U32
  *          IB_SYNC_MEM_A_SYNC_ERR: NLA_S32, 0 or the client's errno
  *          IB_SYNC_MEM_A_SYNC_NS: NLA_U64, time in its sync callback
+ *
+ * What a sync does per kind: a region syncs every DMA segment for the
+ * direction (dma_sync_*_for_device / _for_cpu); a dma-buf waits, bounded by
+ * the timeout, for its implicit fences (writers before the CPU reads, all
+ * before the device writes: -ETIMEDOUT if they do not signal in time), then
+ * brackets CPU access: to-cpu opens it (dma_buf_begin_cpu_access), to-device
+ * closes it (dma_buf_end_cpu_access), bidirectional does both. A sync is
+ * never a dma_fence itself. An invalidated client syncs to -ENXIO (its
+ * memory is gone: unmapped, or its process exited) or -ENODEV (its device
+ * is gone) until it is deleted.
  *
  * For a device-wide sync the results list the clients the serving pass ran;
  * a client synced again by a later pass before the reply was built is
@@ -242,6 +274,9 @@ enum ib_sync_mem_attr {
 	IB_SYNC_MEM_A_SYNC_RESULTS,
 	IB_SYNC_MEM_A_SYNC_RESULT,
 	IB_SYNC_MEM_A_STATS,
+	IB_SYNC_MEM_A_REGION,
+	IB_SYNC_MEM_A_DMABUF,
+	IB_SYNC_MEM_A_CLIENT_PINNED_PAGES,
 
 	__IB_SYNC_MEM_A_MAX,
 	IB_SYNC_MEM_A_MAX = __IB_SYNC_MEM_A_MAX - 1
@@ -292,6 +327,35 @@ enum ib_sync_mem_sim_attr {
 	IB_SYNC_MEM_A_SIM_MAX = __IB_SYNC_MEM_A_SIM_MAX - 1
 };
 
+/* Inside IB_SYNC_MEM_A_REGION and a region client's IB_SYNC_MEM_A_CLIENT_INFO. */
+enum ib_sync_mem_region_attr {
+	IB_SYNC_MEM_A_REGION_UNSPEC,
+	IB_SYNC_MEM_A_REGION_PAD,
+	IB_SYNC_MEM_A_REGION_ADDR,
+	IB_SYNC_MEM_A_REGION_LEN,
+	IB_SYNC_MEM_A_REGION_ACCESS,
+	IB_SYNC_MEM_A_REGION_SEGMENTS,
+
+	__IB_SYNC_MEM_A_REGION_MAX,
+	IB_SYNC_MEM_A_REGION_MAX = __IB_SYNC_MEM_A_REGION_MAX - 1
+};
+
+/* IB_SYNC_MEM_A_REGION_ACCESS */
+#define IB_SYNC_MEM_REGION_F_WRITE	(1U << 0)	/* the device writes it */
+
+/* Inside IB_SYNC_MEM_A_DMABUF and a dma-buf client's IB_SYNC_MEM_A_CLIENT_INFO. */
+enum ib_sync_mem_dmabuf_attr {
+	IB_SYNC_MEM_A_DMABUF_UNSPEC,
+	IB_SYNC_MEM_A_DMABUF_PAD,
+	IB_SYNC_MEM_A_DMABUF_FD,
+	IB_SYNC_MEM_A_DMABUF_SIZE,
+	IB_SYNC_MEM_A_DMABUF_EXPORTER,
+	IB_SYNC_MEM_A_DMABUF_INODE,
+
+	__IB_SYNC_MEM_A_DMABUF_MAX,
+	IB_SYNC_MEM_A_DMABUF_MAX = __IB_SYNC_MEM_A_DMABUF_MAX - 1
+};
+
 /* IB_SYNC_MEM_A_SYNC_DIR; the same numbers as enum ib_sync_mem_dir. */
 enum ib_sync_mem_sync_dir {
 	IB_SYNC_MEM_SYNC_TO_DEVICE = 1,
@@ -306,7 +370,9 @@ enum ib_sync_mem_sync_dir {
  */
 enum ib_sync_mem_kind {
 	IB_SYNC_MEM_KIND_KERNEL = 0,
-	IB_SYNC_MEM_KIND_SIM = 1,
+	IB_SYNC_MEM_KIND_SIM = 1,	/* ib_sync_mem_sim: a simulated accelerator */
+	IB_SYNC_MEM_KIND_REGION = 2,	/* pinned memory of the calling process */
+	IB_SYNC_MEM_KIND_DMABUF = 3,	/* a dma-buf */
 };
 
 /* IB_SYNC_MEM_A_CLIENT_FLAGS */
