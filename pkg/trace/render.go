@@ -1,0 +1,124 @@
+package trace
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText writes s the way libbpf-tools print log2 histograms, one
+// section per series, sections separated by an empty line:
+//
+//	dev rxe0 client 3 dir to-device
+//	     usecs               : count    distribution
+//	         0 -> 1          : 0        |                                        |
+//	         2 -> 3          : 5        |****************************************|
+//	count 5, avg 2 usecs, total 12 usecs
+//	errors: EIO 2
+//
+// Device-wide passes come first for each device ("dev rxe0 pass dir
+// to-device"); "client all" is every client merged. A series with only
+// errors has no histogram. An empty snapshot prints "no syncs traced".
+func WriteText(w io.Writer, s *Snapshot) error {
+	bw := bufio.NewWriter(w)
+	errs := map[seriesKey][]ErrorCount{}
+	for _, e := range s.Errors {
+		errs[e.key()] = append(errs[e.key()], e)
+	}
+	first := true
+	section := func(ser Series) {
+		if !first {
+			bw.WriteString("\n")
+		}
+		first = false
+		fmt.Fprintln(bw, SeriesTitle(ser))
+	}
+	for _, h := range s.Hists {
+		section(h.Series)
+		writeLog2Hist(bw, h.Slots, s.Unit.String())
+		fmt.Fprintf(bw, "count %d, avg %d %s, total %d %s\n", h.Count,
+			s.Unit.FromNs(h.TotalNs/max(h.Count, 1)), s.Unit, s.Unit.FromNs(h.TotalNs), s.Unit)
+		if e := errs[h.key()]; e != nil {
+			fmt.Fprintf(bw, "errors: %s\n", errorList(e))
+			delete(errs, h.key())
+		}
+	}
+	// Series with errors only, in snapshot order.
+	for _, e := range s.Errors {
+		list := errs[e.key()]
+		if list == nil {
+			continue
+		}
+		section(e.Series)
+		fmt.Fprintf(bw, "errors: %s\n", errorList(list))
+		delete(errs, e.key())
+	}
+	if first {
+		fmt.Fprintln(bw, "no syncs traced")
+	}
+	if s.Dropped > 0 {
+		fmt.Fprintf(bw, "\nWARNING: %d updates lost, a BPF map was full\n", s.Dropped)
+	}
+	return bw.Flush()
+}
+
+// SeriesTitle is the first line of a series' section.
+func SeriesTitle(s Series) string {
+	dev := s.DevName
+	if dev == "" {
+		dev = fmt.Sprintf("#%d", s.Dev)
+	}
+	var who string
+	switch {
+	case s.Kind == KindPass:
+		who = "pass"
+	case s.Client == 0:
+		who = "client all"
+	default:
+		who = fmt.Sprintf("client %d", s.Client)
+	}
+	title := fmt.Sprintf("dev %s %s dir %s", dev, who, s.Dir)
+	if s.Kind == KindRefused {
+		title += " (refused before ->sync)"
+	}
+	return title
+}
+
+func errorList(es []ErrorCount) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = fmt.Sprintf("%s %d", ErrnoName(e.Errno), e.Count)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeLog2Hist is print_log2_hist() of libbpf-tools' trace_helpers.c.
+func writeLog2Hist(w io.Writer, vals []uint64, valType string) {
+	idxMax := -1
+	var valMax uint64
+	for i, v := range vals {
+		if v > 0 {
+			idxMax = i
+		}
+		valMax = max(valMax, v)
+	}
+	if idxMax < 0 {
+		return
+	}
+	pad, colw, width, starsMax := 5, 19, 10, 40
+	if idxMax > 32 {
+		pad, colw, width, starsMax = 15, 29, 20, 20
+	}
+	fmt.Fprintf(w, "%*s%-*s : count    distribution\n", pad, "", colw, valType)
+	for i := 0; i <= idxMax; i++ {
+		low, high := SlotRange(i)
+		fmt.Fprintf(w, "%*d -> %-*d : %-8d |%s|\n", width, low, width, high, vals[i],
+			stars(vals[i], valMax, starsMax))
+	}
+}
+
+func stars(val, valMax uint64, width int) string {
+	n := int(min(val, valMax) * uint64(width) / valMax)
+	return strings.Repeat("*", n) + strings.Repeat(" ", width-n)
+}

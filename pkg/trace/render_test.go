@@ -1,0 +1,235 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	t1 = t0.Add(10 * time.Second)
+)
+
+func sampleSnapshot() *Snapshot {
+	dev := func(k Kind, client uint32) Series {
+		return Series{Dev: 0, DevName: "rxe0", Kind: k, Client: client, Dir: ToDevice}
+	}
+	return &Snapshot{
+		Unit: Microseconds, Since: t0, Time: t1,
+		Hists: []Hist{
+			{Series: dev(KindPass, 0), Slots: []uint64{0, 0, 1}, Count: 1, TotalNs: 5000},
+			{Series: dev(KindClient, 3), Slots: []uint64{1, 5, 10}, Count: 16, TotalNs: 70000},
+		},
+		Errors: []ErrorCount{
+			{Series: dev(KindClient, 3), Errno: syscall.EIO, Count: 2},
+			{Series: dev(KindClient, 3), Errno: syscall.ETIMEDOUT, Count: 1},
+			{Series: dev(KindRefused, 7), Errno: syscall.ENXIO, Count: 1},
+		},
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteText(&b, sampleSnapshot()); err != nil {
+		t.Fatal(err)
+	}
+	want := `dev rxe0 pass dir to-device
+     usecs               : count    distribution
+         0 -> 1          : 0        |                                        |
+         2 -> 3          : 0        |                                        |
+         4 -> 7          : 1        |****************************************|
+count 1, avg 5 usecs, total 5 usecs
+
+dev rxe0 client 3 dir to-device
+     usecs               : count    distribution
+         0 -> 1          : 1        |****                                    |
+         2 -> 3          : 5        |********************                    |
+         4 -> 7          : 10       |****************************************|
+count 16, avg 4 usecs, total 70 usecs
+errors: EIO 2, ETIMEDOUT 1
+
+dev rxe0 client 7 dir to-device (refused before ->sync)
+errors: ENXIO 1
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestWriteTextWide(t *testing.T) {
+	// More than 33 slots: libbpf-tools widens the columns, halves the bar.
+	slots := make([]uint64, 34)
+	slots[0], slots[33] = 2, 4
+	s := &Snapshot{Unit: Nanoseconds, Hists: []Hist{{
+		Series: Series{Dev: 2, Kind: KindClient, Dir: Bidirectional},
+		Slots:  slots, Count: 6, TotalNs: 4 * (1 << 33),
+	}}, Dropped: 3}
+	var b bytes.Buffer
+	if err := WriteText(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	want := []string{
+		"dev #2 client all dir bidirectional",
+		"               nsecs                         : count    distribution",
+		"                   0 -> 1                    : 2        |**********          |",
+		"                   2 -> 3                    : 0        |                    |",
+	}
+	for i, w := range want {
+		if lines[i] != w {
+			t.Errorf("line %d:\n got %q\nwant %q", i, lines[i], w)
+		}
+	}
+	last := "          8589934592 -> 17179869183          : 4        |********************|"
+	if lines[35] != last {
+		t.Errorf("slot 33:\n got %q\nwant %q", lines[35], last)
+	}
+	tail := strings.Join(lines[36:], "\n")
+	wantTail := "count 6, avg 5726623061 nsecs, total 34359738368 nsecs\n\n" +
+		"WARNING: 3 updates lost, a BPF map was full\n"
+	if tail != wantTail {
+		t.Errorf("tail:\n got %q\nwant %q", tail, wantTail)
+	}
+}
+
+func TestWriteTextEmpty(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteText(&b, &Snapshot{}); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "no syncs traced\n" {
+		t.Errorf("got %q", b.String())
+	}
+}
+
+func TestJSON(t *testing.T) {
+	got, err := json.MarshalIndent(sampleSnapshot(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "unit": "usecs",
+  "start": "2025-01-02T03:04:05Z",
+  "end": "2025-01-02T03:04:15Z",
+  "histograms": [
+    {
+      "dev": "rxe0",
+      "dev_index": 0,
+      "kind": "pass",
+      "client": 0,
+      "dir": "to-device",
+      "count": 1,
+      "total_ns": 5000,
+      "buckets": [
+        {
+          "slot": 0,
+          "low": 0,
+          "high": 1,
+          "count": 0
+        },
+        {
+          "slot": 1,
+          "low": 2,
+          "high": 3,
+          "count": 0
+        },
+        {
+          "slot": 2,
+          "low": 4,
+          "high": 7,
+          "count": 1
+        }
+      ]
+    },
+    {
+      "dev": "rxe0",
+      "dev_index": 0,
+      "kind": "client",
+      "client": 3,
+      "dir": "to-device",
+      "count": 16,
+      "total_ns": 70000,
+      "buckets": [
+        {
+          "slot": 0,
+          "low": 0,
+          "high": 1,
+          "count": 1
+        },
+        {
+          "slot": 1,
+          "low": 2,
+          "high": 3,
+          "count": 5
+        },
+        {
+          "slot": 2,
+          "low": 4,
+          "high": 7,
+          "count": 10
+        }
+      ]
+    }
+  ],
+  "errors": [
+    {
+      "dev": "rxe0",
+      "dev_index": 0,
+      "kind": "client",
+      "client": 3,
+      "dir": "to-device",
+      "errno": 5,
+      "name": "EIO",
+      "count": 2
+    },
+    {
+      "dev": "rxe0",
+      "dev_index": 0,
+      "kind": "client",
+      "client": 3,
+      "dir": "to-device",
+      "errno": 110,
+      "name": "ETIMEDOUT",
+      "count": 1
+    },
+    {
+      "dev": "rxe0",
+      "dev_index": 0,
+      "kind": "refused",
+      "client": 7,
+      "dir": "to-device",
+      "errno": 6,
+      "name": "ENXIO",
+      "count": 1
+    }
+  ],
+  "dropped": 0
+}`
+	if string(got) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+
+	// An empty snapshot has empty arrays, not nulls.
+	empty, err := json.Marshal(&Snapshot{Since: t0, Time: t1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEmpty := `{"unit":"usecs","start":"2025-01-02T03:04:05Z","end":"2025-01-02T03:04:15Z",` +
+		`"histograms":[],"errors":[],"dropped":0}`
+	if string(empty) != wantEmpty {
+		t.Errorf("empty: got %s", empty)
+	}
+
+	// It decodes back into Report.
+	var r Report
+	if err := json.Unmarshal(got, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Histograms[1].Client != 3 || r.Histograms[1].Buckets[2].Count != 10 || r.Errors[2].Kind != "refused" {
+		t.Errorf("round trip: %+v", r)
+	}
+}

@@ -1,0 +1,265 @@
+package trace
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Unit is the unit of histogram values. The slot of a duration is computed
+// in the kernel after dividing it by the unit, as biolatency does, so slot
+// boundaries are powers of two in that unit.
+type Unit int
+
+const (
+	Microseconds Unit = iota // the default
+	Nanoseconds
+	Milliseconds
+)
+
+// String is the libbpf-tools column name: "usecs", "nsecs" or "msecs".
+func (u Unit) String() string {
+	switch u {
+	case Nanoseconds:
+		return "nsecs"
+	case Milliseconds:
+		return "msecs"
+	default:
+		return "usecs"
+	}
+}
+
+// Divisor is the number of nanoseconds in one unit.
+func (u Unit) Divisor() uint64 {
+	switch u {
+	case Nanoseconds:
+		return 1
+	case Milliseconds:
+		return 1000 * 1000
+	default:
+		return 1000
+	}
+}
+
+// FromNs converts ns to the unit, truncating as the kernel side does.
+func (u Unit) FromNs(ns uint64) uint64 { return ns / u.Divisor() }
+
+// Dir is enum ib_sync_mem_dir.
+type Dir uint8
+
+const (
+	ToDevice      Dir = 1
+	ToCPU         Dir = 2
+	Bidirectional Dir = 3
+)
+
+func (d Dir) String() string {
+	switch d {
+	case ToDevice:
+		return "to-device"
+	case ToCPU:
+		return "to-cpu"
+	case Bidirectional:
+		return "bidirectional"
+	}
+	return fmt.Sprintf("dir-%d", uint8(d))
+}
+
+// Kind says what a histogram or an error count is about.
+type Kind uint8
+
+const (
+	// KindClient: one client's ->sync call (tracepoint client_sync).
+	KindClient Kind = 1
+	// KindPass: a device-wide pass over all clients (sync_end, client 0).
+	KindPass Kind = 2
+	// KindRefused: a single-client sync that failed before its ->sync ran
+	// (sync_end with no client run). Error counts only.
+	KindRefused Kind = 3
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindClient:
+		return "client"
+	case KindPass:
+		return "pass"
+	case KindRefused:
+		return "refused"
+	}
+	return fmt.Sprintf("kind-%d", uint8(k))
+}
+
+// Series identifies one histogram or error count. Client is 0 for passes
+// and for all clients merged (Options.PerClient off); client ids start at 1.
+type Series struct {
+	Dev     uint32 // ib_device index
+	DevName string // "" when unknown
+	Kind    Kind
+	Client  uint32
+	Dir     Dir
+}
+
+func (s Series) key() seriesKey { return seriesKey{s.Dev, s.Kind, s.Client, s.Dir} }
+
+type seriesKey struct {
+	dev    uint32
+	kind   Kind
+	client uint32
+	dir    Dir
+}
+
+func (a seriesKey) compare(b seriesKey) int {
+	// Device, then passes before clients, then client id, then direction.
+	return cmp.Or(cmp.Compare(a.dev, b.dev), cmp.Compare(kindOrder(a.kind), kindOrder(b.kind)),
+		cmp.Compare(a.client, b.client), cmp.Compare(a.dir, b.dir))
+}
+
+func kindOrder(k Kind) int {
+	if k == KindPass {
+		return 0
+	}
+	return int(k)
+}
+
+// Hist is one log2 histogram: Slots[i] counts values v (in the snapshot's
+// unit) with floor(log2(v)) == i, slot 0 also holding 0. Slots is trimmed
+// after the highest non-empty slot.
+type Hist struct {
+	Series
+	Slots   []uint64
+	Count   uint64 // sum of Slots
+	TotalNs uint64 // sum of the durations, in ns
+}
+
+// ErrorCount is how often a series failed with one errno.
+type ErrorCount struct {
+	Series
+	Errno syscall.Errno // positive
+	Count uint64
+}
+
+// ErrnoName is the symbolic name of e ("EIO"), or "errno N".
+func ErrnoName(e syscall.Errno) string {
+	if n := unix.ErrnoName(e); n != "" {
+		return n
+	}
+	return fmt.Sprintf("errno %d", int(e))
+}
+
+// Snapshot is the state of the counters at one time: cumulative since
+// Start or the last Reset, or an interval when made by Sub.
+type Snapshot struct {
+	Unit    Unit
+	Since   time.Time    // start of the period counted
+	Time    time.Time    // end of it: when the snapshot was taken
+	Hists   []Hist       // sorted by device, kind (passes first), client, dir
+	Errors  []ErrorCount // sorted like Hists, then by errno
+	Dropped uint64       // updates lost because a BPF map was full
+}
+
+// SlotRange is the range of values slot i holds, as libbpf-tools prints
+// it: 0 -> 1, 2 -> 3, 4 -> 7, ...
+func SlotRange(i int) (low, high uint64) {
+	if i >= 63 {
+		return 1 << 63, ^uint64(0)
+	}
+	low = (uint64(1) << (i + 1)) >> 1
+	high = (uint64(1) << (i + 1)) - 1
+	if low == high {
+		low--
+	}
+	return low, high
+}
+
+// Slot is the slot of v, as the BPF side computes it.
+func Slot(v uint64) int {
+	s := 0
+	for v > 1 {
+		v >>= 1
+		s++
+	}
+	return s
+}
+
+// Find returns the histogram of a series, or nil.
+func (s *Snapshot) Find(dev uint32, kind Kind, client uint32, dir Dir) *Hist {
+	k := seriesKey{dev, kind, client, dir}
+	for i := range s.Hists {
+		if s.Hists[i].key() == k {
+			return &s.Hists[i]
+		}
+	}
+	return nil
+}
+
+// Empty reports whether nothing was counted.
+func (s *Snapshot) Empty() bool {
+	return len(s.Hists) == 0 && len(s.Errors) == 0 && s.Dropped == 0
+}
+
+// Sub returns what happened between prev and s: s minus prev, series by
+// series. Series that did not change are left out. prev may be nil.
+func (s *Snapshot) Sub(prev *Snapshot) *Snapshot {
+	out := &Snapshot{Unit: s.Unit, Since: s.Since, Time: s.Time, Dropped: s.Dropped}
+	if prev == nil {
+		prev = &Snapshot{}
+	} else {
+		out.Since = prev.Time
+	}
+	out.Dropped -= min(prev.Dropped, s.Dropped)
+
+	old := make(map[seriesKey]*Hist, len(prev.Hists))
+	for i := range prev.Hists {
+		old[prev.Hists[i].key()] = &prev.Hists[i]
+	}
+	for _, h := range s.Hists {
+		d := Hist{Series: h.Series, Slots: slices.Clone(h.Slots), Count: h.Count, TotalNs: h.TotalNs}
+		if p := old[h.key()]; p != nil {
+			for i := range min(len(p.Slots), len(d.Slots)) {
+				d.Slots[i] -= min(p.Slots[i], d.Slots[i])
+			}
+			d.Count -= min(p.Count, d.Count)
+			d.TotalNs -= min(p.TotalNs, d.TotalNs)
+		}
+		d.Slots = trimSlots(d.Slots)
+		if d.Count > 0 {
+			out.Hists = append(out.Hists, d)
+		}
+	}
+
+	type ekey struct {
+		s seriesKey
+		e syscall.Errno
+	}
+	olde := make(map[ekey]uint64, len(prev.Errors))
+	for _, e := range prev.Errors {
+		olde[ekey{e.key(), e.Errno}] = e.Count
+	}
+	for _, e := range s.Errors {
+		e.Count -= min(olde[ekey{e.key(), e.Errno}], e.Count)
+		if e.Count > 0 {
+			out.Errors = append(out.Errors, e)
+		}
+	}
+	return out
+}
+
+func trimSlots(s []uint64) []uint64 {
+	n := len(s)
+	for n > 0 && s[n-1] == 0 {
+		n--
+	}
+	return s[:n]
+}
+
+func (s *Snapshot) sort() {
+	slices.SortFunc(s.Hists, func(a, b Hist) int { return a.key().compare(b.key()) })
+	slices.SortFunc(s.Errors, func(a, b ErrorCount) int {
+		return cmp.Or(a.key().compare(b.key()), cmp.Compare(a.Errno, b.Errno))
+	})
+}
