@@ -1,22 +1,147 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
 	"github.com/spf13/cobra"
+	"github.com/syncmem/syncmem/pkg/genl"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-func newRootCmd() *cobra.Command {
+// api is the part of *genl.Conn the commands use; tests replace it.
+type api interface {
+	Devices() ([]genl.Device, error)
+	Device(name string) (*genl.Device, error)
+	Clients(dev string) ([]genl.Client, error)
+	Client(id uint32) (*genl.Client, error)
+	Register(genl.RegisterRequest) (*genl.Client, error)
+	Unregister(id uint32) error
+	Sync(genl.SyncRequest) (*genl.SyncResult, error)
+	Stats(genl.StatsRequest) (*genl.Stats, error)
+	Watch(ctx context.Context) (<-chan genl.Event, <-chan error, error)
+	Close() error
+}
+
+// dialer opens the connection a command talks to the kernel through.
+type dialer func() (api, error)
+
+var _ api = (*genl.Conn)(nil)
+
+func dialKernel() (api, error) {
+	c, err := genl.Dial()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func newRootCmd() *cobra.Command { return newRoot(dialKernel) }
+
+// newRoot builds the command tree; every command reaches the kernel
+// through dial, after its flags and arguments have been checked.
+func newRoot(dial dialer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "syncmemctl",
 		Short: "Control the ib_sync_mem registry of memory sync clients",
 		Long: `syncmemctl shows and drives ib_sync_mem, the kernel's registry of memory
 sync clients per RDMA device: memory that must be made coherent before a
-device or the CPU uses it.`,
+device or the CPU uses it.
+
+It talks to the module over its generic netlink family, which exists only
+in the initial network namespace. Listing and statistics are open to every
+user; register, unregister and sync need CAP_NET_ADMIN.`,
+		Example: `  syncmemctl devices
+  syncmemctl register --dev rxe0 --name buf0 --latency 200us
+  syncmemctl sync --dev rxe0
+  syncmemctl list -j | jq '.[].id'
+  syncmemctl monitor`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())
+	})
+	root.AddCommand(
+		newDevicesCmd(dial),
+		newRegisterCmd(dial),
+		newUnregisterCmd(dial),
+		newListCmd(dial),
+		newSyncCmd(dial),
+		newStatsCmd(dial),
+		newMonitorCmd(dial),
+		newTraceCmd(),
+	)
 	return root
+}
+
+// run executes the command line args and returns the exit status. Errors
+// go to stderr as "Error: <message>", one line per error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, dial dialer) int {
+	root := newRoot(dial)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "Error: %s\n", strings.TrimSuffix(e.Error(), "\n"))
+	}
+	return 1
+}
+
+// withConn dials, runs fn and closes the connection.
+func withConn(dial dialer, fn func(api) error) error {
+	c, err := dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(c)
+}
+
+// completeDevices completes a device name from the kernel's list.
+func completeDevices(dial dialer) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var names []cobra.Completion
+		_ = withConn(dial, func(c api) error {
+			devs, err := c.Devices()
+			for _, d := range devs {
+				names = append(names, d.Name)
+			}
+			return err
+		})
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeClients completes client ids, described by their names.
+func completeClients(dial dialer) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var ids []cobra.Completion
+		_ = withConn(dial, func(c api) error {
+			cs, err := c.Clients("")
+			for _, cl := range cs {
+				ids = append(ids, cobra.CompletionWithDesc(fmt.Sprint(cl.ID), cl.DevName+" "+cl.Name))
+			}
+			return err
+		})
+		return ids, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// badFlag reports an invalid flag value, found before reaching the kernel.
+func badFlag(flag, value, format string, args ...any) error {
+	return fmt.Errorf("invalid --%s %q: %s", flag, value, fmt.Sprintf(format, args...))
 }

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/syncmem/syncmem/pkg/genl"
+)
+
+type registerOpts struct {
+	dev, name, kind    string
+	latency, hold      time.Duration
+	failNext           uint32
+	failErrno, size    string
+	lazy, batch, owned bool
+	out                output
+}
+
+func newRegisterCmd(dial dialer) *cobra.Command {
+	var o registerOpts
+	cmd := &cobra.Command{
+		Use:   "register --dev DEV --name NAME [flags]",
+		Short: "Register a memory sync client",
+		Long: `Register a client on an RDMA device and print its id. Needs CAP_NET_ADMIN.
+
+The client persists after syncmemctl exits, until "syncmemctl unregister"
+deletes it or its device goes away. Clients of kind sim (ib_sync_mem_sim
+must be loaded) model accelerator memory: --latency, --fail-next,
+--fail-errno, --size and --batch configure them; settings not given keep
+the module's defaults.
+
+--owned ties the client to the netlink socket that created it: the kernel
+deletes it when the socket closes, which for a one-shot command is as soon
+as syncmemctl exits. It is meant for programs that keep their connection
+open (see pkg/genl); here it mostly serves tests.`,
+		Example: `  syncmemctl register --dev rxe0 --name buf0
+  syncmemctl register --dev rxe0 --name slow --latency 200us --size 64K --lazy
+  syncmemctl register --dev rxe0 --name flaky --fail-next 3 --fail-errno EIO
+  id=$(syncmemctl register --dev rxe0 --name buf1)`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req, err := o.request(cmd)
+			if err != nil {
+				return err
+			}
+			return withConn(dial, func(c api) error {
+				cl, err := c.Register(req)
+				if err != nil {
+					return err
+				}
+				if o.out.isJSON() {
+					err = o.out.writeJSON(cmd.OutOrStdout(), client(*cl))
+				} else {
+					_, err = fmt.Fprintln(cmd.OutOrStdout(), cl.ID)
+				}
+				if err != nil || o.hold == 0 {
+					return err
+				}
+				// Keep the socket, and an owned client, alive.
+				select {
+				case <-time.After(o.hold):
+				case <-cmd.Context().Done():
+				}
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dev, "dev", "", "RDMA device to register on (required)")
+	f.StringVar(&o.name, "name", "", "client name, 1 to 31 bytes (required)")
+	f.StringVar(&o.kind, "kind", "sim", "client kind (region and dma-buf clients need settings only pkg/genl gives)")
+	f.DurationVar(&o.latency, "latency", 0, "sim: time one sync takes, whole microseconds (e.g. 200us)")
+	f.Uint32Var(&o.failNext, "fail-next", 0, "sim: fail the next N syncs")
+	f.StringVar(&o.failErrno, "fail-errno", "", "sim: errno of the failing syncs, a number or a name (EIO)")
+	f.StringVar(&o.size, "size", "", "sim: bytes the client stands for (4096, 64K, 1MiB)")
+	f.BoolVar(&o.batch, "batch", false, "sim: use the prepare/finish batching hooks")
+	f.BoolVar(&o.lazy, "lazy", false, "sync only when marked dirty")
+	f.BoolVar(&o.owned, "owned", false, "delete the client when this command's socket closes (at exit)")
+	f.DurationVar(&o.hold, "hold", 0, "keep the connection open this long after registering (debug)")
+	_ = f.MarkHidden("hold")
+	_ = cmd.MarkFlagRequired("dev")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.RegisterFlagCompletionFunc("dev", completeDevices(dial))
+	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(
+		[]string{"sim", "region", "dmabuf"}, cobra.ShellCompDirectiveNoFileComp))
+	o.out.addFlags(cmd)
+	return cmd
+}
+
+// request checks the flags and builds the request. Sim settings are sent
+// only when given, so that the kernel's defaults and checks apply.
+func (o *registerOpts) request(cmd *cobra.Command) (genl.RegisterRequest, error) {
+	req := genl.RegisterRequest{Device: o.dev, Name: o.name}
+	var err error
+	if req.Kind, err = genl.ParseKind(o.kind); err != nil {
+		return req, badFlag("kind", o.kind, "want sim, region, dmabuf or a number")
+	}
+	if o.lazy {
+		req.Flags |= genl.FlagLazy
+	}
+	if o.owned {
+		req.Flags |= genl.FlagOwned
+	}
+	if o.hold < 0 {
+		return req, badFlag("hold", o.hold.String(), "must not be negative")
+	}
+	var sim genl.SimConfig
+	if changed(cmd, "latency") {
+		if err := wholeDuration("latency", o.latency, time.Microsecond, "microseconds"); err != nil {
+			return req, err
+		}
+		sim.Latency = new(o.latency)
+	}
+	if changed(cmd, "fail-next") {
+		sim.FailNext = new(o.failNext)
+	}
+	if changed(cmd, "fail-errno") {
+		e, err := parseErrno("fail-errno", o.failErrno)
+		if err != nil {
+			return req, err
+		}
+		sim.FailErrno = &e
+	}
+	if changed(cmd, "size") {
+		n, err := parseSize("size", o.size)
+		if err != nil {
+			return req, err
+		}
+		sim.Size = &n
+	}
+	sim.Batch = o.batch
+	if sim != (genl.SimConfig{}) {
+		req.Sim = &sim
+	}
+	return req, nil
+}
+
+func newUnregisterCmd(dial dialer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "unregister ID...",
+		Short: "Delete clients",
+		Long: `Delete clients by id. Needs CAP_NET_ADMIN. When it returns, none of their
+callbacks runs any more. Clients registered by kernel drivers cannot be
+deleted this way. Every id is tried; the command fails if one failed.`,
+		Example: `  syncmemctl unregister 3
+  syncmemctl unregister 3 4 5
+  syncmemctl list -j | jq '.[] | select(.dev == "rxe0") | .id' | xargs syncmemctl unregister`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeClients(dial),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ids, err := parseIDs("", args)
+			if err != nil {
+				return err
+			}
+			return withConn(dial, func(c api) error {
+				var errs []error
+				for _, id := range ids {
+					errs = append(errs, c.Unregister(id))
+				}
+				return errors.Join(errs...)
+			})
+		},
+	}
+}
+
+func newListCmd(dial dialer) *cobra.Command {
+	var out output
+	var dev string
+	cmd := &cobra.Command{
+		Use:   "list [--dev DEV] [ID...]",
+		Short: "List clients",
+		Long: `List the registered clients: all of them, those of one device (--dev), or
+the ones given by id. Open to every user; without CAP_NET_ADMIN the kernel
+leaves out who created a client (owner portid and pid) and its
+kind-specific settings.`,
+		Example: `  syncmemctl list
+  syncmemctl list --dev rxe0
+  syncmemctl list 3 4
+  syncmemctl list -j | jq 'length'`,
+		ValidArgsFunction: completeClients(dial),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ids, err := parseIDs("", args)
+			if err != nil {
+				return err
+			}
+			if dev != "" && len(ids) > 0 {
+				return fmt.Errorf("give either --dev or client ids, not both")
+			}
+			return withConn(dial, func(c api) error {
+				if len(ids) == 0 {
+					cs, err := c.Clients(dev)
+					if err != nil {
+						return err
+					}
+					return printClients(cmd, &out, cs)
+				}
+				var cs []genl.Client
+				var errs []error
+				for _, id := range ids {
+					cl, err := c.Client(id)
+					if err != nil {
+						errs = append(errs, err)
+						continue
+					}
+					cs = append(cs, *cl)
+				}
+				return errors.Join(append(errs, printClients(cmd, &out, cs))...)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&dev, "dev", "", "list the clients of this device only")
+	_ = cmd.RegisterFlagCompletionFunc("dev", completeDevices(dial))
+	out.addFlags(cmd)
+	return cmd
+}
+
+func printClients(cmd *cobra.Command, out *output, cs []genl.Client) error {
+	w := cmd.OutOrStdout()
+	if out.isJSON() {
+		js := make([]jsonClient, 0, len(cs))
+		for _, c := range cs {
+			js = append(js, client(c))
+		}
+		return out.writeJSON(w, js)
+	}
+	t := newTable(w, "ID", "DEV", "NAME", "KIND", "STATE", "FLAGS", "SIZE", "SYNCS", "ERRORS", "LAST-ERR", "OWNER")
+	for _, c := range cs {
+		state := c.State.String()
+		if c.InvalReason != 0 {
+			state += "(" + c.InvalReason.String() + ")"
+		}
+		t.row(fmt.Sprint(c.ID), c.DevName, c.Name, c.Kind.String(), state, orDash(c.Flags.String()),
+			size(c.Size), fmt.Sprint(c.Stats.Syncs), fmt.Sprint(c.Stats.Errors),
+			errnoName(c.LastErr), owner(c))
+	}
+	return t.flush()
+}
+
+// owner says who registered a client, as far as the caller may know.
+func owner(c genl.Client) string {
+	switch {
+	case c.Origin == genl.OriginKernel:
+		return "kernel"
+	case c.OwnerPID != 0:
+		return fmt.Sprintf("pid %d", c.OwnerPID)
+	}
+	return "-"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

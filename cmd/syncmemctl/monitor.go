@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/syncmem/syncmem/pkg/genl"
+)
+
+func newMonitorCmd(dial dialer) *cobra.Command {
+	var (
+		out   output
+		count int
+	)
+	cmd := &cobra.Command{
+		Use:   "monitor [--count N]",
+		Short: "Print the module's events as they happen",
+		Long: `Print ib_sync_mem's events until interrupted (Ctrl-C): clients registered,
+unregistered or invalidated, devices attached or removed, and failed syncs
+(rate-limited by the kernel). Open to every user. With --json, one JSON
+object per line.
+
+Once subscribed, it says so on stderr ("monitoring ib_sync_mem events");
+every event after that line is printed. --count N exits after N events.`,
+		Example: `  syncmemctl monitor
+  syncmemctl monitor -j | jq -c 'select(.event == "sync-failed")'
+  syncmemctl monitor --count 1 -j`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if count < 0 {
+				return badFlag("count", fmt.Sprint(count), "must not be negative")
+			}
+			return withConn(dial, func(c api) error {
+				return monitor(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), &out, count)
+			})
+		},
+	}
+	cmd.Flags().IntVar(&count, "count", 0, "exit after this many events (0: never)")
+	out.addFlags(cmd)
+	return cmd
+}
+
+// monitor prints events until ctx is done or count events were printed.
+func monitor(ctx context.Context, c api, w, status io.Writer, out *output, count int) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, errc, err := c.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(status, "monitoring ib_sync_mem events")
+	n := 0
+	for ev := range events {
+		if out.isJSON() {
+			err = out.writeJSON(w, eventJSON(ev))
+		} else {
+			_, err = fmt.Fprintln(w, eventText(ev))
+		}
+		if err != nil {
+			return err
+		}
+		if n++; count > 0 && n == count {
+			cancel()
+			break
+		}
+	}
+	// An interrupted monitor (Ctrl-C, --count) ends without an error.
+	for range events {
+	}
+	return <-errc
+}
+
+type jsonEvent struct {
+	Event    string   `json:"event"`
+	Dev      string   `json:"dev"`
+	DevIndex uint32   `json:"dev_index"`
+	ID       uint32   `json:"id,omitempty"`
+	Name     string   `json:"name,omitempty"`
+	Kind     string   `json:"kind,omitempty"`
+	Flags    []string `json:"flags,omitempty"`
+	State    string   `json:"state,omitempty"`
+	Size     *uint64  `json:"size,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Dir      string   `json:"dir,omitempty"`
+	Errno    uint32   `json:"errno,omitempty"`
+	Err      string   `json:"err,omitempty"`
+}
+
+// eventJSON keeps the attributes the event type carries.
+func eventJSON(ev genl.Event) jsonEvent {
+	j := jsonEvent{Event: ev.Type.String(), Dev: ev.DevName, DevIndex: ev.DevIndex}
+	if c := ev.Client; c != nil {
+		j.ID, j.Name = c.ID, c.Name
+	}
+	switch ev.Type {
+	case genl.EventClientNew:
+		c := ev.Client
+		j.Kind, j.Flags, j.State, j.Size = c.Kind.String(), c.Flags.Names(), c.State.String(), &c.Size
+	case genl.EventClientInvalidated:
+		j.Reason = ev.Client.InvalReason.String()
+	case genl.EventSyncFailed:
+		j.Dir, j.Errno, j.Err = ev.Dir.String(), uint32(ev.Err), errnoName(ev.Err)
+	}
+	return j
+}
+
+// eventText is one line: the event, the device, then what it carries.
+func eventText(ev genl.Event) string {
+	f := []string{ev.Type.String(), "dev", ev.DevName}
+	if c := ev.Client; c != nil {
+		f = append(f, "client", fmt.Sprint(c.ID))
+		if c.Name != "" {
+			f = append(f, "name", c.Name)
+		}
+	}
+	switch ev.Type {
+	case genl.EventClientNew:
+		c := ev.Client
+		f = append(f, "kind", c.Kind.String(), "state", c.State.String(), "size", size(c.Size))
+		if c.Flags != 0 {
+			f = append(f, "flags", c.Flags.String())
+		}
+	case genl.EventClientInvalidated:
+		f = append(f, "reason", ev.Client.InvalReason.String())
+	case genl.EventSyncFailed:
+		f = append(f, "dir", ev.Dir.String(), "err", errnoName(ev.Err))
+	case genl.EventDevNew, genl.EventDevDel:
+		f = append(f, "index", fmt.Sprint(ev.DevIndex))
+	}
+	return strings.Join(f, " ")
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/syncmem/syncmem/pkg/genl"
+	"golang.org/x/sys/unix"
+)
+
+func testEvents() []genl.Event {
+	return []genl.Event{
+		{Type: genl.EventClientNew, DevIndex: 1, DevName: "rxe0", Client: &genl.Client{
+			ID: 5, Name: "b", DevIndex: 1, DevName: "rxe0", Kind: genl.KindSim,
+			Flags: genl.FlagLazy, State: genl.StateLive, Size: 4096}},
+		{Type: genl.EventClientDel, DevIndex: 1, DevName: "rxe0",
+			Client: &genl.Client{ID: 5, Name: "b", DevIndex: 1, DevName: "rxe0"}},
+		{Type: genl.EventClientInvalidated, DevIndex: 2, DevName: "rxe1",
+			Client: &genl.Client{ID: 6, Name: "c", InvalReason: genl.ReasonDevice}},
+		{Type: genl.EventDevNew, DevIndex: 2, DevName: "rxe1"},
+		{Type: genl.EventDevDel, DevIndex: 2, DevName: "rxe1"},
+		{Type: genl.EventSyncFailed, DevIndex: 1, DevName: "rxe0", Dir: genl.DirToCPU, Err: unix.EIO,
+			Client: &genl.Client{ID: 7}},
+	}
+}
+
+func TestMonitorText(t *testing.T) {
+	f := &fakeAPI{events: testEvents()}
+	r := runFake(t, f, "monitor", "--count", "6")
+	want := `client-new dev rxe0 client 5 name b kind sim state live size 4KiB flags lazy
+client-del dev rxe0 client 5 name b
+client-invalidated dev rxe1 client 6 name c reason device
+dev-new dev rxe1 index 2
+dev-del dev rxe1 index 2
+sync-failed dev rxe0 client 7 dir to-cpu err EIO
+`
+	if r.code != 0 || r.stdout != want || r.stderr != "monitoring ib_sync_mem events\n" {
+		t.Errorf("exit %d stderr %q\ngot\n%s\nwant\n%s", r.code, r.stderr, r.stdout, want)
+	}
+}
+
+func TestMonitorJSONCount(t *testing.T) {
+	f := &fakeAPI{events: testEvents()}
+	r := runFake(t, f, "monitor", "--count", "3", "-j")
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if r.code != 0 || len(lines) != 3 {
+		t.Fatalf("exit %d, %d lines:\n%s", r.code, len(lines), r.stdout)
+	}
+	var got []map[string]any
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		got = append(got, m)
+	}
+	want := []map[string]any{
+		{"event": "client-new", "dev": "rxe0", "dev_index": 1.0, "id": 5.0, "name": "b", "kind": "sim",
+			"flags": []any{"lazy"}, "state": "live", "size": 4096.0},
+		{"event": "client-del", "dev": "rxe0", "dev_index": 1.0, "id": 5.0, "name": "b"},
+		{"event": "client-invalidated", "dev": "rxe1", "dev_index": 2.0, "id": 6.0, "name": "c", "reason": "device"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+	j := eventJSON(testEvents()[5])
+	if j.Dir != "to-cpu" || j.Err != "EIO" || j.Errno != 5 || j.ID != 7 {
+		t.Errorf("sync-failed: %+v", j)
+	}
+}
+
+// TestMonitorEnds: a cancelled context (Ctrl-C) ends the monitor without
+// an error; a failing socket ends it with one.
+func TestMonitorEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fakeAPI{events: testEvents()[:1]}
+	done := make(chan error)
+	var out bytes.Buffer
+	go func() { done <- monitor(ctx, f, &out, &bytes.Buffer{}, &output{}, 0) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil || !strings.HasPrefix(out.String(), "client-new") {
+			t.Errorf("error %v, output %q", err, out.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("monitor did not end")
+	}
+
+	lost := errors.New("watch events: events lost, the receiver fell behind")
+	f = &fakeAPI{events: testEvents()[:2], errs: map[string]error{"Watch.Receive": lost}}
+	r := runFake(t, f, "monitor")
+	if r.code != 1 || !strings.HasSuffix(r.stderr, "Error: "+lost.Error()+"\n") || strings.Count(r.stdout, "\n") != 2 {
+		t.Errorf("%+v", r)
+	}
+}
+
+// TestHelp: every command documents itself with examples, and the
+// generated completion command is there.
+func TestHelp(t *testing.T) {
+	root := newRoot(nil)
+	root.InitDefaultCompletionCmd()
+	names := map[string]bool{}
+	for _, c := range root.Commands() {
+		names[c.Name()] = true
+		if c.Name() == "completion" || c.Name() == "help" {
+			continue
+		}
+		if c.Short == "" || c.Long == "" || !strings.Contains(c.Example, "syncmemctl "+c.Name()) {
+			t.Errorf("%s: Short %q, Long %d bytes, Example %q", c.Name(), c.Short, len(c.Long), c.Example)
+		}
+		if !c.SilenceUsage && !root.SilenceUsage {
+			t.Errorf("%s prints usage on errors", c.Name())
+		}
+	}
+	for _, n := range []string{"devices", "register", "unregister", "list", "sync", "stats", "monitor", "completion"} {
+		if !names[n] {
+			t.Errorf("no %s command", n)
+		}
+	}
+	for _, args := range [][]string{
+		{"completion", "bash"}, {"register", "--help"}, {"--version"},
+	} {
+		out := mustRun(t, &fakeAPI{}, args...)
+		if out == "" {
+			t.Errorf("%v printed nothing", args)
+		}
+	}
+	help := mustRun(t, &fakeAPI{}, "register", "--help")
+	if strings.Contains(help, "--hold") || !strings.Contains(help, "--owned") || !strings.Contains(help, "-j, --json") {
+		t.Errorf("register --help:\n%s", help)
+	}
+}

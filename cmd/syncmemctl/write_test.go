@@ -1,0 +1,245 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/syncmem/syncmem/pkg/genl"
+	"golang.org/x/sys/unix"
+)
+
+// Tests of the commands that change things: register, unregister, sync.
+
+func TestRegisterRequest(t *testing.T) {
+	base := []string{"register", "--dev", "rxe0", "--name", "buf0"}
+	for _, tt := range []struct {
+		args []string
+		want genl.RegisterRequest
+	}{
+		{nil, genl.RegisterRequest{Device: "rxe0", Name: "buf0", Kind: genl.KindSim}},
+		{[]string{"--lazy", "--owned"}, genl.RegisterRequest{Device: "rxe0", Name: "buf0",
+			Kind: genl.KindSim, Flags: genl.FlagLazy | genl.FlagOwned}},
+		{[]string{"--latency", "200us", "--size", "64K", "--batch"}, genl.RegisterRequest{
+			Device: "rxe0", Name: "buf0", Kind: genl.KindSim, Sim: &genl.SimConfig{
+				Latency: new(200 * time.Microsecond), Size: new(uint64(65536)), Batch: true,
+			}}},
+		{[]string{"--fail-next", "3", "--fail-errno", "EIO"}, genl.RegisterRequest{
+			Device: "rxe0", Name: "buf0", Kind: genl.KindSim, Sim: &genl.SimConfig{
+				FailNext: new(uint32(3)), FailErrno: new(unix.EIO),
+			}}},
+		// Out-of-range values go to the kernel, which says what is wrong.
+		{[]string{"--fail-errno", "0", "--latency", "0s"}, genl.RegisterRequest{
+			Device: "rxe0", Name: "buf0", Kind: genl.KindSim, Sim: &genl.SimConfig{
+				FailErrno: new(syscall.Errno(0)), Latency: new(time.Duration(0)),
+			}}},
+		{[]string{"--fail-errno", "5000", "--kind", "2"}, genl.RegisterRequest{
+			Device: "rxe0", Name: "buf0", Kind: genl.KindRegion, Sim: &genl.SimConfig{
+				FailErrno: new(syscall.Errno(5000)),
+			}}},
+	} {
+		f := &fakeAPI{reg: genl.Client{ID: 42}}
+		args := append(append([]string{}, base...), tt.args...)
+		if out := mustRun(t, f, args...); out != "42\n" {
+			t.Errorf("%v printed %q", args, out)
+		}
+		if d := cmp.Diff(tt.want, f.regReq); d != "" {
+			t.Errorf("%v: request (-want +got):\n%s", args, d)
+		}
+	}
+}
+
+func TestRegisterJSON(t *testing.T) {
+	f := &fakeAPI{reg: testClients()[0]}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(mustRun(t, f, "register", "--dev", "rxe0", "--name", "buf0", "-j")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["id"] != 3.0 || got["owner_pid"] != 99.0 {
+		t.Errorf("%v", got)
+	}
+}
+
+func TestRegisterHold(t *testing.T) {
+	f := &fakeAPI{reg: genl.Client{ID: 42}}
+	start := time.Now()
+	if out := mustRun(t, f, "register", "--dev", "rxe0", "--name", "o", "--owned", "--hold", "50ms"); out != "42\n" {
+		t.Errorf("printed %q", out)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("returned after %v", d)
+	}
+}
+
+// TestBadCommandLines: every bad command line is refused with a message
+// naming the problem, before dialing the kernel.
+func TestBadCommandLines(t *testing.T) {
+	reg := []string{"register", "--dev", "rxe0", "--name", "a"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"register", "--name", "a"}, `required flag(s) "dev" not set`},
+		{[]string{"register", "--dev", "rxe0"}, `required flag(s) "name" not set`},
+		{append(reg, "--latency", "abc"), `invalid argument "abc" for "--latency" flag`},
+		{append(reg, "--latency", "-1s"), `invalid --latency "-1s": must not be negative`},
+		{append(reg, "--latency", "1500ns"), `invalid --latency "1.5µs": must be a whole number of microseconds`},
+		{append(reg, "--size", "4Q"), `invalid --size "4Q": want bytes`},
+		{append(reg, "--size", "0.5"), `invalid --size "0.5": not a whole number of bytes`},
+		{append(reg, "--size", "99999999T"), `invalid --size "99999999T": too large`},
+		{append(reg, "--fail-errno", "EFOO"), `invalid --fail-errno "EFOO": no such errno name`},
+		{append(reg, "--fail-errno", "-5"), `invalid --fail-errno "-5": want an errno number or name`},
+		{append(reg, "--fail-next", "x"), `invalid argument "x" for "--fail-next" flag`},
+		{append(reg, "--kind", "gpu"), `invalid --kind "gpu"`},
+		{append(reg, "extra"), `unknown command "extra"`},
+		{[]string{"unregister"}, "requires at least 1 arg(s)"},
+		{[]string{"unregister", "3", "x"}, `invalid client id "x": want a positive number`},
+		{[]string{"unregister", "0"}, `invalid client id "0"`},
+		{[]string{"sync"}, "name one target: --dev DEV, or --client ID[,ID...]"},
+		{[]string{"sync", "--dev", "rxe0", "--client", "3"}, "name one target"},
+		{[]string{"sync", "--client", "3,,4"}, `invalid --client "": want a positive client id`},
+		{[]string{"sync", "--client", "3", "--dir", "up"}, `invalid --dir "up": want to-device, to-cpu or bidirectional`},
+		{[]string{"sync", "--client", "3", "--timeout", "1500us"}, `invalid --timeout "1.5ms": must be a whole number of milliseconds`},
+		{[]string{"sync", "--client", "3", "--timeout", "-1s"}, `must not be negative`},
+		{[]string{"stats", "--dev", "rxe0", "--client", "3"}, "give --dev or --client, not both"},
+		{[]string{"stats", "--client", "x"}, `invalid --client "x"`},
+		{[]string{"monitor", "--count", "-1"}, `invalid --count "-1": must not be negative`},
+		{[]string{"list", "--bogus"}, "unknown flag: --bogus\nRun 'syncmemctl list --help' for usage."},
+	} {
+		r := runFake(t, &fakeAPI{}, tt.args...)
+		if r.code != 1 || !strings.HasPrefix(r.stderr, "Error: ") || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, r.code, r.stderr, tt.want)
+		}
+		if r.dials != 0 || r.stdout != "" {
+			t.Errorf("%v: dialed %d times, printed %q", tt.args, r.dials, r.stdout)
+		}
+	}
+}
+
+func TestUnregister(t *testing.T) {
+	f := &fakeAPI{}
+	r := runFake(t, f, "unregister", "3", "99", "4,5")
+	if want := []uint32{3, 99, 4, 5}; !cmp.Equal(f.unreg, want) {
+		t.Errorf("unregistered %v, want %v", f.unreg, want)
+	}
+	if r.code != 1 || r.stderr != "Error: unregister client 99: no such client\n" || r.stdout != "" {
+		t.Errorf("%+v", r)
+	}
+	if out := mustRun(t, &fakeAPI{}, "unregister", "7"); out != "" {
+		t.Errorf("printed %q", out)
+	}
+}
+
+func TestSyncRequest(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want genl.SyncRequest
+	}{
+		{[]string{"--dev", "rxe0"}, genl.SyncRequest{Device: "rxe0", Dir: genl.DirToDevice}},
+		{[]string{"--client", "3", "--dir", "to-cpu"}, genl.SyncRequest{Clients: []uint32{3}, Dir: genl.DirToCPU}},
+		{[]string{"--client", "3,4", "--client", "5", "--dir", "bidirectional", "--timeout", "5s"},
+			genl.SyncRequest{Clients: []uint32{3, 4, 5}, Dir: genl.DirBidirectional, Timeout: new(5 * time.Second)}},
+		// 0 is sent: the kernel rejects it and says why.
+		{[]string{"--dev", "rxe0", "--timeout", "0"}, genl.SyncRequest{Device: "rxe0", Dir: genl.DirToDevice, Timeout: new(time.Duration(0))}},
+	} {
+		f := &fakeAPI{}
+		mustRun(t, f, append([]string{"sync"}, tt.args...)...)
+		if d := cmp.Diff(tt.want, f.syncReq); d != "" {
+			t.Errorf("%v: request (-want +got):\n%s", tt.args, d)
+		}
+	}
+}
+
+func TestSyncOutput(t *testing.T) {
+	f := &fakeAPI{sync: genl.SyncResult{Run: 2, Skipped: 1, Duration: 412 * time.Microsecond,
+		Results: []genl.ClientResult{{ID: 3, Duration: 201 * time.Microsecond}, {ID: 4, Duration: 2 * time.Microsecond}}}}
+	got := mustRun(t, f, "sync", "--dev", "rxe0")
+	want := `sync to-device rxe0: 2 run, 0 failed, 1 skipped in 412us
+ID  RESULT  TIME
+3   ok      201us
+4   ok      2.00us
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+
+	// A client failed: the results, then an error and exit status 1.
+	f.sync = genl.SyncResult{Err: unix.ETIMEDOUT, Run: 2, Errors: 1, Duration: 5 * time.Millisecond,
+		Results: []genl.ClientResult{{ID: 4, Err: unix.ETIMEDOUT, Duration: 5 * time.Millisecond}, {ID: 3, Duration: 10}}}
+	r := runFake(t, f, "sync", "--client", "4,3")
+	want = `sync to-device client 4,3: 2 run, 1 failed, 0 skipped in 5.00ms
+ID  RESULT     TIME
+4   ETIMEDOUT  5.00ms
+3   ok         10ns
+`
+	if r.stdout != want || r.code != 1 ||
+		r.stderr != "Error: sync: 1 of 2 clients failed, the first with ETIMEDOUT\n" {
+		t.Errorf("exit %d\nstdout\n%s\nwant\n%s\nstderr %q", r.code, r.stdout, want, r.stderr)
+	}
+
+	r = runFake(t, f, "sync", "--client", "4,3", "-j", "--dir", "to-cpu")
+	var j map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {
+		t.Fatal(err)
+	}
+	wantJ := map[string]any{
+		"dir": "to-cpu", "errno": 110.0, "err": "ETIMEDOUT", "run": 2.0, "errors": 1.0, "skipped": 0.0,
+		"time_ns": 5e6, "results": []any{
+			map[string]any{"id": 4.0, "errno": 110.0, "err": "ETIMEDOUT", "time_ns": 5e6},
+			map[string]any{"id": 3.0, "errno": 0.0, "time_ns": 10.0},
+		},
+	}
+	if d := cmp.Diff(wantJ, j); d != "" || r.code != 1 {
+		t.Errorf("exit %d, JSON (-want +got):\n%s", r.code, d)
+	}
+}
+
+// TestKernelErrors: kernel errors print as "Error: <message>" with the
+// extended ack text, and exit 1.
+func TestKernelErrors(t *testing.T) {
+	for _, tt := range []struct {
+		method string
+		err    error
+		args   []string
+		want   string
+	}{
+		{"Register", &genl.Error{Op: "register client a", Errno: unix.EPERM},
+			[]string{"register", "--dev", "rxe0", "--name", "a"},
+			"Error: register client a: operation not permitted (requires CAP_NET_ADMIN)\n"},
+		{"Sync", &genl.Error{Op: "sync", Errno: unix.EPERM},
+			[]string{"sync", "--dev", "rxe0"}, "Error: sync: operation not permitted (requires CAP_NET_ADMIN)\n"},
+		{"Register", &genl.Error{Op: "register client a", Errno: unix.ENODEV, Message: "no such RDMA device"},
+			[]string{"register", "--dev", "rxe9", "--name", "a"}, "Error: register client a: no such RDMA device\n"},
+		{"Sync", &genl.Error{Op: "sync", Errno: unix.EINVAL, Message: "integer out of range"},
+			[]string{"sync", "--dev", "rxe0", "--timeout", "0"}, "Error: sync: integer out of range\n"},
+		{"Clients", &genl.Error{Op: "list clients of rxe9", Errno: unix.ENODEV, Message: "no such RDMA device"},
+			[]string{"list", "--dev", "rxe9"}, "Error: list clients of rxe9: no such RDMA device\n"},
+		{"Stats", &genl.Error{Op: "get stats", Errno: unix.ENOENT, Message: "no such client"},
+			[]string{"stats", "--client", "9"}, "Error: get stats: no such client\n"},
+		{"Watch", &genl.Error{Op: "watch events", Errno: unix.EPERM},
+			[]string{"monitor"}, "Error: watch events: operation not permitted (requires CAP_NET_ADMIN)\n"},
+	} {
+		f := &fakeAPI{errs: map[string]error{tt.method: tt.err}}
+		r := runFake(t, f, tt.args...)
+		if r.code != 1 || r.stderr != tt.want || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q, want %q", tt.args, r.code, r.stdout, r.stderr, tt.want)
+		}
+	}
+}
+
+// TestNotLoaded: every command says the module is not loaded.
+func TestNotLoaded(t *testing.T) {
+	notLoaded := genl.ErrNotLoaded
+	for _, args := range [][]string{
+		{"devices"}, {"list"}, {"stats"}, {"monitor"}, {"unregister", "3"},
+		{"register", "--dev", "rxe0", "--name", "a"}, {"sync", "--dev", "rxe0"},
+	} {
+		r := runWith(t, nil, notLoaded, args...)
+		if r.code != 1 || r.stderr != "Error: module ib_sync_mem is not loaded\n" || r.stdout != "" || r.dials != 1 {
+			t.Errorf("%v: %+v", args, r)
+		}
+	}
+}

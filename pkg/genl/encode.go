@@ -1,0 +1,202 @@
+package genl
+
+import (
+	"fmt"
+	"math"
+	"syscall"
+	"time"
+
+	"github.com/mdlayher/netlink"
+)
+
+// RegisterRequest describes a client to create with Conn.Register.
+type RegisterRequest struct {
+	Device string      // RDMA device name (required)
+	Name   string      // 1 to NameLen-1 bytes (required)
+	Kind   Kind        // KindSim; KindKernel cannot be created
+	Flags  ClientFlags // FlagLazy, FlagOwned
+	// Sim configures a sim client; nil sends no settings and leaves the
+	// module's defaults.
+	Sim *SimConfig
+	// Region is required for KindRegion, DMABuf for KindDMABuf.
+	Region *RegionConfig
+	DMABuf *DMABufConfig
+}
+
+// RegionConfig is memory of the calling process for a region client:
+// page-aligned, a multiple of the page size, 1 page to 1 GiB. It stays
+// pinned (counted against RLIMIT_MEMLOCK unless the caller has
+// CAP_IPC_LOCK) and DMA-mapped until the client is deleted.
+type RegionConfig struct {
+	Addr   uint64
+	Len    uint64
+	Access RegionAccess
+}
+
+// DMABufConfig names the dma-buf of a dma-buf client: a file descriptor of
+// the calling process.
+type DMABufConfig struct {
+	FD int32
+}
+
+// SimConfig holds the settings of a sim client. A nil field is not sent,
+// leaving the module's default.
+type SimConfig struct {
+	Latency   *time.Duration // time one sync takes: whole microseconds, <= 10s
+	FailNext  *uint32        // fail the next N syncs
+	FailErrno *syscall.Errno // with this errno, 1..4095
+	Size      *uint64        // bytes the client stands for
+	Batch     bool           // use the prepare/finish hooks
+}
+
+// SyncRequest selects what Conn.Sync syncs: either every client of
+// Device, or the clients in Clients. One id syncs that client; several are
+// a batch, synced in that order (rejected whole if one id is unknown).
+type SyncRequest struct {
+	Device  string
+	Clients []uint32
+	Dir     Direction // required
+	// Timeout bounds each client's waits, in whole milliseconds; nil
+	// leaves the module's sync_timeout_ms.
+	Timeout *time.Duration
+}
+
+// StatsRequest selects the counters Conn.Stats reports: a client (by ID),
+// a device (by name), or, when both are zero, the whole module.
+type StatsRequest struct {
+	Device string
+	Client uint32
+}
+
+// invalidf is a request this package cannot encode.
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// inUnits converts d to a whole number of unit that fits a u32.
+func inUnits(what string, d, unit time.Duration) (uint32, error) {
+	switch {
+	case d < 0:
+		return 0, invalidf("%s %v is negative", what, d)
+	case d%unit != 0:
+		return 0, invalidf("%s %v is not a whole number of %v", what, d, unit)
+	case d/unit > math.MaxUint32:
+		return 0, invalidf("%s %v is too long", what, d)
+	}
+	return uint32(d / unit), nil
+}
+
+func encodeDevice(name string) ([]byte, error) {
+	ae := netlink.NewAttributeEncoder()
+	ae.String(attrDevName, name)
+	return ae.Encode()
+}
+
+func encodeClientID(id uint32) ([]byte, error) {
+	ae := netlink.NewAttributeEncoder()
+	ae.Uint32(attrClientID, id)
+	return ae.Encode()
+}
+
+// encodeClientFilter restricts a client dump to one device, if dev is set.
+func encodeClientFilter(dev string) ([]byte, error) {
+	if dev == "" {
+		return nil, nil
+	}
+	return encodeDevice(dev)
+}
+
+func encodeRegister(r RegisterRequest) ([]byte, error) {
+	ae := netlink.NewAttributeEncoder()
+	if r.Device != "" {
+		ae.String(attrDevName, r.Device)
+	}
+	ae.String(attrClientName, r.Name)
+	ae.Uint32(attrClientKind, uint32(r.Kind))
+	if r.Flags != 0 {
+		ae.Uint32(attrClientFlags, uint32(r.Flags))
+	}
+	if r.Sim != nil {
+		ae.Nested(attrSim, func(nae *netlink.AttributeEncoder) error {
+			return encodeSim(nae, r.Sim)
+		})
+	}
+	if r.Region != nil {
+		ae.Nested(attrRegion, func(nae *netlink.AttributeEncoder) error {
+			nae.Uint64(regionAddr, r.Region.Addr)
+			nae.Uint64(regionLen, r.Region.Len)
+			nae.Uint32(regionAccess, uint32(r.Region.Access))
+			return nil
+		})
+	}
+	if r.DMABuf != nil {
+		ae.Nested(attrDMABuf, func(nae *netlink.AttributeEncoder) error {
+			nae.Int32(dmabufFD, r.DMABuf.FD)
+			return nil
+		})
+	}
+	return ae.Encode()
+}
+
+func encodeSim(ae *netlink.AttributeEncoder, s *SimConfig) error {
+	if s.Latency != nil {
+		us, err := inUnits("sim latency", *s.Latency, time.Microsecond)
+		if err != nil {
+			return err
+		}
+		ae.Uint32(simLatencyUS, us)
+	}
+	if s.FailNext != nil {
+		ae.Uint32(simFailNext, *s.FailNext)
+	}
+	if s.FailErrno != nil {
+		if *s.FailErrno > math.MaxUint32 {
+			return invalidf("sim fail errno %d is out of range", uintptr(*s.FailErrno))
+		}
+		ae.Uint32(simFailErrno, uint32(*s.FailErrno))
+	}
+	if s.Size != nil {
+		ae.Uint64(simSize, *s.Size)
+	}
+	ae.Flag(simBatch, s.Batch)
+	return nil
+}
+
+func encodeSync(r SyncRequest) ([]byte, error) {
+	ae := netlink.NewAttributeEncoder()
+	if r.Device != "" {
+		ae.String(attrDevName, r.Device)
+	}
+	switch len(r.Clients) {
+	case 0:
+	case 1:
+		ae.Uint32(attrClientID, r.Clients[0])
+	default:
+		ae.Nested(attrSyncClients, func(nae *netlink.AttributeEncoder) error {
+			for _, id := range r.Clients {
+				nae.Uint32(attrClientID, id)
+			}
+			return nil
+		})
+	}
+	ae.Uint32(attrSyncDir, uint32(r.Dir))
+	if r.Timeout != nil {
+		ms, err := inUnits("sync timeout", *r.Timeout, time.Millisecond)
+		if err != nil {
+			return nil, err
+		}
+		ae.Uint32(attrSyncTimeoutMS, ms)
+	}
+	return ae.Encode()
+}
+
+func encodeStats(r StatsRequest) ([]byte, error) {
+	ae := netlink.NewAttributeEncoder()
+	if r.Client != 0 {
+		ae.Uint32(attrClientID, r.Client)
+	}
+	if r.Device != "" {
+		ae.String(attrDevName, r.Device)
+	}
+	return ae.Encode()
+}

@@ -1,0 +1,139 @@
+package genl
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Sentinel errors. An *Error unwraps to the one matching its errno, and
+// errors.Is also matches the errno itself (syscall.ENOENT, ...) and the
+// os.Err* values the errno stands for.
+var (
+	// ErrNotLoaded: the generic netlink family does not exist here, because
+	// the module is not loaded or the caller is not in the initial network
+	// namespace, the only one where the family exists.
+	ErrNotLoaded = errors.New("module ib_sync_mem is not loaded")
+	// ErrNotFound (ENOENT): no such client.
+	ErrNotFound = errors.New("not found")
+	// ErrNoDevice (ENODEV): no such device, or it went away.
+	ErrNoDevice = errors.New("no such device")
+	// ErrPermission (EPERM): the command needs CAP_NET_ADMIN in the initial
+	// user namespace.
+	ErrPermission = errors.New("permission denied: needs CAP_NET_ADMIN")
+	// ErrBusy (EBUSY): the client belongs to a kernel driver.
+	ErrBusy = errors.New("busy")
+	// ErrInvalid (EINVAL, or ERANGE for a value out of its range): a bad or
+	// missing attribute. Requests this package cannot encode are refused
+	// with it before reaching the kernel.
+	ErrInvalid = errors.New("invalid argument")
+	// ErrTimeout (ETIMEDOUT): a sync waited past its timeout.
+	ErrTimeout = errors.New("timed out")
+	// ErrLimit (ENOSPC): past the module's max_clients or
+	// max_clients_per_dev.
+	ErrLimit = errors.New("client limit reached")
+	// ErrDumpInterrupted: a dump kept being interrupted by concurrent
+	// changes (NLM_F_DUMP_INTR) and was given up after a few attempts.
+	ErrDumpInterrupted = errors.New("dump interrupted by concurrent changes")
+)
+
+var sentinels = map[syscall.Errno]error{
+	unix.ENOENT:    ErrNotFound,
+	unix.ENODEV:    ErrNoDevice,
+	unix.EPERM:     ErrPermission,
+	unix.EBUSY:     ErrBusy,
+	unix.EINVAL:    ErrInvalid,
+	unix.ERANGE:    ErrInvalid,
+	unix.ETIMEDOUT: ErrTimeout,
+	unix.ENOSPC:    ErrLimit,
+}
+
+// An Error is a command the kernel refused.
+type Error struct {
+	Op      string        // what was attempted, such as "register client"
+	Errno   syscall.Errno // the errno of the netlink ack
+	Message string        // the kernel's extended ack message, if any
+	// Attr is the request attribute the kernel pointed at, if any, as
+	// its name in the UAPI header without the IB_SYNC_MEM_A_ prefix, with
+	// its value: SIM_FAIL_ERRNO=0, DEV_NAME="rxe9".
+	Attr string
+}
+
+// Error returns "op: message (attribute)", with the kernel's message when
+// it sent one and the errno's text otherwise. EPERM says which capability
+// is missing.
+func (e *Error) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = e.Errno.Error()
+	}
+	if e.Attr != "" {
+		msg += " (" + e.Attr + ")"
+	}
+	if e.Errno == unix.EPERM && !strings.Contains(msg, "CAP_NET_ADMIN") {
+		msg += " (requires CAP_NET_ADMIN)"
+	}
+	if e.Op == "" {
+		return msg
+	}
+	return e.Op + ": " + msg
+}
+
+// Unwrap returns the sentinel error of the errno (ErrNotFound, ...), or
+// the errno itself when it has none.
+func (e *Error) Unwrap() error {
+	if s, ok := sentinels[e.Errno]; ok {
+		return s
+	}
+	return e.Errno
+}
+
+// Is reports whether target is the errno, or an error the errno matches
+// (os.ErrPermission for EPERM, os.ErrNotExist for ENOENT...).
+func (e *Error) Is(target error) bool {
+	if t, ok := target.(syscall.Errno); ok {
+		return t == e.Errno
+	}
+	return e.Errno.Is(target)
+}
+
+// notLoadedError explains why the family could not be resolved.
+type notLoadedError struct{ msg string }
+
+func (e *notLoadedError) Error() string { return e.msg }
+func (e *notLoadedError) Unwrap() error { return ErrNotLoaded }
+
+// Where notLoaded looks; variables so that tests can point them elsewhere.
+var (
+	sysModulePath = "/sys/module/ib_sync_mem"
+	selfNetnsPath = "/proc/self/ns/net"
+	initNetnsPath = "/proc/1/ns/net"
+)
+
+// notLoaded builds the error for a family that does not resolve, telling
+// an unloaded module from one loaded outside this network namespace.
+func notLoaded() error {
+	_, err := os.Stat(sysModulePath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return &notLoadedError{ErrNotLoaded.Error()}
+	case err != nil:
+		return &notLoadedError{ErrNotLoaded.Error() + " (or this is not the initial network" +
+			" namespace, the only one where its netlink family exists)"}
+	}
+	self, err1 := os.Readlink(selfNetnsPath)
+	initNS, err2 := os.Readlink(initNetnsPath)
+	switch {
+	case err1 != nil || err2 != nil:
+		return &notLoadedError{"module ib_sync_mem is not available here: its netlink" +
+			" family exists only in the initial network namespace"}
+	case self != initNS:
+		return &notLoadedError{"module ib_sync_mem is not available in this network" +
+			" namespace: its netlink family exists only in the initial one"}
+	}
+	return &notLoadedError{"module ib_sync_mem is loaded but has no netlink family " +
+		FamilyName + " (a build without netlink support?)"}
+}

@@ -1,0 +1,301 @@
+package genl
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mdlayher/genetlink"
+	"github.com/mdlayher/netlink/nltest"
+	"golang.org/x/sys/unix"
+)
+
+// TestKernelErrors: an error ack becomes an *Error with the kernel's
+// extended ack message, matching its sentinel, its errno and the os error
+// the errno stands for.
+func TestKernelErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		call     func(*Conn) error
+		errno    syscall.Errno
+		extack   string
+		path     []uint16 // the attribute the ack points at
+		nth      int
+		sentinel error
+		osErr    error
+		wantMsg  string
+	}{{
+		name:     "register without CAP_NET_ADMIN",
+		call:     func(c *Conn) error { _, err := c.Register(RegisterRequest{Device: "rxe0", Name: "a"}); return err },
+		errno:    unix.EPERM,
+		sentinel: ErrPermission,
+		osErr:    os.ErrPermission,
+		wantMsg:  "register client a: operation not permitted (requires CAP_NET_ADMIN)",
+	}, {
+		name:     "EPERM with a message naming the capability",
+		call:     func(c *Conn) error { return c.Unregister(3) },
+		errno:    unix.EPERM,
+		extack:   "CAP_NET_ADMIN needed",
+		sentinel: ErrPermission,
+		wantMsg:  "unregister client 3: CAP_NET_ADMIN needed",
+	}, {
+		name:     "unknown client",
+		call:     func(c *Conn) error { _, err := c.Client(9); return err },
+		errno:    unix.ENOENT,
+		extack:   "no client with id 9",
+		sentinel: ErrNotFound,
+		osErr:    os.ErrNotExist,
+		wantMsg:  "get client 9: no client with id 9",
+	}, {
+		name:     "unknown device in a dump filter",
+		call:     func(c *Conn) error { _, err := c.Clients("rxe9"); return err },
+		errno:    unix.ENODEV,
+		extack:   "no RDMA device rxe9",
+		sentinel: ErrNoDevice,
+		wantMsg:  "list clients of rxe9: no RDMA device rxe9",
+	}, {
+		name:     "driver's client",
+		call:     func(c *Conn) error { return c.Unregister(4) },
+		errno:    unix.EBUSY,
+		extack:   "client 4 belongs to a kernel driver",
+		sentinel: ErrBusy,
+		wantMsg:  "unregister client 4: client 4 belongs to a kernel driver",
+	}, {
+		name:     "policy violation",
+		call:     func(c *Conn) error { _, err := c.Sync(SyncRequest{Device: "rxe0"}); return err },
+		errno:    unix.EINVAL,
+		extack:   "missing attribute: IB_SYNC_MEM_A_SYNC_DIR",
+		sentinel: ErrInvalid,
+		wantMsg:  "sync: missing attribute: IB_SYNC_MEM_A_SYNC_DIR",
+	}, {
+		name: "value out of range",
+		call: func(c *Conn) error {
+			_, err := c.Sync(SyncRequest{Device: "rxe0", Timeout: new(time.Duration(0))})
+			return err
+		},
+		errno:    unix.ERANGE,
+		extack:   "integer out of range",
+		sentinel: ErrInvalid,
+		wantMsg:  "sync: integer out of range",
+	}, {
+		name: "nested value out of range",
+		call: func(c *Conn) error {
+			_, err := c.Register(RegisterRequest{Device: "rxe0", Name: "a", Kind: KindSim,
+				Sim: &SimConfig{Latency: new(time.Second), FailErrno: new(syscall.Errno(0))}})
+			return err
+		},
+		errno:    unix.ERANGE,
+		extack:   "integer out of range",
+		path:     []uint16{attrSim, simFailErrno},
+		sentinel: ErrInvalid,
+		wantMsg:  "register client a: integer out of range (SIM_FAIL_ERRNO=0)",
+	}, {
+		name: "unknown id in a batch",
+		call: func(c *Conn) error {
+			_, err := c.Sync(SyncRequest{Clients: []uint32{3, 99}, Dir: DirToCPU})
+			return err
+		},
+		errno:    unix.ENOENT,
+		extack:   "no such client",
+		path:     []uint16{attrSyncClients, attrClientID},
+		nth:      1,
+		sentinel: ErrNotFound,
+		wantMsg:  "sync: no such client (CLIENT_ID=99)",
+	}, {
+		name:     "unknown device, pointed at",
+		call:     func(c *Conn) error { _, err := c.Stats(StatsRequest{Device: "rxe9"}); return err },
+		errno:    unix.ENODEV,
+		extack:   "no such RDMA device",
+		path:     []uint16{attrDevName},
+		sentinel: ErrNoDevice,
+		wantMsg:  `get stats: no such RDMA device (DEV_NAME="rxe9")`,
+	}, {
+		name:     "timeout",
+		call:     func(c *Conn) error { _, err := c.Sync(SyncRequest{Device: "rxe0", Dir: DirToCPU}); return err },
+		errno:    unix.ETIMEDOUT,
+		sentinel: ErrTimeout,
+		wantMsg:  "sync: connection timed out",
+	}, {
+		name:     "limit",
+		call:     func(c *Conn) error { _, err := c.Register(RegisterRequest{Device: "rxe0", Name: "a"}); return err },
+		errno:    unix.ENOSPC,
+		extack:   "max_clients_per_dev (4) reached",
+		sentinel: ErrLimit,
+		wantMsg:  "register client a: max_clients_per_dev (4) reached",
+	}, {
+		name:     "no sentinel",
+		call:     func(c *Conn) error { _, err := c.Stats(StatsRequest{Client: 1}); return err },
+		errno:    unix.EOPNOTSUPP,
+		extack:   "kind 7 is not available",
+		sentinel: unix.EOPNOTSUPP,
+		wantMsg:  "get stats: kind 7 is not available",
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := dialFake(t, func(request) ([]msg, error) {
+				return nil, &kernelError{tt.errno, tt.extack, tt.path, tt.nth}
+			})
+			err := tt.call(c)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v (%T), want *Error", err, err)
+			}
+			if e.Errno != tt.errno || e.Message != tt.extack {
+				t.Errorf("Errno %v Message %q, want %v %q", e.Errno, e.Message, tt.errno, tt.extack)
+			}
+			if !errors.Is(err, tt.sentinel) {
+				t.Errorf("errors.Is(%v, %v) = false", err, tt.sentinel)
+			}
+			if !errors.Is(err, tt.errno) {
+				t.Errorf("errors.Is(%v, errno %d) = false", err, tt.errno)
+			}
+			if tt.osErr != nil && !errors.Is(err, tt.osErr) {
+				t.Errorf("errors.Is(%v, %v) = false", err, tt.osErr)
+			}
+			if errors.Is(err, ErrNotLoaded) || errors.Is(err, unix.E2BIG) {
+				t.Errorf("%v matches an unrelated error", err)
+			}
+			if err.Error() != tt.wantMsg {
+				t.Errorf("message %q, want %q", err.Error(), tt.wantMsg)
+			}
+		})
+	}
+}
+
+// TestRefusedLocally: requests that cannot be encoded fail with
+// ErrInvalid before anything is sent.
+func TestRefusedLocally(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		call func(*Conn) error
+		want string
+	}{
+		{"latency below a microsecond", func(c *Conn) error {
+			_, err := c.Register(RegisterRequest{Name: "a", Sim: &SimConfig{Latency: new(1500 * time.Nanosecond)}})
+			return err
+		}, "sim latency 1.5µs is not a whole number of 1µs"},
+		{"negative latency", func(c *Conn) error {
+			_, err := c.Register(RegisterRequest{Name: "a", Sim: &SimConfig{Latency: new(-time.Second)}})
+			return err
+		}, "sim latency -1s is negative"},
+		{"latency overflow", func(c *Conn) error {
+			_, err := c.Register(RegisterRequest{Name: "a", Sim: &SimConfig{Latency: new(5000 * time.Hour)}})
+			return err
+		}, "sim latency 5000h0m0s is too long"},
+		{"fail errno overflow", func(c *Conn) error {
+			_, err := c.Register(RegisterRequest{Name: "a", Sim: &SimConfig{FailErrno: new(syscall.Errno(1 << 33))}})
+			return err
+		}, "out of range"},
+		{"timeout below a millisecond", func(c *Conn) error {
+			_, err := c.Sync(SyncRequest{Device: "rxe0", Dir: DirToDevice, Timeout: new(1500 * time.Microsecond)})
+			return err
+		}, "sync timeout 1.5ms is not a whole number of 1ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, k := dialFake(t, func(request) ([]msg, error) { return nil, nil })
+			err := tt.call(c)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want ErrInvalid containing %q", err, tt.want)
+			}
+			if len(k.reqs) != 0 {
+				t.Errorf("%d requests sent", len(k.reqs))
+			}
+		})
+	}
+}
+
+// TestNotLoaded: a family that does not resolve gives ErrNotLoaded, with a
+// message that tells why.
+func TestNotLoaded(t *testing.T) {
+	dir := t.TempDir()
+	mkNS := func(name, target string) string {
+		p := filepath.Join(dir, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	loaded := dir // exists
+	missing := filepath.Join(dir, "missing")
+	nsA := mkNS("a", "net:[4026531840]")
+	nsA2 := mkNS("a2", "net:[4026531840]")
+	nsB := mkNS("b", "net:[4026532290]")
+	for _, tt := range []struct {
+		name, module, self, init, want string
+	}{
+		{"module not loaded", missing, nsA, nsA, "module ib_sync_mem is not loaded"},
+		{"other netns", loaded, nsB, nsA, "module ib_sync_mem is not available in this network namespace: " +
+			"its netlink family exists only in the initial one"},
+		{"netns unknown", loaded, nsA, missing, "module ib_sync_mem is not available here: " +
+			"its netlink family exists only in the initial network namespace"},
+		{"initial netns, no family", loaded, nsA, nsA2, "module ib_sync_mem is loaded but has no netlink " +
+			"family ib_sync_mem (a build without netlink support?)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			setPath(t, &sysModulePath, tt.module)
+			setPath(t, &selfNetnsPath, tt.self)
+			setPath(t, &initNetnsPath, tt.init)
+			k := &fakeKernel{t: t, noFamily: true}
+			_, err := newConn(genetlink.NewConn(nltest.Dial(k.receive)), nil)
+			if !errors.Is(err, ErrNotLoaded) {
+				t.Fatalf("error %v, want ErrNotLoaded", err)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("message %q, want %q", err.Error(), tt.want)
+			}
+		})
+	}
+}
+
+func setPath(t *testing.T, p *string, v string) {
+	old := *p
+	*p = v
+	t.Cleanup(func() { *p = old })
+}
+
+func TestErrorString(t *testing.T) {
+	for _, tt := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{Op: "sync", Errno: unix.ENXIO, Message: "memory of client 3 is gone"}, "sync: memory of client 3 is gone"},
+		{Error{Op: "sync", Errno: unix.ENXIO}, "sync: no such device or address"},
+		{Error{Errno: unix.EPERM}, "operation not permitted (requires CAP_NET_ADMIN)"},
+		{Error{Op: "sync", Errno: unix.ERANGE, Message: "integer out of range", Attr: "SYNC_TIMEOUT_MS=0"},
+			"sync: integer out of range (SYNC_TIMEOUT_MS=0)"},
+	} {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("%#v: %q, want %q", tt.e, got, tt.want)
+		}
+	}
+	if !errors.Is(&Error{Errno: unix.ENXIO}, unix.ENXIO) || errors.Unwrap(&Error{Errno: unix.ENXIO}) != unix.ENXIO {
+		t.Error("an errno without a sentinel does not unwrap to itself")
+	}
+}
+
+func TestDescribeAttr(t *testing.T) {
+	b := marshal([]attr{
+		str(attrDevName, "rxe0"),                            // at 0, 12 bytes
+		nest(attrSim, u32(simFailNext, 2), u64(simSize, 1)), // at 12: nest 4 + 8 + 12
+		u32(77, 1), // at 36
+		nest(attrSyncClients, u32(attrClientID, 1), u32(attrClientID, 2)), // at 44
+	})
+	for _, tt := range []struct {
+		off  int
+		want string
+	}{
+		{0, `DEV_NAME="rxe0"`}, {12, "SIM"}, {16, "SIM_FAIL_NEXT=2"}, {24, "SIM_SIZE=1"},
+		{36, "attribute 77"}, {44, "SYNC_CLIENTS"}, {56, "CLIENT_ID=2"},
+		{4, ""}, {20, ""}, {-30, ""}, {1000, ""},
+	} {
+		if got := describeAttr(b, attrsOffset+tt.off); got != tt.want {
+			t.Errorf("offset %d: %q, want %q", tt.off, got, tt.want)
+		}
+	}
+	if got := describeAttr([]byte{1, 2, 3}, attrsOffset); got != "" {
+		t.Errorf("malformed: %q", got)
+	}
+}
