@@ -96,7 +96,7 @@ check_kernel() {
 
 status=0
 for kver in $kernels; do
-	image=/boot/vmlinuz-$kver
+	image=$(vm/kernels.sh --image "$kver")
 	case $mode in
 	test)
 		dir=$results/$kver
