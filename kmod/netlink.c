@@ -147,6 +147,18 @@ void ib_sync_mem_kind_unregister(struct ib_sync_mem_client_kind *kind)
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_kind_unregister);
 
+/*
+ * GENL_REQ_ATTR_CHECK() with a message: the missing-attribute type alone
+ * is not shown by every client.
+ */
+#define SM_NL_REQUIRE(info, attr, msg) ({				\
+	struct genl_info *__info = (info);				\
+	bool __missing = GENL_REQ_ATTR_CHECK(__info, attr);		\
+	if (__missing)							\
+		NL_SET_ERR_MSG(__info->extack, msg);			\
+	__missing;							\
+})
+
 /* The kind with that id, with a reference on its module, or NULL. */
 static struct ib_sync_mem_client_kind *sm_kind_get(u32 id)
 {
@@ -533,7 +545,8 @@ static int sm_nl_dump_ret(struct sk_buff *skb, int ret)
 
 /*
  * Dump state in cb->args: [0] next device index (DEV_GET); [1] device
- * filter, index + 1, 0 for none, and [2] next client id (CLIENT_GET).
+ * filter, index + 1, 0 for none, [2] next client id and [3] filter
+ * resolved (CLIENT_GET).
  */
 static int sm_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
@@ -575,8 +588,10 @@ static int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 	u32 flags = 0;
 	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, IB_SYNC_MEM_A_CLIENT_NAME) ||
-	    GENL_REQ_ATTR_CHECK(info, IB_SYNC_MEM_A_CLIENT_KIND))
+	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_NAME,
+			  "missing client name (CLIENT_NAME)") ||
+	    SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_KIND,
+			  "missing client kind (CLIENT_KIND)"))
 		return -EINVAL;
 	name = nla_data(attrs[IB_SYNC_MEM_A_CLIENT_NAME]);
 	if (!*name) {
@@ -625,6 +640,9 @@ static int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 	ib_device_put(ibdev);
 	if (IS_ERR(c)) {
 		ret = PTR_ERR(c);
+		/* The kind may have said why already; keep its message. */
+		if (info->extack && info->extack->_msg)
+			goto err_obj;
 		if (ret == -ENOSPC)
 			NL_SET_ERR_MSG(info->extack,
 				       "client limit reached (max_clients or max_clients_per_dev)");
@@ -674,7 +692,8 @@ static int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *attr;
 	u32 id;
 
-	if (GENL_REQ_ATTR_CHECK(info, IB_SYNC_MEM_A_CLIENT_ID))
+	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_ID,
+			  "missing client id (CLIENT_ID)"))
 		return -EINVAL;
 	attr = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
 	id = nla_get_u32(attr);
@@ -704,7 +723,8 @@ static int sm_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info)
 	struct sk_buff *msg;
 	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, IB_SYNC_MEM_A_CLIENT_ID))
+	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_ID,
+			  "missing client id (CLIENT_ID)"))
 		return -EINVAL;
 	c = ib_sync_mem_lookup(nla_get_u32(info->attrs[IB_SYNC_MEM_A_CLIENT_ID]));
 	if (!c) {
@@ -731,16 +751,19 @@ out:
 	return ret;
 }
 
-static int sm_nl_client_get_start(struct netlink_callback *cb)
+/*
+ * Resolve a dump's device filter into cb->args[1]. Done in the first
+ * dumpit call rather than in .start, where some kernels (6.1) have no
+ * extack to say what went wrong; an error here ends the dump with the
+ * error and its message in NLMSG_DONE.
+ */
+static int sm_nl_client_dump_filter(struct netlink_callback *cb)
 {
 	struct nlattr *attrs[IB_SYNC_MEM_A_MAX + 1];
 	struct ib_sync_mem_domain *dom;
 	int ret;
 
-	/*
-	 * Where genl keeps a dump's parsed attributes differs between kernel
-	 * versions; parsing again (already validated, so cheap) does not.
-	 */
+	/* Already validated by genl; parse again for the attributes. */
 	ret = nlmsg_parse(cb->nlh, GENL_HDRLEN, attrs, IB_SYNC_MEM_A_MAX,
 			  sm_nl_policy, cb->extack);
 	if (ret)
@@ -761,9 +784,16 @@ static int sm_nl_client_get_dumpit(struct sk_buff *skb,
 {
 	enum sm_nl_detail detail = sm_nl_detail_for(cb->skb);
 	struct ib_sync_mem_client *c;
-	unsigned long id = cb->args[2];
+	unsigned long id;
 	int ret = 0;
 
+	if (!cb->args[3]) {
+		ret = sm_nl_client_dump_filter(cb);
+		if (ret)
+			return ret;
+		cb->args[3] = 1;
+	}
+	id = cb->args[2];
 	cb->seq = atomic_read(&sm_generation);
 	for (; (c = sm_client_next(&id)); id++) {
 		if (cb->args[1] && c->dom->index + 1 != cb->args[1]) {
@@ -1001,7 +1031,8 @@ static int sm_nl_sync_doit(struct sk_buff *skb, struct genl_info *info)
 	unsigned int timeout_ms = 0;
 	int targets;
 
-	if (GENL_REQ_ATTR_CHECK(info, IB_SYNC_MEM_A_SYNC_DIR))
+	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_SYNC_DIR,
+			  "missing sync direction (SYNC_DIR)"))
 		return -EINVAL;
 	if (attrs[IB_SYNC_MEM_A_SYNC_TIMEOUT_MS])
 		timeout_ms = nla_get_u32(attrs[IB_SYNC_MEM_A_SYNC_TIMEOUT_MS]);
@@ -1102,7 +1133,6 @@ static const struct genl_ops sm_nl_ops[] = {
 	{
 		.cmd = IB_SYNC_MEM_CMD_CLIENT_GET,
 		.doit = sm_nl_client_get_doit,
-		.start = sm_nl_client_get_start,
 		.dumpit = sm_nl_client_get_dumpit,
 	},
 	{

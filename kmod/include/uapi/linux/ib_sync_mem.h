@@ -5,10 +5,11 @@
  *
  * Family IB_SYNC_MEM_GENL_NAME ("ib_sync_mem"), version 1, multicast group
  * IB_SYNC_MEM_GENL_MCGRP_EVENTS ("events"). Every command is strictly
- * validated: unknown attributes, wrong types and out-of-range values are
- * rejected with -EINVAL and an extack message naming the attribute. Errors
- * below are negative errnos returned in the netlink ack; every error path
- * sets an extack message.
+ * validated by the family's policy: unknown attributes and wrong types are
+ * rejected with -EINVAL, values out of the documented ranges with -ERANGE,
+ * each with an extack message and the offset of the offending attribute.
+ * Errors below are negative errnos returned in the netlink ack, each with
+ * an extack message.
  *
  * Network namespaces: the family is not netns-aware. It exists only in the
  * initial network namespace, where RDMA devices are shared by default;
@@ -108,21 +109,25 @@
  *       only when invalidated
  *    IB_SYNC_MEM_A_CLIENT_ORIGIN: NLA_U32, enum ib_sync_mem_origin
  *    IB_SYNC_MEM_A_CLIENT_SIZE: NLA_U64, bytes behind the client
- *    IB_SYNC_MEM_A_CLIENT_LAST_ERR: NLA_S32, result of its last sync
+ *    IB_SYNC_MEM_A_CLIENT_LAST_ERR: NLA_S32, 0 or the negative errno its last
+ *       sync callback returned (a sync refused before the callback, e.g.
+ *       -ENXIO of an invalidated client, does not change it)
  *    IB_SYNC_MEM_A_CLIENT_OWNER_PORTID: NLA_U32, netlink port of the creator
  *       (sensitive; origin netlink only)
  *    IB_SYNC_MEM_A_CLIENT_OWNER_PID: NLA_U32, pid of the creator, in the
  *       initial pid namespace (sensitive; origin netlink only)
  *    IB_SYNC_MEM_A_STATS: NLA_NESTED, its counters (below, no histogram)
  *    IB_SYNC_MEM_A_CLIENT_PINNED_PAGES: NLA_U32, pages it keeps pinned
- *       (region clients; 0 once invalidated)
+ *       (region clients; 0 once the invalidation has released them, a few
+ *       milliseconds after the state turns invalidated)
  *    IB_SYNC_MEM_A_CLIENT_INFO: NLA_NESTED, kind-specific (sensitive):
  *       sim: IB_SYNC_MEM_A_SIM_* as above plus
  *          IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE, _TO_CPU, _BIDIRECTIONAL: NLA_U64
  *       region: IB_SYNC_MEM_A_REGION_ADDR, _LEN, _ACCESS, and
  *          IB_SYNC_MEM_A_REGION_SEGMENTS: NLA_U32, DMA segments mapped
  *       dma-buf: IB_SYNC_MEM_A_DMABUF_SIZE: NLA_U64,
- *          IB_SYNC_MEM_A_DMABUF_EXPORTER: NLA_NUL_STRING (e.g. "vgem"),
+ *          IB_SYNC_MEM_A_DMABUF_EXPORTER: NLA_NUL_STRING, the exporter's
+ *             name (e.g. "drm" for buffers of DRM drivers such as vgem),
  *          IB_SYNC_MEM_A_DMABUF_INODE: NLA_U64, the buffer's inode number
  *          (as in /proc/<pid>/fdinfo and /sys/kernel/debug/dma_buf/bufinfo)
  *
@@ -149,7 +154,8 @@
  * results. Unknown ids in a batch reject the whole request before anything
  * is synced. Reply:
  *
- *    IB_SYNC_MEM_A_SYNC_ERR: NLA_S32, first client error or 0
+ *    IB_SYNC_MEM_A_SYNC_ERR: NLA_S32, first client error (a negative errno)
+ *       or 0
  *    IB_SYNC_MEM_A_SYNC_RUN: NLA_U32, clients whose sync ran
  *    IB_SYNC_MEM_A_SYNC_ERRORS: NLA_U32, of them, how many failed
  *    IB_SYNC_MEM_A_SYNC_SKIPPED: NLA_U32, not run: lazy and clean, or
@@ -198,8 +204,8 @@
  *                also counts everything longer)
  *             IB_SYNC_MEM_A_HIST_COUNT: NLA_U64
  *
- * Module-wide stats also carry IB_SYNC_MEM_A_STATS_CLIENTS: NLA_U32, clients
- * registered. Errors: -ENOENT, -ENODEV.
+ * Module-wide and device stats also carry IB_SYNC_MEM_A_STATS_CLIENTS:
+ * NLA_U32, clients registered. Errors: -ENOENT, -ENODEV.
  *
  * Events (multicast group "events")
  * ---------------------------------
