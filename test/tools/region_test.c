@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * region_test: KTAP tests of region clients (IB_SYNC_MEM_KIND_REGION),
+ * memory of the calling process pinned and DMA-mapped on an RDMA device.
+ *
+ *   region_test [--dev rxe0]
+ *
+ * Needs ib_sync_mem loaded and root (CAP_NET_ADMIN; CAP_IPC_LOCK is dropped
+ * in a child for the RLIMIT_MEMLOCK test).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ktap.h"
+#include "smnl.h"
+
+static const char *dev = "rxe0";
+static struct smnl nl;
+static long page;
+
+/* VmPin of this process in kB, or -1. */
+static long vm_pin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void *map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void fill(void *p, size_t len, unsigned int seed)
+{
+	unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = (unsigned char)(i * 131 + seed);
+}
+
+/*
+ * Poll CLIENT_GET until the client is invalidated with its pages unpinned
+ * (and, if @pin_base >= 0, VmPin back at @pin_base), or @ms pass. Returns
+ * 0 or -ETIMEDOUT (or CLIENT_GET's error); *state_ms is when the state
+ * flipped, *all_ms when everything was done.
+ */
+static int wait_invalidated(uint32_t id, int ms, long pin_base,
+			    struct smnl_client *c, double *state_ms,
+			    double *all_ms)
+{
+	double t0 = now_ms(), t;
+	int ret;
+
+	*state_ms = *all_ms = -1;
+	for (;;) {
+		ret = smnl_client_get(&nl, id, c);
+		t = now_ms() - t0;
+		if (ret)
+			return ret;
+		if (c->state == IB_SYNC_MEM_CLIENT_INVALIDATED && *state_ms < 0)
+			*state_ms = t;
+		if (c->state == IB_SYNC_MEM_CLIENT_INVALIDATED &&
+		    c->have_pinned && c->pinned_pages == 0 &&
+		    (pin_base < 0 || vm_pin_kb() == pin_base)) {
+			*all_ms = t;
+			return 0;
+		}
+		if (t > ms)
+			return -ETIMEDOUT;
+		usleep(5000);
+	}
+}
+
+/* A registration that must fail with @want and an extack saying why. */
+static void expect_refused(const char *what, uint64_t addr, uint64_t len,
+			   uint32_t access, int want, const char *words)
+{
+	int ret = smnl_register_region(&nl, dev, "rt-bad", addr, len, access);
+
+	ktap_result(ret == want && says(nl.extack, words),
+		    "refused: %s -> %s, extack says why (%s)", what, errstr(want),
+		    words);
+	ktap_diag("addr 0x%llx len 0x%llx: %s, extack \"%s\"",
+		  (unsigned long long)addr, (unsigned long long)len,
+		  ret > 0 ? "registered!" : errstr(ret), nl.extack);
+	if (ret > 0)
+		smnl_unregister(&nl, ret);
+}
+
+static void test_basic(void)
+{
+	const size_t len = 64 * 1024;
+	const uint32_t pages = len / page;
+	struct smnl_client c;
+	long pin0, pin1, pin2;
+	int ret, id, cerr;
+	uint64_t ns;
+	void *buf;
+
+	buf = map(len);
+	if (!buf) {
+		ktap_result(0, "mmap 64 KiB");
+		return;
+	}
+	fill(buf, len, 7);
+	pin0 = vm_pin_kb();
+	id = smnl_register_region(&nl, dev, "rt-basic", (uintptr_t)buf, len,
+				  IB_SYNC_MEM_REGION_F_WRITE);
+	if (!ktap_result(id > 0, "register a 64 KiB mmap'd buffer")) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		munmap(buf, len);
+		return;
+	}
+	pin1 = vm_pin_kb();
+
+	ret = smnl_client_get(&nl, id, &c);
+	ktap_result(ret == 0 && c.kind == IB_SYNC_MEM_KIND_REGION &&
+		    c.state == IB_SYNC_MEM_CLIENT_LIVE && c.size == len,
+		    "CLIENT_GET: kind region, live, size 64 KiB");
+	ktap_result(ret == 0 && c.have_pinned && c.pinned_pages == pages,
+		    "CLIENT_GET: %u pinned pages", pages);
+	ktap_diag("pinned %u (have %d), size %llu, state %s", c.pinned_pages,
+		  c.have_pinned, (unsigned long long)c.size,
+		  smnl_state_name(c.state));
+	ktap_result(ret == 0 && c.have_region &&
+		    c.region_addr == (uintptr_t)buf && c.region_len == len &&
+		    c.region_access == IB_SYNC_MEM_REGION_F_WRITE &&
+		    c.region_segments >= 1 && c.region_segments <= pages,
+		    "CLIENT_GET info: address, length, access, 1..%u DMA segments",
+		    pages);
+	ktap_diag("info: addr 0x%llx len %llu access %u segments %u",
+		  (unsigned long long)c.region_addr,
+		  (unsigned long long)c.region_len, c.region_access,
+		  c.region_segments);
+	ktap_result(pin0 >= 0 && pin1 - pin0 == (long)(len / 1024),
+		    "VmPin grows by 64 kB while registered (%ld -> %ld kB)",
+		    pin0, pin1);
+
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == 0, "sync to-device: 0 (%llu ns)",
+		    (unsigned long long)ns);
+	if (ret || cerr)
+		ktap_diag("sync: %s/%s \"%s\"", errstr(ret), errstr(cerr), nl.extack);
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == 0, "sync to-cpu: 0 (%llu ns)",
+		    (unsigned long long)ns);
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == 0, "sync bidirectional: 0");
+	ret = smnl_client_get(&nl, id, &c);
+	ktap_result(ret == 0 && c.syncs == 3 && c.errors == 0,
+		    "the client's stats count 3 syncs, 0 errors");
+	ktap_diag("syncs %llu errors %llu bytes %llu",
+		  (unsigned long long)c.syncs, (unsigned long long)c.errors,
+		  (unsigned long long)c.bytes);
+
+	ret = smnl_unregister(&nl, id);
+	pin2 = vm_pin_kb();
+	ktap_result(ret == 0, "unregister: 0");
+	ktap_result(pin2 == pin0, "VmPin back after unregister (%ld kB)", pin2);
+	ret = smnl_client_get(&nl, id, &c);
+	ktap_result(ret == -ENOENT, "the client is gone: -ENOENT");
+	munmap(buf, len);
+}
+
+static void test_munmap(void)
+{
+	const size_t len = 64 * 1024;
+	struct smnl_client c;
+	int ret, id, cerr;
+	long pin0, pin1, pin2;
+	double state_ms, all_ms;
+	uint64_t ns;
+	void *buf;
+
+	buf = map(len);
+	if (!buf) {
+		ktap_result(0, "mmap 64 KiB");
+		return;
+	}
+	fill(buf, len, 9);
+	pin0 = vm_pin_kb();
+	id = smnl_register_region(&nl, dev, "rt-unmap", (uintptr_t)buf, len, 0);
+	if (!ktap_result(id > 0, "register a buffer that will be unmapped")) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		munmap(buf, len);
+		return;
+	}
+	pin1 = vm_pin_kb();
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == 0, "sync before munmap: 0");
+
+	munmap(buf, len);
+	ret = wait_invalidated(id, 1000, pin0, &c, &state_ms, &all_ms);
+	pin2 = vm_pin_kb();
+	ktap_result(ret == 0,
+		    "munmap: within 1 s the client is invalidated, 0 pages pinned, VmPin back down");
+	ktap_diag("state %s after %.0f ms, all done after %.0f ms (%s): pinned %u, VmPin %ld -> %ld -> %ld kB",
+		  smnl_state_name(c.state), state_ms, all_ms, errstr(ret),
+		  c.pinned_pages, pin0, pin1, pin2);
+	ktap_result(c.inval_reason == IB_SYNC_MEM_INVAL_REASON_MEMORY,
+		    "invalidation reason: memory (%u)", c.inval_reason);
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000, &cerr, &ns);
+	ktap_result(ret == -ENXIO && nl.extack[0],
+		    "sync of the invalidated client: -ENXIO with extack");
+	ktap_diag("sync: %s, client err %s, \"%s\"", errstr(ret), errstr(cerr),
+		  nl.extack);
+	ret = smnl_client_get(&nl, id, &c);
+	ktap_diag("LAST_ERR of the invalidated client after that sync: %d", c.last_err);
+	ret = smnl_unregister(&nl, id);
+	ktap_result(ret == 0, "unregister the invalidated client: 0");
+}
+
+/* Where user space ends: 47 bits, or 56 with 5-level paging (la57). */
+static uint64_t user_end(void)
+{
+	char line[4096];
+	int la57 = 0;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5) && strstr(line, " la57")) {
+			la57 = 1;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return la57 ? 1ULL << 56 : 1ULL << 47;
+}
+
+static void test_bad_ranges(void)
+{
+	const size_t len = 64 * 1024;
+	struct smnl_new req;
+	void *buf, *gone;
+	int ret;
+
+	buf = map(len);
+	gone = map(len);
+	if (!buf || !gone) {
+		ktap_result(0, "mmap test buffers");
+		return;
+	}
+	fill(buf, len, 1);
+	munmap(gone, len);
+
+	expect_refused("unaligned address", (uintptr_t)buf + 8, page, 0, -EINVAL,
+		       "align");
+	expect_refused("zero length", (uintptr_t)buf, 0, 0, -EINVAL, "length");
+	expect_refused("unaligned length", (uintptr_t)buf, page + 100, 0, -EINVAL,
+		       "align");
+	expect_refused("length over 1 GiB", (uintptr_t)buf, (1ULL << 30) + page,
+		       0, -EINVAL, "length|GiB");
+	expect_refused("not mapped (a freed mmap)", (uintptr_t)gone, len, 0,
+		       -EFAULT, "mapped");
+	expect_refused("kernel address 0xffff888000000000", 0xffff888000000000ULL,
+		       page, 0, -EINVAL, "user memory");
+	expect_refused("range wraps around 2^64", 0ULL - 16 * page, 1ULL << 20,
+		       0, -EINVAL, "wrap");
+	expect_refused("range crosses the end of user space",
+		       user_end() - 2 * page, 4 * page, 0, -EINVAL, "user memory");
+	expect_refused("unknown access bit", (uintptr_t)buf, page, 1U << 7,
+		       -EINVAL, "bit|access");
+
+	/* Malformed requests. */
+	memset(&req, 0, sizeof(req));
+	req.dev = dev;
+	req.name = "rt-bad";
+	req.kind = IB_SYNC_MEM_KIND_REGION;
+	ret = smnl_register(&nl, &req);
+	ktap_result(ret == -EINVAL && says(nl.extack, "REGION"),
+		    "refused: region kind without the REGION nest -> -EINVAL, extack says why");
+	ktap_diag("%s \"%s\"", ret > 0 ? "registered!" : errstr(ret), nl.extack);
+	if (ret > 0)
+		smnl_unregister(&nl, ret);
+	req.region_nest = 1;
+	req.region_omit_addr = 1;
+	req.region_len = page;
+	ret = smnl_register(&nl, &req);
+	ktap_result(ret == -EINVAL && says(nl.extack, "ADDR"),
+		    "refused: REGION nest without ADDR -> -EINVAL, extack says why");
+	ktap_diag("%s \"%s\"", ret > 0 ? "registered!" : errstr(ret), nl.extack);
+	if (ret > 0)
+		smnl_unregister(&nl, ret);
+
+	munmap(buf, len);
+}
+
+/* What other changes of the mapping do to a registered region. */
+enum vma_op { OP_MPROTECT, OP_MUNMAP_PAGE, OP_DONTNEED, OP_MREMAP };
+
+static void test_vma_op(enum vma_op op, const char *what, int invalidates)
+{
+	const size_t len = 64 * 1024;
+	double state_ms, all_ms;
+	struct smnl_client c;
+	int ret, id, cerr, done;
+	uint64_t ns;
+	void *buf, *to;
+
+	buf = map(len);
+	to = map(len);
+	if (!buf || !to) {
+		ktap_result(0, "mmap 64 KiB");
+		return;
+	}
+	fill(buf, len, 11);
+	id = smnl_register_region(&nl, dev, "rt-vma", (uintptr_t)buf, len, 0);
+	if (id <= 0) {
+		ktap_result(0, "%s: register", what);
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		munmap(buf, len);
+		munmap(to, len);
+		return;
+	}
+	switch (op) {
+	case OP_MPROTECT:
+		done = !mprotect(buf, len, PROT_READ);
+		break;
+	case OP_MUNMAP_PAGE:
+		done = !munmap((char *)buf + 4 * page, page);
+		break;
+	case OP_DONTNEED:
+		done = !madvise(buf, len, MADV_DONTNEED);
+		break;
+	case OP_MREMAP:
+		done = mremap(buf, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to) == to;
+		if (done)
+			buf = to;	/* the old range is gone */
+		break;
+	default:
+		done = 0;
+	}
+	if (invalidates) {
+		ret = done ? wait_invalidated(id, 1000, -1, &c, &state_ms, &all_ms) : -1;
+		ktap_result(ret == 0 && c.inval_reason == IB_SYNC_MEM_INVAL_REASON_MEMORY,
+			    "%s invalidates the region within 1 s, unpinned, reason memory", what);
+		ktap_diag("%s: state %s after %.0f ms, unpinned after %.0f ms, reason %u",
+			  what, smnl_state_name(c.state), state_ms, all_ms,
+			  c.inval_reason);
+	} else {
+		usleep(200000);
+		ret = done ? smnl_client_get(&nl, id, &c) : -1;
+		cerr = -1;
+		if (!ret)
+			ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE,
+					       1000, &cerr, &ns);
+		ktap_result(done && ret == 0 && cerr == 0 &&
+			    c.state == IB_SYNC_MEM_CLIENT_LIVE &&
+			    c.pinned_pages == len / page,
+			    "%s leaves the region live, pinned, syncing 0", what);
+		ktap_diag("%s: state %s pinned %u sync %s/%s", what,
+			  smnl_state_name(c.state), c.pinned_pages, errstr(ret),
+			  errstr(cerr));
+	}
+	smnl_unregister(&nl, id);
+	munmap(buf, len);
+	if (op != OP_MREMAP)
+		munmap(to, len);
+}
+
+/* fork() of the registering process is neither unmap nor exit. */
+static void test_fork(void)
+{
+	const size_t len = 64 * 1024;
+	struct smnl_client c;
+	int ret, id, cerr, st;
+	uint64_t ns;
+	pid_t pid;
+	void *buf;
+
+	buf = map(len);
+	if (!buf) {
+		ktap_result(0, "mmap 64 KiB");
+		return;
+	}
+	fill(buf, len, 3);
+	id = smnl_register_region(&nl, dev, "rt-fork", (uintptr_t)buf, len,
+				  IB_SYNC_MEM_REGION_F_WRITE);
+	if (!ktap_result(id > 0, "register a buffer, then fork")) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		munmap(buf, len);
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		((volatile unsigned char *)buf)[0] ^= 1;	/* its own copy */
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	usleep(100000);
+	ret = smnl_client_get(&nl, id, &c);
+	ktap_result(ret == 0 && c.state == IB_SYNC_MEM_CLIENT_LIVE &&
+		    c.pinned_pages == len / page,
+		    "a forked child's write and exit leave the parent's region live and pinned");
+	ktap_diag("state %s reason %u pinned %u", smnl_state_name(c.state),
+		  c.inval_reason, c.pinned_pages);
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == 0, "and it still syncs: 0");
+	ktap_result(smnl_unregister(&nl, id) == 0, "unregister: 0");
+	munmap(buf, len);
+}
+
+/* A child registers a region and exits: the client outlives it, invalidated. */
+static void test_child_exit(void)
+{
+	struct smnl_client c;
+	int p[2], st, id = 0, ret, cerr;
+	double state_ms, all_ms;
+	uint64_t ns;
+	pid_t pid;
+
+	if (pipe(p)) {
+		ktap_result(0, "pipe");
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct smnl cnl;
+		const size_t len = 64 * 1024;
+		void *buf = map(len);
+		int cid = -ENOMEM;
+
+		close(p[0]);
+		if (buf) {
+			fill(buf, len, 5);
+			cid = smnl_open(&cnl);
+			if (!cid)
+				cid = smnl_register_region(&cnl, dev, "rt-child",
+							   (uintptr_t)buf, len, 0);
+		}
+		if (write(p[1], &cid, sizeof(cid)) != sizeof(cid))
+			_exit(2);
+		_exit(0);	/* the netlink socket closes too: not owned */
+	}
+	close(p[1]);
+	if (read(p[0], &id, sizeof(id)) != sizeof(id))
+		id = -EPIPE;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	if (!ktap_result(id > 0, "a child registers a region and exits")) {
+		ktap_diag("child's register: %s", errstr(id));
+		return;
+	}
+	ret = wait_invalidated(id, 1000, -1, &c, &state_ms, &all_ms);
+	ktap_result(ret == 0,
+		    "the client outlives its process: within 1 s invalidated, 0 pages pinned");
+	ktap_diag("get: %s, state %s after %.0f ms, unpinned after %.0f ms, pinned %u",
+		  errstr(ret), smnl_state_name(c.state), state_ms, all_ms,
+		  c.pinned_pages);
+	ktap_result(c.inval_reason == IB_SYNC_MEM_INVAL_REASON_MEMORY,
+		    "invalidation reason: memory (%u)", c.inval_reason);
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000, &cerr, &ns);
+	ktap_result(ret == -ENXIO, "sync of the dead process's region: -ENXIO (%s)",
+		    errstr(ret));
+	ktap_result(smnl_unregister(&nl, id) == 0, "unregister it from the parent: 0");
+}
+
+static int cap_drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+	const uint32_t bit = 1U << CAP_IPC_LOCK;
+
+	if (prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0))
+		return -errno;
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[0].effective &= ~bit;
+	d[0].permitted &= ~bit;
+	d[0].inheritable &= ~bit;
+	if (syscall(SYS_capset, &h, d))
+		return -errno;
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	if (d[0].effective & bit)
+		return -EPERM;
+	if (!(d[0].effective & (1U << CAP_NET_ADMIN)))
+		return -EPERM;
+	return 0;
+}
+
+/*
+ * In a child with RLIMIT_MEMLOCK at 32 KiB: results[] = {cap drop, under the
+ * limit, over the limit}; the extack of the refusal goes through the pipe too.
+ */
+struct limit_report {
+	int cap;
+	int small;
+	int big;
+	char extack[SMNL_EXTACK_LEN];
+};
+
+static void limit_child(int fd, int drop)
+{
+	struct limit_report r = { 0 };
+	struct rlimit rl = { 32 * 1024, 32 * 1024 };
+	const size_t len = 64 * 1024;
+	struct smnl cnl;
+	void *buf = map(len);
+
+	r.cap = drop ? cap_drop_ipc_lock() : 0;
+	if (!r.cap && setrlimit(RLIMIT_MEMLOCK, &rl))
+		r.cap = -errno;
+	if (!r.cap && !buf)
+		r.cap = -ENOMEM;
+	if (!r.cap)
+		r.cap = smnl_open(&cnl);
+	if (!r.cap) {
+		fill(buf, len, 2);
+		r.small = smnl_register_region(&cnl, dev, "rt-small",
+					       (uintptr_t)buf, 16 * 1024, 0);
+		if (r.small > 0)
+			smnl_unregister(&cnl, r.small);
+		r.big = smnl_register_region(&cnl, dev, "rt-big",
+					     (uintptr_t)buf, len, 0);
+		memcpy(r.extack, cnl.extack, sizeof(r.extack));
+		if (r.big > 0)
+			smnl_unregister(&cnl, r.big);
+	}
+	if (write(fd, &r, sizeof(r)) != sizeof(r))
+		_exit(2);
+	_exit(0);
+}
+
+static int run_limit_child(int drop, struct limit_report *r)
+{
+	int p[2], st;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	if (pipe(p))
+		return -errno;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		limit_child(p[1], drop);
+	}
+	close(p[1]);
+	if (read(p[0], r, sizeof(*r)) != sizeof(*r))
+		r->cap = -EPIPE;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	return 0;
+}
+
+static void test_memlock(void)
+{
+	struct limit_report r;
+
+	run_limit_child(1, &r);
+	if (!ktap_result(r.cap == 0,
+			 "child dropped CAP_IPC_LOCK (bounding set, capset), kept CAP_NET_ADMIN, RLIMIT_MEMLOCK 32 KiB")) {
+		ktap_diag("child set-up: %s", errstr(r.cap));
+		return;
+	}
+	ktap_result(r.small > 0, "without CAP_IPC_LOCK: a 16 KiB region under the limit registers");
+	if (r.small <= 0)
+		ktap_diag("16 KiB: %s", errstr(r.small));
+	ktap_result(r.big == -ENOMEM && says(r.extack, "RLIMIT_MEMLOCK|memlock"),
+		    "without CAP_IPC_LOCK: a 64 KiB region over the limit -> -ENOMEM, extack names RLIMIT_MEMLOCK");
+	ktap_diag("64 KiB: %s \"%s\"", r.big > 0 ? "registered!" : errstr(r.big),
+		  r.extack);
+
+	run_limit_child(0, &r);
+	ktap_result(r.cap == 0 && r.big > 0,
+		    "with CAP_IPC_LOCK the same 64 KiB region registers past the limit");
+	if (r.cap || r.big <= 0)
+		ktap_diag("set-up %s, 64 KiB: %s \"%s\"", errstr(r.cap),
+			  errstr(r.big), r.extack);
+}
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	if (argc == 3 && !strcmp(argv[1], "--dev"))
+		dev = argv[2];
+	page = sysconf(_SC_PAGESIZE);
+	ktap_start();
+	ret = smnl_open(&nl);
+	if (!ktap_result(ret == 0, "resolve the ib_sync_mem family")) {
+		ktap_diag("smnl_open: %s", errstr(ret));
+		return ktap_finish();
+	}
+	ktap_diag("page size %ld, device %s, VmPin %ld kB", page, dev, vm_pin_kb());
+
+	test_basic();
+	test_munmap();
+	test_bad_ranges();
+	test_vma_op(OP_MPROTECT, "mprotect(PROT_READ) of the whole region", 0);
+	test_vma_op(OP_MUNMAP_PAGE, "munmap of one page inside the region", 1);
+	test_vma_op(OP_DONTNEED, "madvise(MADV_DONTNEED) of the region", 1);
+	test_vma_op(OP_MREMAP, "mremap moving the region elsewhere", 1);
+	test_fork();
+	test_child_exit();
+	test_memlock();
+
+	smnl_close(&nl);
+	return ktap_finish();
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * smnl: a minimal generic-netlink client of the ib_sync_mem family, in plain
+ * C over AF_NETLINK sockets (no libnl), for the test programs in test/tools.
+ *
+ * Every call returns 0 (or a client id) on success and a negative errno on
+ * failure: the errno of the kernel's netlink ack, or of a local failure.
+ * After each request nl->extack holds the ack's extack message (empty if the
+ * kernel sent none), so that a test can show why the kernel said no.
+ *
+ * The protocol is kmod/include/uapi/linux/ib_sync_mem.h.
+ */
+#ifndef SMNL_H
+#define SMNL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/netlink.h>
+
+#include <linux/ib_sync_mem.h>
+
+#define SMNL_EXTACK_LEN	256
+
+struct smnl {
+	int fd;
+	uint16_t family;	/* the family id of "ib_sync_mem" */
+	uint32_t seq;
+	uint32_t portid;
+	int timeout_ms;		/* SO_RCVTIMEO, set by smnl_open: 60 s */
+	char extack[SMNL_EXTACK_LEN];	/* extack message of the last ack */
+	uint32_t extack_offs;	/* NLMSGERR_ATTR_OFFS of the last ack, or 0 */
+	uint32_t miss_type;	/* NLMSGERR_ATTR_MISS_TYPE of the last ack, or 0 */
+};
+
+/* Open a socket and resolve the family: 0, or -errno (-ENOENT: no family). */
+int smnl_open(struct smnl *nl);
+void smnl_close(struct smnl *nl);
+
+/* ---- messages ---- */
+
+#define SMNL_MSG_MAX	8192
+#define SMNL_NEST_MAX	8
+
+struct smnl_msg {
+	unsigned char buf[SMNL_MSG_MAX];
+	size_t len;
+	int overflow;		/* set when an attribute did not fit */
+};
+
+/* A request of the family: header, genl header, no attributes yet. */
+void smnl_msg_init(struct smnl *nl, struct smnl_msg *m, uint8_t cmd,
+		   uint16_t flags);
+/* A request of any generic family (the controller, to resolve ids). */
+void smnl_msg_init_family(struct smnl_msg *m, uint16_t family, uint8_t cmd,
+			  uint8_t version, uint16_t flags);
+void smnl_put(struct smnl_msg *m, uint16_t type, const void *data, size_t len);
+void smnl_put_u16(struct smnl_msg *m, uint16_t type, uint16_t v);
+void smnl_put_u32(struct smnl_msg *m, uint16_t type, uint32_t v);
+void smnl_put_s32(struct smnl_msg *m, uint16_t type, int32_t v);
+void smnl_put_u64(struct smnl_msg *m, uint16_t type, uint64_t v);
+void smnl_put_str(struct smnl_msg *m, uint16_t type, const char *s);
+void smnl_put_flag(struct smnl_msg *m, uint16_t type);
+/* Open a nest (NLA_F_NESTED set); returns its offset for smnl_nest_end(). */
+size_t smnl_nest_start(struct smnl_msg *m, uint16_t type);
+void smnl_nest_end(struct smnl_msg *m, size_t off);
+
+/*
+ * Send @m and read the answer. @cb runs for every reply message of this
+ * request (also every part of a dump); a non-zero return of @cb is kept
+ * and returned after the answer is read to its end. Returns the ack's errno
+ * (0 or negative), the dump's NLMSG_DONE status, or a local -errno.
+ */
+typedef int (*smnl_cb)(const struct nlmsghdr *nlh, void *arg);
+int smnl_talk(struct smnl *nl, struct smnl_msg *m, smnl_cb cb, void *arg);
+
+/* ---- attributes of replies ---- */
+
+#define SMNL_ATTR_MAX	64
+
+/* The attributes of a genl message (after its genl header). */
+const void *smnl_genl_payload(const struct nlmsghdr *nlh, size_t *len);
+/* tb[type] = last attribute of that type, types above @max ignored. */
+void smnl_parse(const void *data, size_t len, const struct nlattr **tb,
+		int max);
+void smnl_parse_nested(const struct nlattr *nest, const struct nlattr **tb,
+		       int max);
+uint16_t smnl_type(const struct nlattr *a);
+const void *smnl_data(const struct nlattr *a);
+size_t smnl_len(const struct nlattr *a);
+uint16_t smnl_get_u16(const struct nlattr *a);
+uint32_t smnl_get_u32(const struct nlattr *a);
+int32_t smnl_get_s32(const struct nlattr *a);
+uint64_t smnl_get_u64(const struct nlattr *a);
+/* Copies a string attribute into @buf (always terminated). */
+void smnl_get_str(const struct nlattr *a, char *buf, size_t size);
+
+/* Iterate over the attributes in @data/@len (a nest's payload, ...). */
+#define smnl_for_each(pos, rem, data, len)				\
+	for ((pos) = (const struct nlattr *)(data), (rem) = (int)(len);	\
+	     (rem) >= (int)sizeof(struct nlattr) &&			\
+	     (pos)->nla_len >= sizeof(struct nlattr) &&			\
+	     (pos)->nla_len <= (rem);					\
+	     (rem) -= NLA_ALIGN((pos)->nla_len),			\
+	     (pos) = (const struct nlattr *)((const char *)(pos) +	\
+					     NLA_ALIGN((pos)->nla_len)))
+
+/* ---- the ib_sync_mem commands ---- */
+
+/* A new client: what IB_SYNC_MEM_CMD_CLIENT_NEW takes. */
+struct smnl_new {
+	const char *dev;		/* device by name, or */
+	uint32_t dev_index;		/* by index when dev is NULL */
+	const char *name;
+	uint32_t kind;			/* enum ib_sync_mem_kind */
+	uint32_t flags;			/* IB_SYNC_MEM_CLIENT_F_* */
+	/* kind REGION (region_nest: send the nest even for other kinds) */
+	int region_nest;
+	uint64_t region_addr, region_len;
+	uint32_t region_access;
+	int region_omit_addr;		/* leave ADDR out (malformed requests) */
+	/* kind DMABUF */
+	int dmabuf_nest;
+	int32_t dmabuf_fd;
+	/* kind SIM */
+	int sim_nest;
+	uint32_t sim_latency_us, sim_fail_next, sim_fail_errno;
+	uint64_t sim_size;
+};
+
+/* Register a client: its id (> 0), or -errno. */
+int smnl_register(struct smnl *nl, const struct smnl_new *req);
+int smnl_register_region(struct smnl *nl, const char *dev, const char *name,
+			 uint64_t addr, uint64_t len, uint32_t access);
+int smnl_register_dmabuf(struct smnl *nl, const char *dev, const char *name,
+			 int fd);
+int smnl_register_sim(struct smnl *nl, const char *dev, const char *name,
+		      uint32_t latency_us);
+int smnl_unregister(struct smnl *nl, uint32_t id);
+
+/* What a one-client sync returned. */
+struct smnl_sync_result {
+	int32_t err;		/* IB_SYNC_MEM_A_SYNC_ERR: first client error */
+	uint32_t run, errors, skipped;
+	uint64_t ns;		/* wall time in the kernel */
+	int have_client;	/* the per-client result was there */
+	uint32_t client_id;
+	int32_t client_err;	/* the client's errno (0 or negative) */
+	uint64_t client_ns;	/* time in its sync callback */
+};
+
+/*
+ * Sync one client. Returns the command's errno (0: the sync ran; read
+ * *client_err). @timeout_ms 0 leaves IB_SYNC_MEM_A_SYNC_TIMEOUT_MS out.
+ * @client_err and @ns (the client's callback time) may be NULL.
+ */
+int smnl_sync_client(struct smnl *nl, uint32_t id, uint32_t dir,
+		     uint32_t timeout_ms, int *client_err, uint64_t *ns);
+/* The same, with every field of the reply. */
+int smnl_sync_client_full(struct smnl *nl, uint32_t id, uint32_t dir,
+			  uint32_t timeout_ms, struct smnl_sync_result *res);
+
+/* A client as IB_SYNC_MEM_CMD_CLIENT_GET describes it. */
+struct smnl_client {
+	uint32_t id;
+	char name[IB_SYNC_MEM_NAME_LEN];
+	uint32_t dev_index;
+	char dev[64];
+	uint32_t kind, flags, state, origin;
+	uint32_t inval_reason;		/* 0 when not invalidated */
+	uint64_t size;
+	int32_t last_err;
+	int have_owner;
+	uint32_t owner_portid, owner_pid;
+	int have_pinned;
+	uint32_t pinned_pages;
+	int have_stats;
+	uint64_t syncs, errors, sync_ns, max_ns, bytes;
+	int have_info;
+	/* sim */
+	uint64_t sim_calls_to_device, sim_calls_to_cpu, sim_calls_bidi;
+	/* region */
+	int have_region;
+	uint64_t region_addr, region_len;
+	uint32_t region_access, region_segments;
+	/* dma-buf */
+	int have_dmabuf;
+	uint64_t dmabuf_size, dmabuf_inode;
+	char dmabuf_exporter[64];
+};
+
+int smnl_client_get(struct smnl *nl, uint32_t id, struct smnl_client *c);
+/* Decode one CLIENT_GET/CLIENT_NEW reply message. */
+int smnl_client_parse(const struct nlmsghdr *nlh, struct smnl_client *c);
+/*
+ * Dump every client (of @dev, or all if NULL): @cb runs for each; a non-zero
+ * return stops nothing but is returned. Retries on NLM_F_DUMP_INTR.
+ */
+int smnl_client_dump(struct smnl *nl, const char *dev,
+		     int (*cb)(const struct smnl_client *c, void *arg),
+		     void *arg);
+/* The first client named @name (0), or -ENOENT. */
+int smnl_client_find(struct smnl *nl, const char *name, struct smnl_client *c);
+
+const char *smnl_kind_name(uint32_t kind);
+const char *smnl_state_name(uint32_t state);
+
+#endif /* SMNL_H */

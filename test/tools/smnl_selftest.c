@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smnl_selftest: the netlink client the other test programs stand on,
+ * checked against the sim kind (ib_sync_mem_sim must be loaded): family
+ * lookup, register/get/sync/unregister, per-client sync results and errors,
+ * acks with errnos and extack messages, nests in requests and replies,
+ * dumps, and owned clients. Prints KTAP.
+ *
+ *   smnl_selftest [--dev rxe0]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ktap.h"
+#include "smnl.h"
+
+static const char *dev = "rxe0";
+
+struct count_ctx {
+	uint32_t want1, want2;
+	int seen1, seen2;
+};
+
+static int count_cb(const struct smnl_client *c, void *arg)
+{
+	struct count_ctx *ctx = arg;
+
+	if (c->id == ctx->want1)
+		ctx->seen1++;
+	if (c->id == ctx->want2)
+		ctx->seen2++;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct smnl nl, nl2;
+	struct smnl_client c;
+	struct smnl_sync_result res;
+	struct smnl_new req;
+	struct smnl_msg m;
+	struct count_ctx cc;
+	int ret, id, id2, id3, cerr;
+	uint64_t ns;
+	double t0;
+
+	if (argc == 3 && !strcmp(argv[1], "--dev"))
+		dev = argv[2];
+	ktap_start();
+
+	ret = smnl_open(&nl);
+	if (!ktap_result(ret == 0, "resolve the ib_sync_mem family")) {
+		ktap_diag("smnl_open: %s", errstr(ret));
+		return ktap_finish();
+	}
+	ktap_diag("family id %u, port id %u", nl.family, nl.portid);
+
+	id = smnl_register_sim(&nl, dev, "smnl-sim", 0);
+	if (!ktap_result(id > 0, "register a sim client (CLIENT_NEW reply carries its id)")) {
+		ktap_diag("register: %s (%s)", errstr(id), nl.extack);
+		return ktap_finish();
+	}
+
+	ret = smnl_client_get(&nl, id, &c);
+	ktap_result(ret == 0 && c.kind == IB_SYNC_MEM_KIND_SIM &&
+		    c.state == IB_SYNC_MEM_CLIENT_LIVE &&
+		    !strcmp(c.name, "smnl-sim") && !strcmp(c.dev, dev) &&
+		    c.origin == IB_SYNC_MEM_ORIGIN_NETLINK &&
+		    c.have_owner && c.owner_pid == (uint32_t)getpid() &&
+		    c.owner_portid == nl.portid && c.have_stats && c.have_info,
+		    "CLIENT_GET decodes kind, state, name, device, origin, owner, stats, info");
+	ktap_diag("get: %s id=%u name=%s dev=%s kind=%s state=%s origin=%u pid=%u port=%u",
+		  errstr(ret), c.id, c.name, c.dev, smnl_kind_name(c.kind),
+		  smnl_state_name(c.state), c.origin, c.owner_pid, c.owner_portid);
+
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == 0, "sync one client to-device: 0 (%llu ns)",
+		    (unsigned long long)ns);
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 0, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == 0, "sync to-cpu without a timeout attribute: 0");
+	ret = smnl_client_get(&nl, id, &c);
+	ktap_result(ret == 0 && c.syncs == 2 && c.sim_calls_to_device == 1 &&
+		    c.sim_calls_to_cpu == 1,
+		    "stats nest and info nest count the two syncs");
+	ktap_diag("syncs=%llu to_device=%llu to_cpu=%llu",
+		  (unsigned long long)c.syncs,
+		  (unsigned long long)c.sim_calls_to_device,
+		  (unsigned long long)c.sim_calls_to_cpu);
+
+	/* A client that fails its next sync: the command succeeds, the result says. */
+	memset(&req, 0, sizeof(req));
+	req.dev = dev;
+	req.name = "smnl-fail";
+	req.kind = IB_SYNC_MEM_KIND_SIM;
+	req.sim_nest = 1;
+	req.sim_latency_us = 20000;
+	req.sim_fail_next = 1;
+	req.sim_fail_errno = EIO;
+	id2 = smnl_register(&nl, &req);
+	ktap_result(id2 > 0, "register a sim client with nested settings (latency, fail_next)");
+	if (id2 > 0) {
+		t0 = now_ms();
+		ret = smnl_sync_client_full(&nl, id2, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &res);
+		ktap_result(ret == 0 && res.client_err == -EIO && res.err == -EIO &&
+			    res.run == 1 && res.errors == 1 && res.client_id == (uint32_t)id2,
+			    "a failing client: command 0, per-client err -EIO, totals");
+		ktap_diag("sync: ret=%d err=%d client_err=%d run=%u errors=%u ns=%llu wall %.1f ms",
+			  ret, res.err, res.client_err, res.run, res.errors,
+			  (unsigned long long)res.client_ns, now_ms() - t0);
+		ret = smnl_sync_client(&nl, id2, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, &ns);
+		ktap_result(ret == 0 && cerr == 0 && ns >= 20000000ULL,
+			    "next sync: 0, and the per-client time covers the 20 ms latency (%.1f ms)",
+			    ns / 1e6);
+		ret = smnl_client_get(&nl, id2, &c);
+		ktap_result(ret == 0 && c.last_err == 0 && c.errors == 1,
+			    "LAST_ERR and the error counter");
+	}
+
+	/* Errors come back as errnos with extack messages. */
+	ret = smnl_client_get(&nl, 0x7ffffff0, &c);
+	ktap_result(ret == -ENOENT && nl.extack[0], "CLIENT_GET of an unknown id: -ENOENT with extack");
+	ktap_diag("extack: \"%s\"", nl.extack);
+	ret = smnl_register_sim(&nl, "nosuchdev0", "smnl-x", 0);
+	ktap_result(ret == -ENODEV && nl.extack[0], "register on an unknown device: -ENODEV with extack");
+	ktap_diag("extack: \"%s\"", nl.extack);
+	ret = smnl_register_sim(&nl, dev, "", 0);
+	ktap_result(ret == -EINVAL && nl.extack[0], "register with an empty name: -EINVAL with extack");
+	ktap_diag("extack: \"%s\"", nl.extack);
+	ret = smnl_register_sim(&nl, dev, "a-name-that-is-longer-than-31-bytes", 0);
+	ktap_result(ret == -EINVAL && nl.extack[0], "register with an over-long name: -EINVAL with extack");
+	ktap_diag("extack: \"%s\"", nl.extack);
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 600001, &cerr, &ns);
+	ktap_result(ret == -ERANGE && nl.extack[0] && nl.extack_offs,
+		    "sync with an out-of-range timeout: -ERANGE, extack names the attribute");
+	ktap_diag("%s, extack: \"%s\" offset %u", errstr(ret), nl.extack, nl.extack_offs);
+	smnl_msg_init(&nl, &m, IB_SYNC_MEM_CMD_SYNC, 0);
+	smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_ID, id);
+	ret = smnl_talk(&nl, &m, NULL, NULL);
+	ktap_result(ret == -EINVAL && nl.extack[0], "sync without a direction: -EINVAL with extack");
+	ktap_diag("%s, extack: \"%s\", missing attribute type %u (SYNC_DIR is %u)",
+		  errstr(ret), nl.extack, nl.miss_type, IB_SYNC_MEM_A_SYNC_DIR);
+
+	/* A dump sees both clients, once each. */
+	memset(&cc, 0, sizeof(cc));
+	cc.want1 = id;
+	cc.want2 = id2 > 0 ? id2 : 0;
+	ret = smnl_client_dump(&nl, dev, count_cb, &cc);
+	ktap_result(ret == 0 && cc.seen1 == 1 && cc.seen2 == 1, "dump of the device lists both clients");
+	ret = smnl_client_find(&nl, "smnl-sim", &c);
+	ktap_result(ret == 0 && c.id == (uint32_t)id, "find a client by name through a dump");
+
+	/* Owned: the client dies with the socket that created it. */
+	ret = smnl_open(&nl2);
+	memset(&req, 0, sizeof(req));
+	req.dev = dev;
+	req.name = "smnl-owned";
+	req.kind = IB_SYNC_MEM_KIND_SIM;
+	req.flags = IB_SYNC_MEM_CLIENT_F_OWNED;
+	id3 = ret ? ret : smnl_register(&nl2, &req);
+	ret = smnl_client_get(&nl, id3 > 0 ? id3 : 1, &c);
+	ktap_result(id3 > 0 && ret == 0 && (c.flags & IB_SYNC_MEM_CLIENT_F_OWNED),
+		    "an owned client carries IB_SYNC_MEM_CLIENT_F_OWNED");
+	smnl_close(&nl2);
+	ret = id3 > 0 ? smnl_client_get(&nl, id3, &c) : id3;
+	ktap_result(ret == -ENOENT, "closing its socket deletes the owned client");
+
+	ret = smnl_unregister(&nl, id);
+	ktap_result(ret == 0, "unregister: 0");
+	ret = smnl_unregister(&nl, id);
+	ktap_result(ret == -ENOENT && nl.extack[0], "unregister again: -ENOENT with extack");
+	if (id2 > 0)
+		ktap_result(smnl_unregister(&nl, id2) == 0, "unregister the failing client");
+
+	/* Not a test: whether the kernel offers the memory kinds yet. */
+	ret = smnl_register_region(&nl, dev, "smnl-probe", 0, 0, 0);
+	ktap_diag("region kind probe (zero length): %s \"%s\"", errstr(ret), nl.extack);
+	if (ret > 0)
+		smnl_unregister(&nl, ret);
+	ret = smnl_register_dmabuf(&nl, dev, "smnl-probe", -1);
+	ktap_diag("dmabuf kind probe (fd -1): %s \"%s\"", errstr(ret), nl.extack);
+	if (ret > 0)
+		smnl_unregister(&nl, ret);
+
+	smnl_close(&nl);
+	return ktap_finish();
+}

@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vgem_sync: KTAP tests of dma-buf clients (IB_SYNC_MEM_KIND_DMABUF) with
+ * vgem as the exporter: a sync waits for the buffer's implicit fences,
+ * bounded by the timeout (writers before the CPU reads, every fence before
+ * the device writes), the client holds a reference on the buffer until it
+ * is unregistered, a dma-buf fd inherited by syncmemctl registers, and (on
+ * kernels that have it) a udmabuf registers and syncs.
+ *
+ *   vgem_sync [--dev rxe0]
+ *
+ * Needs ib_sync_mem and vgem loaded, debugfs mounted, root. syncmemctl is
+ * taken from $SYNCMEMCTL, else from $PATH.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <libdrm/drm.h>
+#include <libdrm/drm_mode.h>
+#include <linux/udmabuf.h>
+
+#include "ktap.h"
+#include "smnl.h"
+
+/*
+ * vgem's two ioctls, from the kernel's include/uapi/drm/vgem_drm.h (not
+ * shipped by libdrm-dev).
+ */
+#define DRM_VGEM_FENCE_ATTACH	0x1
+#define DRM_VGEM_FENCE_SIGNAL	0x2
+struct drm_vgem_fence_attach {
+	__u32 handle;
+	__u32 flags;
+#define VGEM_FENCE_WRITE	0x1
+	__u32 out_fence;
+	__u32 pad;
+};
+struct drm_vgem_fence_signal {
+	__u32 fence;
+	__u32 flags;
+};
+#define DRM_IOCTL_VGEM_FENCE_ATTACH \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VGEM_FENCE_ATTACH, struct drm_vgem_fence_attach)
+#define DRM_IOCTL_VGEM_FENCE_SIGNAL \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VGEM_FENCE_SIGNAL, struct drm_vgem_fence_signal)
+
+#define BUF_SIZE	(64 * 1024)
+#define BUFINFO		"/sys/kernel/debug/dma_buf/bufinfo"
+#define QUICK_MS	500.0	/* a sync that does not wait takes less */
+
+static const char *dev = "rxe0";
+static struct smnl nl;
+static int drm = -1;
+
+/* ---- vgem ---- */
+
+static int open_vgem(char *path, size_t size)
+{
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		char name[32] = "";
+		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+		int fd;
+
+		snprintf(path, size, "/dev/dri/card%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
+			return fd;
+		close(fd);
+	}
+	return -ENODEV;
+}
+
+struct vbuf {
+	uint32_t handle;
+	int fd;			/* the dma-buf */
+	uint64_t ino;
+};
+
+static int vbuf_create(struct vbuf *b)
+{
+	struct drm_mode_create_dumb c = {
+		.width = 1024, .height = BUF_SIZE / 4096, .bpp = 32,
+	};
+	struct drm_prime_handle p = { 0 };
+	struct stat st;
+
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	if (ioctl(drm, DRM_IOCTL_MODE_CREATE_DUMB, &c))
+		return -errno;
+	b->handle = c.handle;
+	p.handle = c.handle;
+	p.flags = DRM_CLOEXEC | DRM_RDWR;
+	if (ioctl(drm, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p))
+		return -errno;
+	b->fd = p.fd;
+	if (fstat(b->fd, &st))
+		return -errno;
+	b->ino = st.st_ino;
+	return 0;
+}
+
+static void vbuf_close_handle(struct vbuf *b)
+{
+	struct drm_gem_close gc = { .handle = b->handle };
+
+	if (b->handle)
+		ioctl(drm, DRM_IOCTL_GEM_CLOSE, &gc);
+	b->handle = 0;
+}
+
+static void vbuf_close_fd(struct vbuf *b)
+{
+	if (b->fd >= 0)
+		close(b->fd);
+	b->fd = -1;
+}
+
+/* Attach an unsignalled fence: its id, or -errno. */
+static int fence_attach(struct vbuf *b, int write)
+{
+	struct drm_vgem_fence_attach a = {
+		.handle = b->handle,
+		.flags = write ? VGEM_FENCE_WRITE : 0,
+	};
+
+	if (ioctl(drm, DRM_IOCTL_VGEM_FENCE_ATTACH, &a))
+		return -errno;
+	return a.out_fence;
+}
+
+/* 0; -ETIMEDOUT if it had signalled by itself (vgem's 10 s) already. */
+static int fence_signal(int fence)
+{
+	struct drm_vgem_fence_signal s = { .fence = fence };
+
+	if (ioctl(drm, DRM_IOCTL_VGEM_FENCE_SIGNAL, &s))
+		return -errno;
+	return 0;
+}
+
+/* ---- /sys/kernel/debug/dma_buf/bufinfo ---- */
+
+struct bufinfo {
+	int found;
+	long count;		/* file references */
+	int attached;		/* devices attached */
+	char exporter[64];
+};
+
+/* Look the buffer with inode @ino up: 0 (see bi->found) or -errno. */
+static int bufinfo_get(uint64_t ino, struct bufinfo *bi)
+{
+	char line[512];
+	FILE *f = fopen(BUFINFO, "r");
+	int in_ours = 0;
+
+	memset(bi, 0, sizeof(*bi));
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long size, flags, mode, lino;
+		long count;
+		char exp[64];
+
+		if (sscanf(line, "%lu %lx %lx %ld %63s %lu", &size, &flags,
+			   &mode, &count, exp, &lino) == 6) {
+			in_ours = lino == ino;
+			if (in_ours) {
+				bi->found = 1;
+				bi->count = count;
+				snprintf(bi->exporter, sizeof(bi->exporter), "%s", exp);
+			}
+			continue;
+		}
+		if (in_ours && sscanf(line, "Total %d devices attached",
+				      &bi->attached) == 1)
+			in_ours = 0;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* ---- syncs ---- */
+
+struct timed_sync {
+	uint32_t id, dir, timeout_ms;
+	int ret, err;
+	uint64_t ns;
+	double ms;		/* wall time seen from here */
+	double t_end;		/* now_ms() when it returned */
+	atomic_int started, done;
+};
+
+static void timed_sync(struct smnl *s, struct timed_sync *t)
+{
+	double t0 = now_ms();
+
+	t->ret = smnl_sync_client(s, t->id, t->dir, t->timeout_ms, &t->err, &t->ns);
+	t->ms = now_ms() - t0;
+}
+
+static void sync_now(struct timed_sync *t, uint32_t id, uint32_t dir,
+		     uint32_t timeout_ms)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = id;
+	t->dir = dir;
+	t->timeout_ms = timeout_ms;
+	timed_sync(&nl, t);
+	ktap_diag("sync %s timeout %u ms: ret %s, client err %s, %.1f ms wall, %llu ns in the callback%s%s",
+		  dir == IB_SYNC_MEM_SYNC_TO_CPU ? "to-cpu" :
+		  dir == IB_SYNC_MEM_SYNC_TO_DEVICE ? "to-device" : "bidirectional",
+		  timeout_ms, errstr(t->ret), errstr(t->err), t->ms,
+		  (unsigned long long)t->ns, nl.extack[0] ? ", extack: " : "",
+		  nl.extack);
+}
+
+static int sync_ok_quick(struct timed_sync *t)
+{
+	return t->ret == 0 && t->err == 0 && t->ms < QUICK_MS;
+}
+
+static int sync_timed_out(struct timed_sync *t)
+{
+	return t->ret == 0 && t->err == -ETIMEDOUT;
+}
+
+static void *sync_thread(void *arg)
+{
+	struct timed_sync *t = arg;
+	struct smnl s;
+
+	t->ret = smnl_open(&s);
+	atomic_store(&t->started, 1);
+	if (!t->ret) {
+		timed_sync(&s, t);
+		smnl_close(&s);
+	}
+	t->t_end = now_ms();
+	atomic_store(&t->done, 1);
+	return NULL;
+}
+
+/* ---- the tests ---- */
+
+static void test_fences(struct vbuf *b, uint32_t id)
+{
+	struct timed_sync t, bg;
+	struct smnl_client c;
+	pthread_t th;
+	int f, f2, ret, waiting;
+	double t0;
+
+	/* (a) no fences */
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000);
+	ktap_result(sync_ok_quick(&t), "no fences: sync to-cpu returns 0 at once (%llu ns in the kernel)",
+		    (unsigned long long)t.ns);
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000);
+	ktap_result(sync_ok_quick(&t), "no fences: sync to-device returns 0 at once");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 1000);
+	ktap_result(sync_ok_quick(&t), "no fences: sync bidirectional returns 0 at once");
+
+	/* (b) an unsignalled write fence bounds the wait by the timeout */
+	f = fence_attach(b, 1);
+	if (!ktap_result(f > 0, "attach a vgem write fence")) {
+		ktap_diag("fence attach: %s", errstr(f));
+		return;
+	}
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, 100);
+	ktap_result(sync_timed_out(&t) && t.ms >= 90.0,
+		    "write fence: sync to-cpu with a 100 ms timeout -> client err -ETIMEDOUT after about 100 ms (%.0f ms, >= 90)",
+		    t.ms);
+	ret = smnl_client_get(&nl, id, &c);
+	ktap_result(ret == 0 && c.last_err == -ETIMEDOUT && c.state == IB_SYNC_MEM_CLIENT_LIVE,
+		    "LAST_ERR records -ETIMEDOUT, the client stays live");
+
+	/* (c) a sync waits for the fence and returns when it signals */
+	memset(&bg, 0, sizeof(bg));
+	bg.id = id;
+	bg.dir = IB_SYNC_MEM_SYNC_TO_CPU;
+	bg.timeout_ms = 5000;
+	t0 = now_ms();
+	if (pthread_create(&th, NULL, sync_thread, &bg)) {
+		ktap_result(0, "start a waiting sync in a thread");
+		fence_signal(f);
+		return;
+	}
+	while (!atomic_load(&bg.started) && now_ms() - t0 < 5000)
+		usleep(1000);
+	usleep(300 * 1000);
+	waiting = !atomic_load(&bg.done);
+	ktap_result(waiting, "write fence: a sync to-cpu (timeout 5 s) is still waiting after 300 ms");
+	ret = fence_signal(f);
+	ktap_result(ret == 0, "signal the fence (before vgem's own 10 s timeout)");
+	pthread_join(th, NULL);
+	ktap_diag("waiting sync: ret %s, client err %s, %.1f ms in the netlink call, %.1f ms since the thread started, %llu ns in the callback",
+		  errstr(bg.ret), errstr(bg.err), bg.ms, bg.t_end - t0,
+		  (unsigned long long)bg.ns);
+	ktap_result(bg.ret == 0 && bg.err == 0 && bg.t_end - t0 >= 300.0 &&
+		    bg.ms < 5000.0,
+		    "the waiting sync returns 0 once the fence signals (%.0f ms wall, >= 300)",
+		    bg.t_end - t0);
+
+	/* (d) signalled: no wait */
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000);
+	ktap_result(sync_ok_quick(&t), "after the signal: sync to-cpu returns 0 at once");
+
+	/* (e) a read fence: the CPU may read, the device must wait */
+	f2 = fence_attach(b, 0);
+	if (!ktap_result(f2 > 0, "attach a vgem read fence")) {
+		ktap_diag("fence attach: %s", errstr(f2));
+		return;
+	}
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, 100);
+	ktap_result(sync_ok_quick(&t), "read fence: sync to-cpu does not wait for readers");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 100);
+	ktap_result(sync_timed_out(&t), "read fence: sync to-device waits for it -> -ETIMEDOUT");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 100);
+	ktap_result(sync_timed_out(&t), "read fence: sync bidirectional waits for it -> -ETIMEDOUT");
+	ktap_result(fence_signal(f2) == 0, "signal the read fence");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000);
+	ktap_result(sync_ok_quick(&t), "after the signal: sync to-device returns 0 at once");
+
+	/* and a write fence holds the device back too */
+	f = fence_attach(b, 1);
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 100);
+	ktap_result(f > 0 && sync_timed_out(&t), "write fence: sync to-device -> -ETIMEDOUT");
+	if (f > 0)
+		fence_signal(f);
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 1000);
+	ktap_result(sync_ok_quick(&t), "all signalled: sync bidirectional returns 0");
+}
+
+static void test_lifetime(void)
+{
+	struct bufinfo before, with, after, gone;
+	struct timed_sync t;
+	struct smnl_client c;
+	struct vbuf b;
+	int ret, id;
+
+	/* Order 1: unregister, then close: the buffer goes with the last. */
+	ret = vbuf_create(&b);
+	if (!ktap_result(ret == 0, "lifetime: create and export a second vgem buffer")) {
+		ktap_diag("vgem: %s", errstr(ret));
+		return;
+	}
+	ret = bufinfo_get(b.ino, &before);
+	if (!ktap_result(ret == 0 && before.found,
+			 "bufinfo lists the exported buffer (inode %llu)",
+			 (unsigned long long)b.ino)) {
+		ktap_diag("%s: %s, found %d", BUFINFO, errstr(ret), before.found);
+		vbuf_close_fd(&b);
+		vbuf_close_handle(&b);
+		return;
+	}
+	id = smnl_register_dmabuf(&nl, dev, "vs-life1", b.fd);
+	ret = bufinfo_get(b.ino, &with);
+	ktap_result(id > 0 && with.found && with.count > before.count &&
+		    with.attached == before.attached + 1,
+		    "registered: the client holds a file reference and one attachment (count %ld -> %ld, attached %d -> %d)",
+		    before.count, with.count, before.attached, with.attached);
+	if (id > 0) {
+		ret = smnl_unregister(&nl, id);
+		bufinfo_get(b.ino, &after);
+		ktap_result(ret == 0 && after.found && after.count == before.count &&
+			    after.attached == before.attached,
+			    "unregistered: reference and attachment dropped, the buffer stays while the fd is open (count %ld)",
+			    after.count);
+	} else {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+	}
+	vbuf_close_fd(&b);
+	vbuf_close_handle(&b);
+	bufinfo_get(b.ino, &gone);
+	ktap_result(!gone.found, "after close(fd) and GEM_CLOSE too, the buffer is gone");
+
+	/* Order 2: close first: the client alone keeps the buffer alive. */
+	ret = vbuf_create(&b);
+	id = ret ? ret : smnl_register_dmabuf(&nl, dev, "vs-life2", b.fd);
+	if (!ktap_result(id > 0, "lifetime: register a third buffer")) {
+		ktap_diag("%s \"%s\"", errstr(id), nl.extack);
+		vbuf_close_fd(&b);
+		vbuf_close_handle(&b);
+		return;
+	}
+	vbuf_close_fd(&b);
+	vbuf_close_handle(&b);
+	bufinfo_get(b.ino, &with);
+	ktap_result(with.found && with.count >= 1,
+		    "fd and GEM handle closed while registered: the buffer lives on (count %ld)",
+		    with.count);
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 1000);
+	ret = smnl_client_get(&nl, id, &c);
+	ktap_result(sync_ok_quick(&t) && ret == 0 && c.state == IB_SYNC_MEM_CLIENT_LIVE,
+		    "and its client stays live and syncs: 0");
+	ret = smnl_unregister(&nl, id);
+	bufinfo_get(b.ino, &gone);
+	ktap_result(ret == 0 && !gone.found, "unregister drops the last reference: the buffer is gone");
+}
+
+static int parse_id(const char *out)
+{
+	const char *p;
+	char *end;
+	long v;
+
+	/* JSON ("id": N), "id N", "id=N", "id: N", or a lone number. */
+	for (p = out; (p = strstr(p, "id")); p += 2) {
+		const char *q = p + 2;
+
+		if (p > out && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z')))
+			continue;	/* "pid", "portid", "client_id"... */
+		if (*q == '"')
+			q++;
+		while (*q == ' ' || *q == ':' || *q == '=' || *q == '\t')
+			q++;
+		v = strtol(q, &end, 10);
+		if (end != q && v > 0)
+			return (int)v;
+	}
+	v = strtol(out, &end, 10);
+	while (*end == ' ' || *end == '\n')
+		end++;
+	if (end != out && !*end && v > 0)
+		return (int)v;
+	return -1;
+}
+
+/* Read all of @fd into @buf. */
+static void slurp(int fd, char *buf, size_t size)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n + 1 < size && (r = read(fd, buf + n, size - 1 - n)) > 0)
+		n += r;
+	buf[n] = '\0';
+}
+
+static void test_inherited_fd(void)
+{
+	const char *ctl = getenv("SYNCMEMCTL") ? getenv("SYNCMEMCTL") : "syncmemctl";
+	char out[4096], err[4096], *nl_out;
+	struct smnl_client c;
+	struct bufinfo bi;
+	int po[2], pe[2], st, id, ret;
+	struct vbuf b;
+	pid_t pid;
+
+	ret = vbuf_create(&b);
+	if (ret || pipe(po) || pipe(pe)) {
+		ktap_result(0, "syncmemctl register --dmabuf-fd: set-up");
+		ktap_diag("vgem: %s", errstr(ret));
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		/* dup2 leaves the new fd without FD_CLOEXEC: it is inherited */
+		if (dup2(b.fd, 7) != 7)
+			_exit(126);
+		execlp(ctl, ctl, "register", "--dev", dev, "--name", "vs-inherited",
+		       "--kind", "dmabuf", "--dmabuf-fd", "7", (char *)NULL);
+		fprintf(stderr, "exec %s: %s\n", ctl, strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	slurp(po[0], out, sizeof(out));
+	slurp(pe[0], err, sizeof(err));
+	close(po[0]);
+	close(pe[0]);
+	waitpid(pid, &st, 0);
+	for (nl_out = out; (nl_out = strchr(nl_out, '\n')); )
+		*nl_out = ' ';
+	for (nl_out = err; (nl_out = strchr(nl_out, '\n')); )
+		*nl_out = ' ';
+	ktap_diag("%s register ... --dmabuf-fd 7: exit %d, stdout \"%s\", stderr \"%s\"",
+		  ctl, WIFEXITED(st) ? WEXITSTATUS(st) : -1, out, err);
+	id = parse_id(out);
+	ktap_result(WIFEXITED(st) && WEXITSTATUS(st) == 0 && id > 0,
+		    "syncmemctl register --kind dmabuf --dmabuf-fd 7 (an inherited fd) succeeds and prints the id");
+	if (id <= 0) {
+		/* Do not leak a client whose id we could not read. */
+		if (!smnl_client_find(&nl, "vs-inherited", &c))
+			id = c.id;
+	}
+	if (id > 0) {
+		ret = smnl_client_get(&nl, id, &c);
+		bufinfo_get(b.ino, &bi);
+		ktap_result(ret == 0 && c.kind == IB_SYNC_MEM_KIND_DMABUF &&
+			    !strcmp(c.name, "vs-inherited") && c.have_dmabuf &&
+			    c.dmabuf_inode == b.ino && bi.count >= 2,
+			    "the client exists, is a dma-buf client of our buffer (inode %llu) and holds it",
+			    (unsigned long long)b.ino);
+		ktap_diag("client %d: %s kind %s name %s inode %llu exporter %s; bufinfo count %ld",
+			  id, errstr(ret), smnl_kind_name(c.kind), c.name,
+			  (unsigned long long)c.dmabuf_inode, c.dmabuf_exporter,
+			  bi.count);
+		ktap_result(smnl_unregister(&nl, id) == 0, "unregister the syncmemctl client: 0");
+	} else {
+		ktap_result(0, "the client registered by syncmemctl exists");
+	}
+	vbuf_close_fd(&b);
+	vbuf_close_handle(&b);
+}
+
+/* Whether the running kernel's config has CONFIG_@opt: 1, 0, -1 unknown. */
+static int kconfig_has(const char *opt)
+{
+	char path[300], line[256], want[128], unset[128];
+	struct utsname u;
+	FILE *f;
+	int r = -1;
+
+	uname(&u);
+	snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+	snprintf(want, sizeof(want), "CONFIG_%s=", opt);
+	snprintf(unset, sizeof(unset), "# CONFIG_%s is not set", opt);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, want, strlen(want)))
+			r = 1;
+		else if (!strncmp(line, unset, strlen(unset)))
+			r = 0;
+	}
+	fclose(f);
+	return r;
+}
+
+static void test_udmabuf(void)
+{
+	struct udmabuf_create uc = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = BUF_SIZE };
+	struct timed_sync t;
+	struct smnl_client c;
+	int memfd, ufd, devfd, id, ret, cfg;
+	struct stat st;
+
+	devfd = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (devfd < 0) {
+		int e = errno;
+
+		cfg = kconfig_has("UDMABUF");
+		if (e == ENOENT && cfg == 0) {
+			ktap_skip("kernel has no udmabuf", "udmabuf");
+			return;
+		}
+		ktap_result(0, "udmabuf: open /dev/udmabuf");
+		ktap_diag("/dev/udmabuf: %s; CONFIG_UDMABUF %s", strerror(e),
+			  cfg == 1 ? "is set" : cfg == 0 ? "is not set" :
+			  "unknown (no /boot/config of this kernel)");
+		return;
+	}
+	memfd = memfd_create("vgem_sync-udmabuf", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd < 0 || ftruncate(memfd, BUF_SIZE) ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+		ktap_result(0, "udmabuf: memfd with F_SEAL_SHRINK");
+		close(devfd);
+		return;
+	}
+	uc.memfd = memfd;
+	ufd = ioctl(devfd, UDMABUF_CREATE, &uc);
+	if (!ktap_result(ufd >= 0, "udmabuf: UDMABUF_CREATE from a sealed memfd")) {
+		ktap_diag("UDMABUF_CREATE: %s", strerror(errno));
+		close(memfd);
+		close(devfd);
+		return;
+	}
+	fstat(ufd, &st);
+	id = smnl_register_dmabuf(&nl, dev, "vs-udmabuf", ufd);
+	if (ktap_result(id > 0, "udmabuf: register it")) {
+		ret = smnl_client_get(&nl, id, &c);
+		ktap_result(ret == 0 && c.have_dmabuf &&
+			    !strcmp(c.dmabuf_exporter, "udmabuf") &&
+			    c.dmabuf_size == BUF_SIZE && c.dmabuf_inode == st.st_ino,
+			    "udmabuf: info says exporter udmabuf, 64 KiB, its inode");
+		ktap_diag("exporter \"%s\" size %llu inode %llu", c.dmabuf_exporter,
+			  (unsigned long long)c.dmabuf_size,
+			  (unsigned long long)c.dmabuf_inode);
+		sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000);
+		ktap_result(sync_ok_quick(&t), "udmabuf: sync to-cpu: 0");
+		sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000);
+		ktap_result(sync_ok_quick(&t), "udmabuf: sync to-device: 0");
+		ktap_result(smnl_unregister(&nl, id) == 0, "udmabuf: unregister: 0");
+	} else {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+	}
+	close(ufd);
+	close(memfd);
+	close(devfd);
+}
+
+int main(int argc, char **argv)
+{
+	struct bufinfo bi0, bi1, bi2;
+	struct smnl_client c;
+	char path[64];
+	struct vbuf b;
+	int ret, id, fd;
+
+	if (argc == 3 && !strcmp(argv[1], "--dev"))
+		dev = argv[2];
+	ktap_start();
+	ret = smnl_open(&nl);
+	if (!ktap_result(ret == 0, "resolve the ib_sync_mem family")) {
+		ktap_diag("smnl_open: %s", errstr(ret));
+		return ktap_finish();
+	}
+	drm = open_vgem(path, sizeof(path));
+	if (!ktap_result(drm >= 0, "open the vgem DRM device")) {
+		ktap_diag("no /dev/dri/card* is vgem (modprobe vgem?)");
+		return ktap_finish();
+	}
+	ktap_diag("vgem is %s", path);
+	ret = vbuf_create(&b);
+	if (!ktap_result(ret == 0, "create a 64 KiB dumb buffer and export it as a dma-buf")) {
+		ktap_diag("vgem: %s", errstr(ret));
+		return ktap_finish();
+	}
+
+	/* Not dma-bufs. */
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ret = smnl_register_dmabuf(&nl, dev, "vs-bad", fd);
+	ktap_result(ret == -EBADF && says(nl.extack, "dma-buf|dmabuf|fd"),
+		    "refused: an fd that is not a dma-buf -> -EBADF, extack says why");
+	ktap_diag("%s \"%s\"", ret > 0 ? "registered!" : errstr(ret), nl.extack);
+	if (ret > 0)
+		smnl_unregister(&nl, ret);
+	close(fd);
+	ret = smnl_register_dmabuf(&nl, dev, "vs-bad", 1000);
+	ktap_result(ret == -EBADF && says(nl.extack, "dma-buf|dmabuf|fd"),
+		    "refused: an fd number that is not open -> -EBADF, extack says why");
+	ktap_diag("%s \"%s\"", ret > 0 ? "registered!" : errstr(ret), nl.extack);
+	if (ret > 0)
+		smnl_unregister(&nl, ret);
+
+	bufinfo_get(b.ino, &bi0);
+	id = smnl_register_dmabuf(&nl, dev, "vs-vgem", b.fd);
+	if (!ktap_result(id > 0, "register the vgem dma-buf")) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+	} else {
+		ret = smnl_client_get(&nl, id, &c);
+		ktap_result(ret == 0 && c.kind == IB_SYNC_MEM_KIND_DMABUF &&
+			    c.state == IB_SYNC_MEM_CLIENT_LIVE && c.size == BUF_SIZE &&
+			    c.have_dmabuf && c.dmabuf_size == BUF_SIZE &&
+			    bi0.found && !strcmp(c.dmabuf_exporter, bi0.exporter) &&
+			    c.dmabuf_inode == b.ino,
+			    "CLIENT_GET: dma-buf kind, live, 64 KiB, the buffer's exporter name and inode");
+		/* vgem's buffers are exported by drm_prime: exp_name "drm" */
+		ktap_diag("kind %s state %s size %llu exporter \"%s\" (bufinfo \"%s\") inode %llu (ours %llu)",
+			  smnl_kind_name(c.kind), smnl_state_name(c.state),
+			  (unsigned long long)c.dmabuf_size, c.dmabuf_exporter,
+			  bi0.exporter, (unsigned long long)c.dmabuf_inode,
+			  (unsigned long long)b.ino);
+
+		test_fences(&b, id);
+
+		/* (f) the reference goes with the client */
+		bufinfo_get(b.ino, &bi1);
+		ret = smnl_unregister(&nl, id);
+		ktap_result(ret == 0, "unregister: 0");
+		bufinfo_get(b.ino, &bi2);
+		ktap_result(bi0.found && bi1.found && bi2.found &&
+			    bi1.count == bi0.count + 1 && bi2.count == bi0.count,
+			    "bufinfo count: %ld before register, %ld registered, %ld after unregister",
+			    bi0.count, bi1.count, bi2.count);
+	}
+	vbuf_close_fd(&b);
+	vbuf_close_handle(&b);
+
+	test_lifetime();
+	test_inherited_fd();
+	test_udmabuf();
+
+	close(drm);
+	smnl_close(&nl);
+	return ktap_finish();
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Memory clients from userspace: the C programs of test/tools (built into
+# build/bin by `make tools`) drive ib_sync_mem over netlink, and their KTAP
+# results become this suite's, one for one, as "<program>: <test>":
+#
+#   smnl_selftest  the netlink client itself, against sim clients
+#   region_test    region clients: pinning, VmPin, munmap and exit
+#                  invalidation, RLIMIT_MEMLOCK, bad ranges
+#   vgem_sync      dma-buf clients: vgem fences bound the syncs, buffer
+#                  references, an fd inherited by syncmemctl, udmabuf
+#   rdma_canary    source on rxe0, target on rxe1: sync, RDMA WRITE, sync,
+#                  compare every byte, round after round
+#
+# A program that is missing, crashes, hangs or stops before its plan fails.
+. "$(dirname "$0")/lib.sh"
+
+BIN=$SYNCMEM_TOP/build/bin
+PROG_TIMEOUT=${PROG_TIMEOUT:-240}
+
+# run_prog PROG ARGS...: run build/bin/PROG and re-emit its results.
+run_prog() {
+	local name=$1 prog=$BIN/$1 out rc line desc plan='' n=0 failed=0
+	shift
+	if [ ! -x "$prog" ]; then
+		not_ok "$name: program present # $prog is missing (make tools)"
+		return
+	fi
+	echo "--- $name $*" >&2
+	out=$(mktemp)
+	timeout --kill-after=10 "$PROG_TIMEOUT" "$prog" "$@" >"$out"
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok "* | "not ok "*)
+			desc=${line#not }
+			desc=${desc#ok }
+			case $desc in
+			*" "*) desc=${desc#* } ;;	# its number
+			*) desc="(no description)" ;;
+			esac
+			n=$((n + 1))
+			if [ "${line%%ok *}" = "not " ]; then
+				failed=$((failed + 1))
+				not_ok "$name: $desc"
+			else
+				ok "$name: $desc"
+			fi
+			;;
+		"# "*) echo "# $name: ${line#"# "}" ;;
+		"#"*) echo "# $name: ${line#"#"}" ;;
+		1..*) plan=${line#1..} ;;
+		"KTAP version"*) ;;
+		*) echo "$name: $line" >&2 ;;
+		esac
+	done <"$out"
+	rm -f "$out"
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		not_ok "$name: ran to completion # timed out after ${PROG_TIMEOUT}s (exit $rc)"
+	elif [ $rc -gt 128 ]; then
+		not_ok "$name: ran to completion # killed by signal $((rc - 128))"
+	elif [ -z "$plan" ]; then
+		not_ok "$name: ran to completion # no KTAP plan: output cut short (exit $rc)"
+	elif [ "$plan" != "$n" ]; then
+		not_ok "$name: ran to completion # plan 1..$plan but $n results (exit $rc)"
+	elif [ $rc -ne 0 ] && [ $failed -eq 0 ]; then
+		not_ok "$name: ran to completion # exit $rc with no failed test"
+	elif [ $rc -eq 0 ] && [ $failed -ne 0 ]; then
+		not_ok "$name: ran to completion # exit 0 despite $failed failed tests"
+	else
+		ok "$name: ran to completion ($n tests, $failed failed)"
+	fi
+}
+
+dri_card() { compgen -G '/dev/dri/card*' >/dev/null; }
+
+# The canary's network: rxe0 on veth0 (192.168.77.1) and rxe1 on veth1
+# (192.168.77.2), one host. Routes bound to a device (rxe binds every route
+# to its netdev) take the wire even to a local address; the other end must
+# then accept packets whose source address is local too.
+canary_net_up() {
+	local d
+	echo 0 > /proc/sys/net/ipv4/conf/all/rp_filter || return 1
+	for d in veth0 veth1; do
+		echo 0 > "/proc/sys/net/ipv4/conf/$d/rp_filter" &&
+		echo 1 > "/proc/sys/net/ipv4/conf/$d/accept_local" || return 1
+	done
+	ip addr add 192.168.77.1/24 dev veth0 &&
+	ip addr add 192.168.77.2/24 dev veth1
+}
+canary_net_down() {
+	ip addr del 192.168.77.1/24 dev veth0 && ip addr del 192.168.77.2/24 dev veth1
+}
+
+check "load ib_sync_mem" sm_load
+check "modprobe vgem" modprobe vgem
+check "a DRM card node exists" dri_card
+
+check "load ib_sync_mem_sim" sim_load
+run_prog smnl_selftest --dev rxe0
+check "unload ib_sync_mem_sim" sim_unload
+
+run_prog region_test --dev rxe0
+run_prog vgem_sync --dev rxe0
+
+check "rdma link add rxe1 type rxe netdev veth1" rdma link add rxe1 type rxe netdev veth1
+check "IPv4 on veth0/veth1 for RoCE v2 (accept_local, no rp_filter)" canary_net_up
+{ ip -br addr show dev veth0; ip -br addr show dev veth1; rdma link show; } >&2
+run_prog rdma_canary --src-dev rxe0 --src-ip 192.168.77.1 \
+	--dst-dev rxe1 --dst-ip 192.168.77.2 --size 1048576 --rounds 8
+ip neigh show >&2
+check "remove the canary's addresses" canary_net_down
+check "rdma link delete rxe1" rdma link delete rxe1
+
+if counters_zero; then
+	ok "no client left behind by the programs"
+else
+	not_ok "no client left behind by the programs # clients $(counter clients), registered $(counter registered)"
+	"$BIN/smnlctl" list >&2
+	"$BIN/smnlctl" del-netlink >&2
+fi
+check "modprobe -r vgem (no dma-buf still referenced)" modprobe -r vgem
+check "object counters zero before unload" counters_zero
+check "rmmod ib_sync_mem" sm_unload
+finish
