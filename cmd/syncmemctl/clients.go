@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/syncmem/syncmem/pkg/genl"
+	"golang.org/x/sys/unix"
 )
 
 type registerOpts struct {
@@ -15,21 +18,36 @@ type registerOpts struct {
 	failNext           uint32
 	failErrno, size    string
 	lazy, batch, owned bool
+	dmabufFD           int
 	out                output
 }
+
+// simFlags are the flags that configure a sim client.
+var simFlags = []string{"latency", "fail-next", "fail-errno", "size", "batch"}
 
 func newRegisterCmd(dial dialer) *cobra.Command {
 	var o registerOpts
 	cmd := &cobra.Command{
-		Use:   "register --dev DEV --name NAME [flags]",
+		Use:   "register --dev DEV --name NAME [--kind sim|dmabuf] [flags]",
 		Short: "Register a memory sync client",
 		Long: `Register a client on an RDMA device and print its id. Needs CAP_NET_ADMIN.
 
 The client persists after syncmemctl exits, until "syncmemctl unregister"
-deletes it or its device goes away. Clients of kind sim (ib_sync_mem_sim
-must be loaded) model accelerator memory: --latency, --fail-next,
---fail-errno, --size and --batch configure them; settings not given keep
-the module's defaults.
+deletes it or its device goes away. Clients of kind sim (the default;
+ib_sync_mem_sim must be loaded) model accelerator memory: --latency,
+--fail-next, --fail-errno, --size and --batch configure them; settings not
+given keep the module's defaults.
+
+Clients of kind dmabuf stand for a dma-buf that the program running
+syncmemctl opened and left open across exec (not close-on-exec):
+--dmabuf-fd N names it by its file descriptor number in syncmemctl. The
+kernel takes its own reference on the buffer, so the client keeps it after
+syncmemctl exits.
+
+Region clients (kind region) cannot be registered here: a region is memory
+of the process that registers it, which for syncmemctl would be its own
+memory, gone when it exits. A program registers its own memory with
+pkg/genl (Conn.RegisterRegion, with memory from AllocRegion).
 
 --owned ties the client to the netlink socket that created it: the kernel
 deletes it when the socket closes, which for a one-shot command is as soon
@@ -38,7 +56,9 @@ open (see pkg/genl); here it mostly serves tests.`,
 		Example: `  syncmemctl register --dev rxe0 --name buf0
   syncmemctl register --dev rxe0 --name slow --latency 200us --size 64K --lazy
   syncmemctl register --dev rxe0 --name flaky --fail-next 3 --fail-errno EIO
-  id=$(syncmemctl register --dev rxe0 --name buf1)`,
+  id=$(syncmemctl register --dev rxe0 --name buf1)
+  # from a program that holds a dma-buf as fd 7 and runs syncmemctl:
+  syncmemctl register --dev rxe0 --name frame0 --kind dmabuf --dmabuf-fd 7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := o.request(cmd)
@@ -70,7 +90,8 @@ open (see pkg/genl); here it mostly serves tests.`,
 	f := cmd.Flags()
 	f.StringVar(&o.dev, "dev", "", "RDMA device to register on (required)")
 	f.StringVar(&o.name, "name", "", "client name, 1 to 31 bytes (required)")
-	f.StringVar(&o.kind, "kind", "sim", "client kind (region and dma-buf clients need settings only pkg/genl gives)")
+	f.StringVar(&o.kind, "kind", "sim", "client kind: sim or dmabuf (region clients: see pkg/genl)")
+	f.IntVar(&o.dmabufFD, "dmabuf-fd", 0, "dmabuf: the dma-buf, file descriptor `N` of syncmemctl, inherited open")
 	f.DurationVar(&o.latency, "latency", 0, "sim: time one sync takes, whole microseconds (e.g. 200us)")
 	f.Uint32Var(&o.failNext, "fail-next", 0, "sim: fail the next N syncs")
 	f.StringVar(&o.failErrno, "fail-errno", "", "sim: errno of the failing syncs, a number or a name (EIO)")
@@ -84,7 +105,7 @@ open (see pkg/genl); here it mostly serves tests.`,
 	_ = cmd.MarkFlagRequired("name")
 	_ = cmd.RegisterFlagCompletionFunc("dev", completeDevices(dial))
 	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(
-		[]string{"sim", "region", "dmabuf"}, cobra.ShellCompDirectiveNoFileComp))
+		[]string{"sim", "dmabuf"}, cobra.ShellCompDirectiveNoFileComp))
 	o.out.addFlags(cmd)
 	return cmd
 }
@@ -95,7 +116,18 @@ func (o *registerOpts) request(cmd *cobra.Command) (genl.RegisterRequest, error)
 	req := genl.RegisterRequest{Device: o.dev, Name: o.name}
 	var err error
 	if req.Kind, err = genl.ParseKind(o.kind); err != nil {
-		return req, badFlag("kind", o.kind, "want sim, region, dmabuf or a number")
+		return req, badFlag("kind", o.kind, "want sim or dmabuf")
+	}
+	switch req.Kind {
+	case genl.KindRegion:
+		return req, badFlag("kind", o.kind, "a region client cannot be registered from syncmemctl: "+
+			"its memory would be syncmemctl's own, gone when it exits; register it from the program "+
+			"that owns the memory, with pkg/genl (Conn.RegisterRegion)")
+	case genl.KindKernel:
+		return req, badFlag("kind", o.kind, "kernel clients are registered by kernel drivers, not from userspace")
+	}
+	if err := o.dmabuf(cmd, &req); err != nil {
+		return req, err
 	}
 	if o.lazy {
 		req.Flags |= genl.FlagLazy
@@ -134,7 +166,39 @@ func (o *registerOpts) request(cmd *cobra.Command) (genl.RegisterRequest, error)
 	if sim != (genl.SimConfig{}) {
 		req.Sim = &sim
 	}
+	if req.Kind == genl.KindDMABuf {
+		for _, name := range simFlags {
+			if changed(cmd, name) {
+				return req, fmt.Errorf("--%s configures sim clients, not --kind %s", name, o.kind)
+			}
+		}
+	}
 	return req, nil
+}
+
+// dmabuf checks --dmabuf-fd against the kind and fills in the request's
+// dma-buf: a file descriptor open in this process, which the kernel
+// resolves when it registers the client.
+func (o *registerOpts) dmabuf(cmd *cobra.Command, req *genl.RegisterRequest) error {
+	given := changed(cmd, "dmabuf-fd")
+	switch {
+	case req.Kind == genl.KindDMABuf && !given:
+		return fmt.Errorf("--kind %s needs --dmabuf-fd N: the dma-buf, a file descriptor syncmemctl inherited", o.kind)
+	case req.Kind != genl.KindDMABuf && given:
+		return fmt.Errorf("--dmabuf-fd goes with --kind dmabuf only, not --kind %s", o.kind)
+	case !given:
+		return nil
+	}
+	value := strconv.Itoa(o.dmabufFD)
+	if o.dmabufFD < 0 || o.dmabufFD > math.MaxInt32 {
+		return badFlag("dmabuf-fd", value, "want a file descriptor number, 0 or more")
+	}
+	if _, err := unix.FcntlInt(uintptr(o.dmabufFD), unix.F_GETFD, 0); err != nil {
+		return badFlag("dmabuf-fd", value, "not an open file descriptor of syncmemctl (%v): the program "+
+			"running it must leave the dma-buf open across exec, without close-on-exec", err)
+	}
+	req.DMABuf = &genl.DMABufConfig{FD: int32(o.dmabufFD)}
+	return nil
 }
 
 func newUnregisterCmd(dial dialer) *cobra.Command {
@@ -225,17 +289,41 @@ func printClients(cmd *cobra.Command, out *output, cs []genl.Client) error {
 		}
 		return out.writeJSON(w, js)
 	}
-	t := newTable(w, "ID", "DEV", "NAME", "KIND", "STATE", "FLAGS", "SIZE", "SYNCS", "ERRORS", "LAST-ERR", "OWNER")
+	t := newTable(w, "ID", "DEV", "NAME", "KIND", "STATE", "FLAGS", "SIZE", "PINNED", "SYNCS", "ERRORS",
+		"LAST-ERR", "OWNER")
 	for _, c := range cs {
-		state := c.State.String()
-		if c.InvalReason != 0 {
-			state += "(" + c.InvalReason.String() + ")"
-		}
-		t.row(fmt.Sprint(c.ID), c.DevName, c.Name, c.Kind.String(), state, orDash(c.Flags.String()),
-			size(c.Size), fmt.Sprint(c.Stats.Syncs), fmt.Sprint(c.Stats.Errors),
+		t.row(fmt.Sprint(c.ID), c.DevName, c.Name, c.Kind.String(), state(c), orDash(c.Flags.String()),
+			size(c.Size), pinned(c), fmt.Sprint(c.Stats.Syncs), fmt.Sprint(c.Stats.Errors),
 			errnoName(c.LastErr), owner(c))
 	}
 	return t.flush()
+}
+
+// state is "live", or "invalidated(reason)".
+func state(c genl.Client) string {
+	s := c.State.String()
+	if c.InvalReason != 0 {
+		s += "(" + c.InvalReason.String() + ")"
+	}
+	return s
+}
+
+// pinned is the number of pages a region client keeps pinned, "-" for the
+// other kinds, which pin nothing.
+func pinned(c genl.Client) string {
+	if p := pinnedPages(c); p != nil {
+		return fmt.Sprint(*p)
+	}
+	return "-"
+}
+
+// pinnedPages is what the kernel reports for region clients, nil for the
+// other kinds (left out of JSON).
+func pinnedPages(c genl.Client) *uint32 {
+	if c.Kind != genl.KindRegion {
+		return nil
+	}
+	return &c.PinnedPages
 }
 
 // owner says who registered a client, as far as the caller may know.

@@ -134,7 +134,9 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	help := mustRun(t, &fakeAPI{}, "register", "--help")
-	if strings.Contains(help, "--hold") || !strings.Contains(help, "--owned") || !strings.Contains(help, "-j, --json") {
+	if strings.Contains(help, "--hold") || !strings.Contains(help, "--owned") || !strings.Contains(help, "-j, --json") ||
+		!strings.Contains(help, "--dmabuf-fd N ") || !strings.Contains(help, "--kind dmabuf --dmabuf-fd 7") ||
+		!strings.Contains(help, "Conn.RegisterRegion") {
 		t.Errorf("register --help:\n%s", help)
 	}
 }

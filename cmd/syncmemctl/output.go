@@ -161,7 +161,7 @@ type jsonClient struct {
 	LastErr     string       `json:"last_err,omitempty"`
 	OwnerPortID uint32       `json:"owner_portid,omitempty"`
 	OwnerPID    uint32       `json:"owner_pid,omitempty"`
-	PinnedPages uint32       `json:"pinned_pages,omitempty"`
+	PinnedPages *uint32      `json:"pinned_pages,omitempty"` // region clients, even 0
 	Stats       jsonCounters `json:"stats"`
 	Sim         *jsonSim     `json:"sim,omitempty"`
 	Region      *jsonRegion  `json:"region,omitempty"`
@@ -197,7 +197,7 @@ func client(c genl.Client) jsonClient {
 		ID: c.ID, Name: c.Name, Dev: c.DevName, DevIndex: c.DevIndex, Kind: c.Kind.String(),
 		Flags: c.Flags.Names(), State: c.State.String(), Size: c.Size,
 		LastErrno: uint32(c.LastErr), LastErr: jsonErrno(c.LastErr),
-		OwnerPortID: c.OwnerPortID, OwnerPID: c.OwnerPID, PinnedPages: c.PinnedPages,
+		OwnerPortID: c.OwnerPortID, OwnerPID: c.OwnerPID, PinnedPages: pinnedPages(c),
 		Stats: counters(c.Stats),
 	}
 	if c.InvalReason != 0 {

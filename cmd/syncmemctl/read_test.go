@@ -39,6 +39,26 @@ func testClients() []genl.Client {
 	}}
 }
 
+// memClients are region and dma-buf clients: a live region, one whose
+// memory was unmapped, and a dma-buf whose last sync timed out.
+func memClients() []genl.Client {
+	return []genl.Client{{
+		ID: 10, Name: "frames", DevIndex: 1, DevName: "rxe0", Kind: genl.KindRegion,
+		Flags: genl.FlagOwned, State: genl.StateLive, Origin: genl.OriginNetlink, Size: 64 << 10,
+		PinnedPages: 16, OwnerPortID: 7, OwnerPID: 42, Stats: genl.Counters{Syncs: 2, Bytes: 128 << 10},
+		Region: &genl.RegionInfo{Addr: 0x7f0000000000, Len: 64 << 10, Access: genl.RegionWrite, Segments: 1},
+	}, {
+		ID: 11, Name: "gone", DevIndex: 1, DevName: "rxe0", Kind: genl.KindRegion,
+		State: genl.StateInvalidated, InvalReason: genl.ReasonMemory, Origin: genl.OriginNetlink,
+		Size: 8192, Stats: genl.Counters{Syncs: 1, Bytes: 8192},
+	}, {
+		ID: 12, Name: "gpu0", DevIndex: 1, DevName: "rxe0", Kind: genl.KindDMABuf,
+		State: genl.StateLive, Origin: genl.OriginNetlink, Size: 1 << 20, LastErr: unix.ETIMEDOUT,
+		Stats:  genl.Counters{Syncs: 3, Errors: 1, Bytes: 2 << 20},
+		DMABuf: &genl.DMABufInfo{Size: 1 << 20, Exporter: "drm", Inode: 77},
+	}}
+}
+
 func TestDevicesTable(t *testing.T) {
 	f := &fakeAPI{devices: testDevices()}
 	got := mustRun(t, f, "devices")
@@ -85,10 +105,10 @@ func TestDevicesJSON(t *testing.T) {
 func TestListTable(t *testing.T) {
 	f := &fakeAPI{clients: testClients()}
 	got := mustRun(t, f, "list", "--dev", "rxe0")
-	want := `ID  DEV   NAME  KIND    STATE                FLAGS  SIZE  SYNCS  ERRORS  LAST-ERR  OWNER
-3   rxe0  buf0  sim     live                 lazy   4KiB  5      0       ok        pid 99
-4   rxe0  gpu   kernel  invalidated(device)  -      0B    2      1       ENODEV    kernel
-5   rxe0  b     sim     live                 -      1MiB  0      0       ok        -
+	want := `ID  DEV   NAME  KIND    STATE                FLAGS  SIZE  PINNED  SYNCS  ERRORS  LAST-ERR  OWNER
+3   rxe0  buf0  sim     live                 lazy   4KiB  -       5      0       ok        pid 99
+4   rxe0  gpu   kernel  invalidated(device)  -      0B    -       2      1       ENODEV    kernel
+5   rxe0  b     sim     live                 -      1MiB  -       0      0       ok        -
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -128,6 +148,49 @@ func TestListJSON(t *testing.T) {
 	}
 	if sim := got[0]["sim"].(map[string]any); sim["latency_ns"] != 200e3 || sim["fail_errno"] != 5.0 {
 		t.Errorf("sim %v", sim)
+	}
+}
+
+// TestListMemory: bytes, pinned pages (region clients only, 0 once
+// invalidated), state with its reason and the last error, in the table and
+// in JSON.
+func TestListMemory(t *testing.T) {
+	f := &fakeAPI{clients: memClients()}
+	got := mustRun(t, f, "list")
+	want := `ID  DEV   NAME    KIND    STATE                FLAGS  SIZE   PINNED  SYNCS  ERRORS  LAST-ERR   OWNER
+10  rxe0  frames  region  live                 owned  64KiB  16      2      0       ok         pid 42
+11  rxe0  gone    region  invalidated(memory)  -      8KiB   0       1      0       ok         -
+12  rxe0  gpu0    dmabuf  live                 -      1MiB   -       3      1       ETIMEDOUT  -
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+
+	var js []map[string]any
+	if err := json.Unmarshal([]byte(mustRun(t, f, "list", "-j")), &js); err != nil {
+		t.Fatal(err)
+	}
+	stats := func(syncs, errors, bytes float64) map[string]any {
+		return map[string]any{"syncs": syncs, "errors": errors, "time_ns": 0.0, "max_ns": 0.0, "bytes": bytes}
+	}
+	wantJ := []map[string]any{{
+		"id": 10.0, "name": "frames", "dev": "rxe0", "dev_index": 1.0, "kind": "region",
+		"flags": []any{"owned"}, "state": "live", "origin": "netlink", "size": 65536.0,
+		"pinned_pages": 16.0, "last_errno": 0.0, "owner_portid": 7.0, "owner_pid": 42.0,
+		"stats":  stats(2, 0, 131072),
+		"region": map[string]any{"addr": float64(0x7f0000000000), "len": 65536.0, "write": true, "segments": 1.0},
+	}, {
+		"id": 11.0, "name": "gone", "dev": "rxe0", "dev_index": 1.0, "kind": "region",
+		"flags": []any{}, "state": "invalidated", "inval_reason": "memory", "origin": "netlink",
+		"size": 8192.0, "pinned_pages": 0.0, "last_errno": 0.0, "stats": stats(1, 0, 8192),
+	}, {
+		"id": 12.0, "name": "gpu0", "dev": "rxe0", "dev_index": 1.0, "kind": "dmabuf",
+		"flags": []any{}, "state": "live", "origin": "netlink", "size": 1048576.0,
+		"last_errno": 110.0, "last_err": "ETIMEDOUT", "stats": stats(3, 1, 2097152),
+		"dmabuf": map[string]any{"size": 1048576.0, "exporter": "drm", "inode": 77.0},
+	}}
+	if d := cmp.Diff(wantJ, js); d != "" {
+		t.Errorf("list -j (-want +got):\n%s", d)
 	}
 }
 
@@ -179,9 +242,14 @@ max time    180us
 		t.Errorf("request %+v", f.statsReq)
 	}
 
+	f.clients = []genl.Client{{ID: 7, Name: "buf0", DevIndex: 1, DevName: "rxe0", Kind: genl.KindSim,
+		State: genl.StateLive, Size: 4096}}
 	mustRun(t, f, "stats", "--client", "7")
 	if f.statsReq != (genl.StatsRequest{Client: 7}) {
 		t.Errorf("request %+v", f.statsReq)
+	}
+	if !cmp.Equal(f.calls[len(f.calls)-2:], []string{"Stats", "Client"}) {
+		t.Errorf("calls %v, want Stats then Client", f.calls)
 	}
 	f.stats = genl.Stats{DevIndex: 1, DevName: "rxe0", Counters: genl.Counters{Syncs: 1, Clients: 2, Hist: []uint64{0, 0, 0, 1}}}
 	var j map[string]any
@@ -198,6 +266,93 @@ max time    180us
 	}
 	if f.statsReq != (genl.StatsRequest{Device: "rxe0"}) {
 		t.Errorf("request %+v", f.statsReq)
+	}
+}
+
+// TestStatsClient: the statistics of a client say what it is: kind, state
+// and why it was invalidated, bytes, pinned pages, last error.
+func TestStatsClient(t *testing.T) {
+	cs := memClients()
+	f := &fakeAPI{clients: cs, stats: genl.Stats{ClientID: 11, Counters: genl.Counters{
+		Syncs: 1, Bytes: 8192, Total: 3 * time.Microsecond, Max: 3 * time.Microsecond, Hist: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+	}}}
+	got := mustRun(t, f, "stats", "--client", "11")
+	want := `scope         client
+client        11
+name          gone
+device        rxe0
+kind          region
+state         invalidated(memory)
+size          8192 (8KiB)
+pinned pages  0
+last error    ok
+syncs         1
+errors        0
+bytes         8192 (8KiB)
+total time    3.00us
+max time      3.00us
+
+     nsecs               : count    distribution
+         0 -> 0          : 0        |                                        |
+`
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("got\n%s\nwant a prefix\n%s", got, want)
+	}
+
+	var j map[string]any
+	if err := json.Unmarshal([]byte(mustRun(t, f, "stats", "--client", "11", "-j")), &j); err != nil {
+		t.Fatal(err)
+	}
+	wantJ := map[string]any{
+		"scope": "client", "client_id": 11.0, "dev": "rxe0", "dev_index": 1.0,
+		"name": "gone", "kind": "region", "state": "invalidated", "inval_reason": "memory",
+		"size": 8192.0, "pinned_pages": 0.0, "last_errno": 0.0,
+		"syncs": 1.0, "errors": 0.0, "time_ns": 3000.0, "max_ns": 3000.0, "bytes": 8192.0,
+		"hist": []any{map[string]any{"slot": 12.0, "low_ns": 2048.0, "high_ns": 4095.0, "count": 1.0}},
+	}
+	if d := cmp.Diff(wantJ, j); d != "" {
+		t.Errorf("stats --client 11 -j (-want +got):\n%s", d)
+	}
+
+	// A live region client, and a dma-buf one: no pinned pages to show.
+	f.stats = genl.Stats{ClientID: 10}
+	got = mustRun(t, f, "stats", "--client", "10")
+	for _, row := range []string{"state         live\n", "pinned pages  16\n", "size          65536 (64KiB)\n"} {
+		if !strings.Contains(got, row) {
+			t.Errorf("stats --client 10: no %q in\n%s", row, got)
+		}
+	}
+	f.stats = genl.Stats{ClientID: 12}
+	got = mustRun(t, f, "stats", "--client", "12")
+	for _, row := range []string{"kind          dmabuf\n", "pinned pages  -\n", "last error    ETIMEDOUT\n"} {
+		if !strings.Contains(got, row) {
+			t.Errorf("stats --client 12: no %q in\n%s", row, got)
+		}
+	}
+	j = nil // Unmarshal would merge into the old map
+	if err := json.Unmarshal([]byte(mustRun(t, f, "stats", "--client", "12", "-j")), &j); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := j["pinned_pages"]; ok || j["last_err"] != "ETIMEDOUT" || j["last_errno"] != 110.0 || j["kind"] != "dmabuf" {
+		t.Errorf("stats --client 12 -j: %v", j)
+	}
+
+	// The module's and a device's statistics describe no client.
+	f.stats = genl.Stats{Counters: genl.Counters{Clients: 3}}
+	j = nil
+	if err := json.Unmarshal([]byte(mustRun(t, f, "stats", "-j")), &j); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"name", "kind", "state", "size", "pinned_pages", "last_errno"} {
+		if _, ok := j[k]; ok {
+			t.Errorf("module stats have %s: %v", k, j)
+		}
+	}
+
+	// A client gone between the two requests: the kernel's error.
+	r := runFake(t, &fakeAPI{stats: genl.Stats{ClientID: 9}}, "stats", "--client", "9")
+	if r.code != 1 || r.stderr != "Error: get client 9: no such client\n" || r.stdout != "" {
+		t.Errorf("%+v", r)
 	}
 }
 

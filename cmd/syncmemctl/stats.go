@@ -23,7 +23,11 @@ func newStatsCmd(dial dialer) *cobra.Command {
 client (--client): syncs run, failures, bytes made coherent, total and
 longest time, and a log2 histogram of the time sync callbacks took, in the
 layout of the libbpf-tools. The histogram counts in nanoseconds when the
-syncs are short and in microseconds (1 usec = 1000 ns) past 8 us.`,
+syncs are short and in microseconds (1 usec = 1000 ns) past 8 us.
+
+For a client it also shows what "list" does: its kind, its state (live, or
+invalidated and why), the bytes behind it, the pages it keeps pinned (region
+clients) and the result of its last sync, as an errno name.`,
 		Example: `  syncmemctl stats
   syncmemctl stats --dev rxe0
   syncmemctl stats --client 3 -j | jq .syncs`,
@@ -45,7 +49,13 @@ syncs are short and in microseconds (1 usec = 1000 ns) past 8 us.`,
 				if err != nil {
 					return err
 				}
-				return printStats(cmd.OutOrStdout(), &out, req, s)
+				var cl *genl.Client
+				if req.Client != 0 {
+					if cl, err = c.Client(req.Client); err != nil {
+						return err
+					}
+				}
+				return printStats(cmd.OutOrStdout(), &out, req, s, cl)
 			})
 		},
 	}
@@ -62,10 +72,25 @@ type jsonStats struct {
 	ClientID uint32 `json:"client_id,omitempty"`
 	Dev      string `json:"dev,omitempty"`
 	DevIndex uint32 `json:"dev_index,omitempty"`
+	*jsonClientState
 	jsonCounters
 }
 
-func printStats(w io.Writer, out *output, req genl.StatsRequest, s *genl.Stats) error {
+// jsonClientState describes the client of client-scope statistics, with
+// the names of "list -j".
+type jsonClientState struct {
+	Name        string  `json:"name"`
+	Kind        string  `json:"kind"`
+	State       string  `json:"state"`
+	InvalReason string  `json:"inval_reason,omitempty"`
+	Size        uint64  `json:"size"`
+	PinnedPages *uint32 `json:"pinned_pages,omitempty"` // region clients, even 0
+	LastErrno   uint32  `json:"last_errno"`
+	LastErr     string  `json:"last_err,omitempty"`
+}
+
+// printStats prints the counters s, and for a client, cl's description.
+func printStats(w io.Writer, out *output, req genl.StatsRequest, s *genl.Stats, cl *genl.Client) error {
 	scope := "module"
 	switch {
 	case req.Client != 0:
@@ -79,12 +104,31 @@ func printStats(w io.Writer, out *output, req genl.StatsRequest, s *genl.Stats) 
 		if scope != "client" {
 			j.Clients = &s.Clients
 		}
+		if cl != nil {
+			j.Dev, j.DevIndex = cl.DevName, cl.DevIndex
+			j.jsonClientState = &jsonClientState{
+				Name: cl.Name, Kind: cl.Kind.String(), State: cl.State.String(), Size: cl.Size,
+				PinnedPages: pinnedPages(*cl), LastErrno: uint32(cl.LastErr), LastErr: jsonErrno(cl.LastErr),
+			}
+			if cl.InvalReason != 0 {
+				j.InvalReason = cl.InvalReason.String()
+			}
+		}
 		return out.writeJSON(w, j)
 	}
 	t := newTable(w, "scope", scope)
 	switch scope {
 	case "client":
 		t.row("client", fmt.Sprint(s.ClientID))
+		if cl != nil {
+			t.row("name", cl.Name)
+			t.row("device", cl.DevName)
+			t.row("kind", cl.Kind.String())
+			t.row("state", state(*cl))
+			t.row("size", fmt.Sprintf("%d (%s)", cl.Size, size(cl.Size)))
+			t.row("pinned pages", pinned(*cl))
+			t.row("last error", errnoName(cl.LastErr))
+		}
 	case "device":
 		t.row("device", s.DevName)
 		t.row("clients", fmt.Sprint(s.Clients))

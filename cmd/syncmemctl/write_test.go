@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,10 +38,12 @@ func TestRegisterRequest(t *testing.T) {
 			Device: "rxe0", Name: "buf0", Kind: genl.KindSim, Sim: &genl.SimConfig{
 				FailErrno: new(syscall.Errno(0)), Latency: new(time.Duration(0)),
 			}}},
-		{[]string{"--fail-errno", "5000", "--kind", "2"}, genl.RegisterRequest{
-			Device: "rxe0", Name: "buf0", Kind: genl.KindRegion, Sim: &genl.SimConfig{
+		// So does a kind by number, which the kernel may not have.
+		{[]string{"--fail-errno", "5000", "--kind", "7"}, genl.RegisterRequest{
+			Device: "rxe0", Name: "buf0", Kind: 7, Sim: &genl.SimConfig{
 				FailErrno: new(syscall.Errno(5000)),
 			}}},
+		{[]string{"--kind", "1"}, genl.RegisterRequest{Device: "rxe0", Name: "buf0", Kind: genl.KindSim}},
 	} {
 		f := &fakeAPI{reg: genl.Client{ID: 42}}
 		args := append(append([]string{}, base...), tt.args...)
@@ -48,6 +52,103 @@ func TestRegisterRequest(t *testing.T) {
 		}
 		if d := cmp.Diff(tt.want, f.regReq); d != "" {
 			t.Errorf("%v: request (-want +got):\n%s", args, d)
+		}
+	}
+}
+
+// openFD returns a file descriptor open in this process, closed at the
+// end of the test: what a parent process leaves to syncmemctl.
+func openFD(t *testing.T) int {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return int(r.Fd())
+}
+
+// TestRegisterDMABuf: --kind dmabuf --dmabuf-fd N sends the inherited fd.
+func TestRegisterDMABuf(t *testing.T) {
+	fd := openFD(t)
+	base := []string{"register", "--dev", "rxe0", "--name", "frame0", "--kind", "dmabuf", "--dmabuf-fd", strconv.Itoa(fd)}
+	for _, tt := range []struct {
+		args []string
+		want genl.RegisterRequest
+	}{
+		{nil, genl.RegisterRequest{Device: "rxe0", Name: "frame0", Kind: genl.KindDMABuf,
+			DMABuf: &genl.DMABufConfig{FD: int32(fd)}}},
+		{[]string{"--lazy", "--owned"}, genl.RegisterRequest{Device: "rxe0", Name: "frame0", Kind: genl.KindDMABuf,
+			Flags: genl.FlagLazy | genl.FlagOwned, DMABuf: &genl.DMABufConfig{FD: int32(fd)}}},
+		{[]string{"--kind", "3"}, genl.RegisterRequest{Device: "rxe0", Name: "frame0", Kind: genl.KindDMABuf,
+			DMABuf: &genl.DMABufConfig{FD: int32(fd)}}},
+	} {
+		f := &fakeAPI{reg: genl.Client{ID: 12}}
+		args := append(append([]string{}, base...), tt.args...)
+		if out := mustRun(t, f, args...); out != "12\n" {
+			t.Errorf("%v printed %q", args, out)
+		}
+		if d := cmp.Diff(tt.want, f.regReq); d != "" {
+			t.Errorf("%v: request (-want +got):\n%s", args, d)
+		}
+	}
+
+	// -j prints the client as the kernel describes it.
+	f := &fakeAPI{reg: memClients()[2]}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(mustRun(t, f, append(base, "-j")...)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["id"] != 12.0 || got["kind"] != "dmabuf" || got["dmabuf"].(map[string]any)["exporter"] != "drm" {
+		t.Errorf("%v", got)
+	}
+
+	// The kernel's refusal of an fd that is no dma-buf.
+	f = &fakeAPI{errs: map[string]error{"Register": &genl.Error{Op: "register client frame0", Errno: unix.EBADF,
+		Message: "not a dma-buf fd", Attr: "DMABUF_FD=" + strconv.Itoa(fd)}}}
+	r := runFake(t, f, base...)
+	if want := "Error: register client frame0: not a dma-buf fd (DMABUF_FD=" + strconv.Itoa(fd) + ")\n"; r.code != 1 ||
+		r.stderr != want || r.stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+}
+
+// TestRegisterRefusedKinds: region and dma-buf registrations syncmemctl
+// cannot make, refused with a message that says why, before dialing.
+func TestRegisterRefusedKinds(t *testing.T) {
+	fd := strconv.Itoa(openFD(t))
+	reg := []string{"register", "--dev", "rxe0", "--name", "a"}
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--kind", "region"}, []string{`invalid --kind "region": a region client cannot be registered ` +
+			`from syncmemctl: its memory would be syncmemctl's own, gone when it exits`, "pkg/genl", "RegisterRegion"}},
+		{[]string{"--kind", "2"}, []string{`invalid --kind "2": a region client cannot be registered`}},
+		{[]string{"--kind", "region", "--dmabuf-fd", fd}, []string{`invalid --kind "region"`}},
+		{[]string{"--kind", "kernel"}, []string{`invalid --kind "kernel": kernel clients are registered by kernel drivers`}},
+		{[]string{"--kind", "dmabuf"}, []string{"--kind dmabuf needs --dmabuf-fd N"}},
+		{[]string{"--dmabuf-fd", fd}, []string{"--dmabuf-fd goes with --kind dmabuf only, not --kind sim"}},
+		{[]string{"--kind", "7", "--dmabuf-fd", fd}, []string{"--dmabuf-fd goes with --kind dmabuf only, not --kind 7"}},
+		{[]string{"--kind", "dmabuf", "--dmabuf-fd", "x"}, []string{`invalid argument "x" for "--dmabuf-fd" flag`}},
+		{[]string{"--kind", "dmabuf", "--dmabuf-fd", "-1"}, []string{`invalid --dmabuf-fd "-1": want a file descriptor number`}},
+		{[]string{"--kind", "dmabuf", "--dmabuf-fd", "4294967296"}, []string{`invalid --dmabuf-fd "4294967296"`}},
+		{[]string{"--kind", "dmabuf", "--dmabuf-fd", "1000000"}, []string{
+			`invalid --dmabuf-fd "1000000": not an open file descriptor of syncmemctl (bad file descriptor)`,
+			"without close-on-exec"}},
+		{[]string{"--kind", "dmabuf", "--dmabuf-fd", fd, "--size", "4K"}, []string{"--size configures sim clients, not --kind dmabuf"}},
+		{[]string{"--kind", "dmabuf", "--dmabuf-fd", fd, "--latency", "0s"}, []string{"--latency configures sim clients"}},
+		{[]string{"--kind", "dmabuf", "--dmabuf-fd", fd, "--batch"}, []string{"--batch configures sim clients"}},
+	} {
+		args := append(append([]string{}, reg...), tt.args...)
+		r := runFake(t, &fakeAPI{}, args...)
+		if r.code != 1 || !strings.HasPrefix(r.stderr, "Error: ") || r.dials != 0 || r.stdout != "" {
+			t.Errorf("%v: exit %d, dialed %d times, stdout %q, stderr %q", args, r.code, r.dials, r.stdout, r.stderr)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: stderr %q, want %q", args, r.stderr, w)
+			}
 		}
 	}
 }

@@ -20,6 +20,16 @@
 //		Timeout: new(5 * time.Second),
 //	})
 //
+// Besides sim clients, a program registers memory it owns as a region
+// client, pinned and DMA-mapped on the device while the client is live,
+// and dma-bufs it holds a file descriptor of:
+//
+//	mem, err := genl.AllocRegion(64 << 10) // page-aligned, outside Go's heap
+//	defer genl.FreeRegion(mem)
+//	cl, err := c.RegisterRegion("rxe0", "frames", mem, genl.RegionWrite, genl.FlagOwned)
+//	...
+//	cl, err = c.RegisterDMABuf("rxe0", "gpu0", fd, 0)
+//
 // Listing, describing and statistics are open to every user (the sensitive
 // attributes are left out for callers without CAP_NET_ADMIN); Register,
 // Unregister and Sync need CAP_NET_ADMIN in the initial user namespace.

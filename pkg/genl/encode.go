@@ -13,12 +13,13 @@ import (
 type RegisterRequest struct {
 	Device string      // RDMA device name (required)
 	Name   string      // 1 to NameLen-1 bytes (required)
-	Kind   Kind        // KindSim; KindKernel cannot be created
+	Kind   Kind        // KindSim, KindRegion, KindDMABuf; KindKernel cannot be created
 	Flags  ClientFlags // FlagLazy, FlagOwned
 	// Sim configures a sim client; nil sends no settings and leaves the
 	// module's defaults.
 	Sim *SimConfig
 	// Region is required for KindRegion, DMABuf for KindDMABuf.
+	// Conn.RegisterRegion and Conn.RegisterDMABuf fill them in.
 	Region *RegionConfig
 	DMABuf *DMABufConfig
 }

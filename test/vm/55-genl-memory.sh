@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Region clients through the Go library: pkg/genl's integration tests
+# (pkg/genl/integration_test.go, built into build/bin/genl.test by
+# `make genl-test`) run against the real module: AllocRegion, RegisterRegion,
+# syncs both ways, munmap invalidating the client (reason memory, pages
+# unpinned, syncs failing with ENXIO), events, owned clients dying with
+# their connection. Each Go test and subtest becomes one result here.
+#
+# A missing binary, a crash or a timeout, a test started without a result,
+# no test run at all, or a skipped test (the tests must run here, never
+# skip) is a failure.
+. "$(dirname "$0")/lib.sh"
+
+BIN=$SYNCMEM_TOP/build/bin/genl.test
+GENL_TIMEOUT=${GENL_TIMEOUT:-180}
+
+# run_genl_tests: run the integration tests and re-emit their results.
+run_genl_tests() {
+	local out line verdict name rc n=0 failed=0 skipped=0 t
+	local re_result='^ *--- (PASS|FAIL|SKIP): ([^ ]+) \(' re_run='^=== RUN +([^ ]+)$'
+	local -A started=() finished=()
+	local -a order=()
+
+	if [ ! -x "$BIN" ]; then
+		not_ok "genl.test: present # $BIN is missing (make genl-test)"
+		return
+	fi
+	out=$(mktemp)
+	echo "--- SYNCMEM_INTEGRATION=1 $BIN -test.v -test.run Integration" >&2
+	SYNCMEM_INTEGRATION=1 SYNCMEM_DEV=rxe0 timeout --kill-after=10 "$GENL_TIMEOUT" \
+		"$BIN" -test.v -test.count=1 -test.timeout=$((GENL_TIMEOUT - 20))s \
+		-test.run Integration >"$out" 2>&1
+	rc=$?
+	cat "$out" >&2
+	while IFS= read -r line; do
+		if [[ $line =~ $re_run ]]; then
+			name=${BASH_REMATCH[1]}
+			[ -n "${started[$name]:-}" ] || order+=("$name")
+			started[$name]=1
+		elif [[ $line =~ $re_result ]]; then
+			verdict=${BASH_REMATCH[1]} name=${BASH_REMATCH[2]}
+			finished[$name]=1
+			n=$((n + 1))
+			case $verdict in
+			PASS) ok "genl: $name" ;;
+			FAIL) failed=$((failed + 1)); not_ok "genl: $name" ;;
+			SKIP) skipped=$((skipped + 1)); not_ok "genl: $name # skipped: it must run here" ;;
+			esac
+		fi
+	done <"$out"
+	# The output is sequential: results come after what they report on.
+	for t in "${order[@]}"; do
+		if [ -z "${finished[$t]:-}" ]; then
+			failed=$((failed + 1))
+			not_ok "genl: $t # started, no result (crash or timeout)"
+		fi
+	done
+	if grep -qE '^(panic: |fatal error: )' "$out"; then
+		not_ok "genl.test: ran to completion # $(grep -m1 -E '^(panic: |fatal error: )' "$out")"
+	elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		not_ok "genl.test: ran to completion # timed out after ${GENL_TIMEOUT}s (exit $rc)"
+	elif [ $rc -gt 128 ]; then
+		not_ok "genl.test: ran to completion # killed by signal $((rc - 128))"
+	elif [ $n -eq 0 ]; then
+		not_ok "genl.test: ran to completion # no test ran (exit $rc)"
+	elif [ $rc -ne 0 ] && [ $failed -eq 0 ]; then
+		not_ok "genl.test: ran to completion # exit $rc with no failed test"
+	elif [ $rc -eq 0 ] && [ $failed -ne 0 ]; then
+		not_ok "genl.test: ran to completion # exit 0 despite $failed failed tests"
+	else
+		ok "genl.test: ran to completion ($n results, $failed failed, $skipped skipped)"
+	fi
+	rm -f "$out"
+}
+
+# unregister_leftovers: delete the clients a failed run left behind.
+unregister_leftovers() {
+	local json ids
+	json=$(syncmemctl list -j) || return 1
+	mapfile -t ids < <(jq -r '.[].id' <<<"$json")
+	syncmemctl list >&2
+	[ "${#ids[@]}" -eq 0 ] || syncmemctl unregister "${ids[@]}"
+}
+
+check "load ib_sync_mem" sm_load
+check "rxe0 attached" has_device rxe0
+run_genl_tests
+if counters_zero; then
+	ok "counters_zero: no client left behind"
+else
+	not_ok "counters_zero: no client left behind # clients $(counter clients), registered $(counter registered)"
+	unregister_leftovers >&2
+fi
+check "rmmod ib_sync_mem" sm_unload
+finish
