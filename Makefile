@@ -5,6 +5,7 @@
 #   make test       set up, host tier, VM tier on every kernel, summary line
 #   make vm-shell   a shell in the VM with rxe0 and the module (KVER= picks)
 #   make setup      install what the project needs (idempotent)
+#   make debug-kernel  build the KASAN/lockdep/kmemleak kernel (once, cached)
 
 SHELL := /bin/bash
 GO ?= go
@@ -13,9 +14,9 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 RESULTS ?= $(CURDIR)/results
 export KVER
 
-.PHONY: all modules go setup test test-host test-vm demo vm-shell clean
+.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell clean
 
-all: modules go
+all: modules go genl-test tools
 
 modules:
 	@set -e; for k in $$(vm/kernels.sh); do \
@@ -28,8 +29,44 @@ go:
 	$(GO) build $(GOFLAGS) -ldflags "-X main.version=$(VERSION)" \
 		-o build/bin/syncmemctl ./cmd/syncmemctl
 
+# pkg/genl's test binary, for its integration tests against the kernel
+# (SYNCMEM_INTEGRATION=1; run in the VM by test/vm/55-genl-memory.sh).
+genl-test:
+	@mkdir -p build/bin
+	$(GO) test -c -o build/bin/genl.test ./pkg/genl
+
+# Regenerate pkg/trace's committed BPF object and its Go bindings (bpf2go,
+# clang); pkg/trace's TestGeneratedUpToDate fails while they are stale.
+generate:
+	$(GO) generate ./pkg/trace/
+
+# C test programs (test/tools, KTAP; run by test/vm/50-memory.sh).
+TOOLS_CC ?= gcc
+TOOLS_CFLAGS ?= -O2 -Wall -Wextra -Werror
+TOOLS := $(patsubst test/tools/%.c,build/bin/%,$(filter-out test/tools/smnl.c,$(wildcard test/tools/*.c)))
+
+tools: $(TOOLS)
+
+build/bin/%: test/tools/%.c test/tools/smnl.c $(wildcard test/tools/*.h) kmod/include/uapi/linux/ib_sync_mem.h
+	@mkdir -p build/bin
+	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ikmod/include/uapi -o $@ $< test/tools/smnl.c \
+		-lpthread $(if $(filter rdma_canary,$*),-libverbs)
+
 setup:
 	@vm/setup.sh
+
+# The debug kernel (KASAN, lockdep, kmemleak, fault injection), built once
+# per machine from linux-source-6.1 and cached outside the checkout; make
+# test runs every suite on it as a third kernel. SYNCMEM_DEBUG_KERNEL=0
+# leaves it out (for quick local runs; CI always has it).
+debug-kernel: setup
+	@vm/debug-kernel.sh >/dev/null
+
+ifeq ($(SYNCMEM_DEBUG_KERNEL),0)
+TEST_KERNELS :=
+else
+TEST_KERNELS := debug-kernel
+endif
 
 demo: setup all
 	vm/run.sh --demo
@@ -38,7 +75,7 @@ vm-shell: setup all
 	vm/run.sh --shell
 
 # The whole suite: every tier always runs, the summary decides.
-test: setup
+test: setup $(TEST_KERNELS)
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
 	@$(MAKE) --no-print-directory all
 	@echo "== host tier"; test/host.sh $(RESULTS)/host || true

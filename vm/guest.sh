@@ -39,6 +39,28 @@ setup() {
 	fi
 }
 
+# The debug kernel: clear what kmemleak saw during boot, so that the scan
+# at the end reports what the suites leaked.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+kmemleak_begin() {
+	[ "${SYNCMEM_ON_DEBUG_KERNEL:-0}" = 1 ] && [ -w $KMEMLEAK ] || return 0
+	echo scan > $KMEMLEAK
+	echo clear > $KMEMLEAK
+}
+kmemleak_end() {
+	[ "${SYNCMEM_ON_DEBUG_KERNEL:-0}" = 1 ] && [ -w $KMEMLEAK ] || return 0
+	# Two scans: objects freed by RCU or deferred work are gone by then.
+	sleep 5
+	echo scan > $KMEMLEAK
+	sleep 5
+	echo scan > $KMEMLEAK
+	cat $KMEMLEAK > "$out/kmemleak.txt"
+}
+export SYNCMEM_ON_DEBUG_KERNEL=${SYNCMEM_ON_DEBUG_KERNEL:-0}
+# Suites multiply their waits by this.
+export SYNCMEM_SLOW=1
+[ "$SYNCMEM_ON_DEBUG_KERNEL" = 1 ] && SYNCMEM_SLOW=6
+
 if ! setup >"$out/setup.log" 2>&1; then
 	echo "guest: set-up failed:" >&2
 	cat "$out/setup.log" >&2
@@ -46,10 +68,11 @@ if ! setup >"$out/setup.log" 2>&1; then
 	exit 1
 fi
 
+kmemleak_begin
 rc=0
 case $mode in
 test)
-	SUITE_TIMEOUT=${SUITE_TIMEOUT:-600}
+	SUITE_TIMEOUT=${SUITE_TIMEOUT:-$((600 * SYNCMEM_SLOW))}
 	for s in test/vm/[0-9]*.sh; do
 		name=$(basename "$s" .sh)
 		echo "guest: suite $name" >&2
@@ -77,6 +100,7 @@ cmd)
 	;;
 esac
 
+[ "$mode" = test ] && kmemleak_end
 dmesg > "$out/dmesg.txt"
 echo "$rc" > "$out/done"
 exit $rc

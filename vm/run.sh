@@ -30,20 +30,19 @@ while [ $# -gt 0 ]; do
 done
 
 VM_TIMEOUT=${VM_TIMEOUT:-1500}
-VM_MEMORY=${VM_MEMORY:-2G}
-VM_CPUS=${VM_CPUS:-2}
 
 kernels=$(vm/kernels.sh) || exit 1
 if [ "$mode" != test ] && [ -z "${KVER:-}" ]; then
-	kernels=$(echo "$kernels" | tail -n1)	# newest by default
+	# The newest Debian kernel by default, not the slow debug kernel.
+	kernels=$(for k in $kernels; do vm/kernels.sh --is-debug "$k" || echo "$k"; done | tail -n1)
 fi
 
-vng_args=(--cpus "$VM_CPUS" --memory "$VM_MEMORY")
-accel=$(vm/kvm-probe.sh "$(echo "$kernels" | head -n1)")
-if [ "$accel" = kvm ]; then
+# The accelerator for vm/boot.sh: KVM only where a probe boot shows it works.
+if [ "$(vm/kvm-probe.sh)" = kvm ]; then
 	echo "run.sh: KVM works on this machine, using it" >&2
+	export SYNCMEM_ACCEL=kvm
 else
-	vng_args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")
+	export SYNCMEM_ACCEL=tcg
 fi
 
 # Splats that fail a run (kernel WARN/BUG/oops, sanitizers, lockdep, RCU,
@@ -82,6 +81,16 @@ check_kernel() {
 				ktap ok "result:$name"
 			fi
 		done
+		if [ -f "$dir/kmemleak.txt" ]; then
+			if [ -s "$dir/kmemleak.txt" ]; then
+				ktap "not ok" "kmemleak-clean # kmemleak reports:"
+				grep -E 'unreferenced object|\[<' "$dir/kmemleak.txt" | head -n 20 | sed 's/^/# /'
+			else
+				ktap ok kmemleak-clean
+			fi
+		elif vm/kernels.sh --is-debug "$kver"; then
+			ktap "not ok" "kmemleak-clean # no kmemleak scan from the debug kernel"
+		fi
 		if [ ! -f "$dir/dmesg.txt" ]; then
 			ktap "not ok" "dmesg-clean # no dmesg captured"
 		elif grep -qE "$SPLAT" "$dir/dmesg.txt"; then
@@ -96,7 +105,6 @@ check_kernel() {
 
 status=0
 for kver in $kernels; do
-	image=$(vm/kernels.sh --image "$kver")
 	case $mode in
 	test)
 		dir=$results/$kver
@@ -104,8 +112,8 @@ for kver in $kernels; do
 		mkdir -p "$dir"
 		echo "run.sh: booting $kver (results in $dir)" >&2
 		timeout --kill-after=20 "$VM_TIMEOUT" \
-			vng "${vng_args[@]}" -r "$image" --rwdir "$dir" \
-			-- "vm/guest.sh test '$dir'" </dev/null >"$dir/console.log" 2>&1
+			vm/boot.sh "$kver" "$dir" "vm/guest.sh test '$dir'" \
+			</dev/null >"$dir/console.log" 2>&1
 		rc=$?
 		echo "$rc" > "$dir/vng.rc"
 		check_kernel "$kver" "$rc" "$dir"
@@ -114,8 +122,7 @@ for kver in $kernels; do
 	demo)
 		tmp=$(mktemp -d)
 		timeout --kill-after=20 "$VM_TIMEOUT" \
-			vng "${vng_args[@]}" -r "$image" --rwdir "$tmp" \
-			-- "vm/guest.sh demo '$tmp'" </dev/null
+			vm/boot.sh "$kver" "$tmp" "vm/guest.sh demo '$tmp'" </dev/null
 		rc=$?
 		rm -rf "$tmp"
 		[ $rc -eq 0 ] || status=$rc
@@ -123,16 +130,14 @@ for kver in $kernels; do
 	cmd)
 		tmp=$(mktemp -d)
 		timeout --kill-after=20 "$VM_TIMEOUT" \
-			vng "${vng_args[@]}" -r "$image" --rwdir "$tmp" \
-			-- "vm/guest.sh cmd '$tmp' $(printf '%q' "$cmd")" </dev/null
+			vm/boot.sh "$kver" "$tmp" "vm/guest.sh cmd '$tmp' $(printf '%q' "$cmd")" </dev/null
 		rc=$?
 		rm -rf "$tmp"
 		[ $rc -eq 0 ] || status=$rc
 		;;
 	shell)
 		tmp=$(mktemp -d)
-		vng "${vng_args[@]}" -r "$image" --rwdir "$tmp" \
-			-- "vm/guest.sh shell '$tmp'"
+		vm/boot.sh "$kver" "$tmp" "vm/guest.sh shell '$tmp'"
 		status=$?
 		rm -rf "$tmp"
 		;;

@@ -45,7 +45,7 @@ fails_with() {
 
 # wait_until SECONDS CMD...: poll CMD until it succeeds.
 wait_until() {
-	local end=$((SECONDS + $1))
+	local end=$((SECONDS + $1 * SYNCMEM_SLOW))
 	shift
 	until "$@" 2>/dev/null; do
 		[ "$SECONDS" -lt "$end" ] || return 1

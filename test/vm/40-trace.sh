@@ -28,7 +28,7 @@ SLOW_SLOT_NS=$(slot_of $((SLOW_US * 1000)))
 
 # wait_for SECONDS CMD...: poll CMD every 0.1 s.
 wait_for() {
-	local i n=$(($1 * 10))
+	local i n=$(($1 * 10 * SYNCMEM_SLOW))
 	shift
 	for ((i = 0; i < n; i++)); do
 		"$@" >/dev/null 2>&1 && return 0
@@ -267,7 +267,8 @@ check "idle text: no syncs traced" expect text "$(timeout 60 syncmemctl trace -d
 	"no syncs traced"
 intervals() {
 	local out
-	out=$(timeout 60 syncmemctl trace -i 0.25 -d 1.1 -j 2>/dev/null) || return 1
+	out=$(timeout $((60 * SYNCMEM_SLOW)) syncmemctl trace -i $((250 * SYNCMEM_SLOW))ms \
+		-d $((1100 * SYNCMEM_SLOW))ms -j 2>/dev/null) || return 1
 	echo "$out"
 	[ "$(wc -l <<<"$out")" -ge 2 ] && jq -e -s 'all(.[]; .histograms == [])' <<<"$out"
 }

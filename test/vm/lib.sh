@@ -48,6 +48,9 @@ finish() {
 }
 
 KO=${SYNCMEM_KO:?SYNCMEM_KO is not set; run under vm/guest.sh}
+# Multiply waits by this: the debug kernel (KASAN, lockdep) under TCG is
+# several times slower than Debian's kernels. Never a reason to skip.
+SYNCMEM_SLOW=${SYNCMEM_SLOW:-1}
 DEBUGFS=/sys/kernel/debug/ib_sync_mem
 
 sm_load() { insmod "$KO/ib_sync_mem.ko" "$@"; }

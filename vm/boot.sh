@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Boot one target kernel in virtme-ng and run a command in it.
+#
+#   vm/boot.sh KVER RWDIR CMD
+#
+# RWDIR is writable by the guest (results); the project directory is the
+# guest's working directory. Debian kernels boot by image with the host's
+# /lib/modules; the debug kernel boots from its build tree, where virtme-ng
+# installs and finds the tree's own modules, and gets more memory for KASAN.
+# SYNCMEM_ACCEL=kvm uses KVM (vm/kvm-probe.sh decides); otherwise TCG with
+# one host thread per vCPU. Standard input must not be closed (vng needs a
+# terminal or /dev/null); the caller decides which.
+set -uo pipefail
+
+kver=$1 rw=$2 cmd=$3
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+args=(--cpus "${VM_CPUS:-2}")
+if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
+	args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")
+fi
+
+if "$top/vm/kernels.sh" --is-debug "$kver"; then
+	cd "$("$top/vm/kernels.sh" --kdir "$kver")" || exit 1
+	exec vng "${args[@]}" --memory "${VM_DEBUG_MEMORY:-4G}" --cwd "$top" \
+		--rwdir "$rw" -- "SYNCMEM_ON_DEBUG_KERNEL=1 $cmd"
+fi
+cd "$top" || exit 1
+exec vng "${args[@]}" --memory "${VM_MEMORY:-2G}" \
+	-r "$("$top/vm/kernels.sh" --image "$kver")" --rwdir "$rw" -- "$cmd"
