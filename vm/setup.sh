@@ -17,6 +17,8 @@ PKGS=(
 	clang llvm bpftool libbpf-dev libdrm-dev bpftrace
 	sparse linux-source-6.1 xz-utils
 	jq
+	# the debug kernel (vm/debug-kernel.sh)
+	bc flex bison libelf-dev libssl-dev dwarves
 )
 
 missing=()
