@@ -149,14 +149,15 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_kind_unregister);
 
 /*
  * GENL_REQ_ATTR_CHECK() with a message: the missing-attribute type alone
- * is not shown by every client.
+ * is not shown by every client. (Its locals must not shadow the ones
+ * GENL_REQ_ATTR_CHECK() declares, __info among them.)
  */
 #define SM_NL_REQUIRE(info, attr, msg) ({				\
-	struct genl_info *__info = (info);				\
-	bool __missing = GENL_REQ_ATTR_CHECK(__info, attr);		\
-	if (__missing)							\
-		NL_SET_ERR_MSG(__info->extack, msg);			\
-	__missing;							\
+	struct genl_info *sm_info_ = (info);				\
+	bool sm_missing_ = GENL_REQ_ATTR_CHECK(sm_info_, attr);	\
+	if (sm_missing_)						\
+		NL_SET_ERR_MSG(sm_info_->extack, msg);			\
+	sm_missing_;							\
 })
 
 /* The kind with that id, with a reference on its module, or NULL. */
