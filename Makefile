@@ -55,6 +55,28 @@ build/bin/%: test/tools/%.c test/tools/smnl.c $(wildcard test/tools/*.h) kmod/in
 setup:
 	@vm/setup.sh
 
+# The man pages in docs/man, one per verb, generated from the command tree
+# (cobra/doc) and committed; cmd/syncmemctl's TestManPages fails while they
+# are stale, and this rewrites them.
+man:
+	$(GO) test ./cmd/syncmemctl -run '^TestManPages$$' -count=1 -update-man
+
+# Install (as root): the modules through DKMS for every installed kernel
+# (source in /usr/src/ib-sync-mem-$(VERSION)), syncmemctl in /usr/local/bin,
+# its man pages and bash completion; uninstall undoes all of it.
+# DESTDIR=<dir> installs into <dir>, DKMS trees included (packaging/install.sh).
+install: go
+	@packaging/install.sh install $(VERSION)
+
+uninstall:
+	@packaging/install.sh uninstall
+
+# The YNL spec (spec/ib_sync_mem.yaml) against the kernel's schema and the
+# UAPI header, with the kernel's tools (also part of make test's host tier).
+spec-check: setup
+	@test/packaging/spec-check.sh schema
+	@test/packaging/spec-check.sh uapi
+
 # The debug kernel (KASAN, lockdep, kmemleak, fault injection), built once
 # per machine from linux-source-6.1 and cached outside the checkout; make
 # test runs every suite on it as a third kernel. SYNCMEM_DEBUG_KERNEL=0

@@ -70,4 +70,31 @@ for f in $(find kmod -name '*.[ch]' | sort); do
 		"${ignore[@]}" -f "$f"
 done
 
+# Packaging: `make install` and `make uninstall` for real, into a throw-away
+# root (DESTDIR) with DKMS's trees in it too, so the machine's DKMS state is
+# left alone: DKMS builds and installs the modules for every Debian kernel.
+# The debug kernel is not a DKMS target: its build tree lives in ~/.cache,
+# not /lib/modules/<ver>/build, and nobody installs modules on it. The
+# installed modules are kept in build/dkms-modules for the VM tier
+# (test/vm/60-packaging.sh loads them).
+pkgroot=$top/build/pkgroot
+pkgver=$(git describe --always --dirty 2>/dev/null || echo dev)
+rm -rf "$pkgroot" "$top/build/dkms-modules"
+check "make install (DESTDIR, DKMS)" env DESTDIR="$pkgroot" \
+	packaging/install.sh install "$pkgver"
+check "install: every listed file" test/packaging/checks.sh installed "$pkgroot"
+for kver in $(SYNCMEM_DEBUG_KERNEL=0 vm/kernels.sh); do
+	check "dkms build+install:$kver" test/packaging/checks.sh dkms-built "$pkgroot" "$kver"
+done
+check "install: man pages render" test/packaging/checks.sh man "$pkgroot"
+check "install: bash completion" test/packaging/checks.sh completion "$pkgroot"
+check "keep the DKMS modules for the VM tier" cp -a "$pkgroot/lib/modules" "$top/build/dkms-modules"
+check "make uninstall (DESTDIR)" env DESTDIR="$pkgroot" packaging/install.sh uninstall
+check "uninstall: nothing left" test/packaging/checks.sh empty "$pkgroot"
+
+# The YNL spec: valid by the kernel's schema, and the UAPI header the
+# kernel's ynl-gen-c.py makes of it has the header's constants.
+check "spec: genetlink-c schema" test/packaging/spec-check.sh schema
+check "spec: ynl-gen-c uapi == ib_sync_mem.h" test/packaging/spec-check.sh uapi
+
 echo "1..$n" >&3

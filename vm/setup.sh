@@ -17,6 +17,9 @@ PKGS=(
 	clang llvm bpftool libbpf-dev libdrm-dev bpftrace
 	sparse linux-source-6.1 xz-utils
 	jq
+	# packaging: DKMS, the exporter's VM test, the YNL spec (its schema and
+	# tools/net/ynl come from linux-source-6.12, run by Debian's python3)
+	dkms curl linux-source-6.12 python3-jsonschema python3-yaml
 	# the debug kernel (vm/debug-kernel.sh)
 	bc flex bison libelf-dev libssl-dev dwarves
 )
@@ -61,6 +64,11 @@ if [ ! -x /usr/src/linux-source-6.1/scripts/checkpatch.pl ]; then
 		linux-source-6.1/scripts linux-source-6.1/Documentation/dev-tools \
 		2>/dev/null || tar -C /usr/src -xf "$tarball" linux-source-6.1/scripts
 fi
+
+# The 6.12 source tree, for the YNL spec's schema (Documentation/netlink)
+# and the kernel's YNL tools (tools/net/ynl): only those parts, in a cache
+# outside the checkout.
+"$(dirname "$0")/ynl-tree.sh" >/dev/null
 
 # virtme-ng, pinned.
 have_vng=$(python3 -m pip show virtme-ng 2>/dev/null || true)

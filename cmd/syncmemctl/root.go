@@ -76,6 +76,7 @@ user; register, unregister and sync need CAP_NET_ADMIN.`,
 		newStatsCmd(dial),
 		newMonitorCmd(dial),
 		newTraceCmd(),
+		newExporterCmd(dial),
 	)
 	return root
 }

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"github.com/syncmem/syncmem/pkg/genl"
+)
+
+const (
+	defaultListen      = "127.0.0.1:9710"
+	defaultMetricsPath = "/metrics"
+)
+
+func newExporterCmd(dial dialer) *cobra.Command {
+	var listen, path string
+	cmd := &cobra.Command{
+		Use:   "exporter [--listen ADDR] [--path /metrics]",
+		Short: "Serve the module's statistics as Prometheus metrics",
+		Long: `Serve ib_sync_mem's statistics over HTTP in the Prometheus exposition
+format. Every scrape asks the kernel afresh (STATS_GET for the module, each
+device and each client), so the numbers are those of ` + "`syncmemctl stats`" + ` at
+that moment; nothing is cached. Open to every user.
+
+Metrics, with the labels to aggregate on:
+
+  syncmem_up                              1 if the module answered the scrape
+  syncmem_clients                         clients registered (module)
+  syncmem_syncs_total, _errors_total, _bytes_total, _sync_seconds_total,
+  syncmem_sync_duration_seconds           the module's counters and histogram
+  syncmem_device_*                        the same per device {device}, plus
+                                          syncmem_device_clients and
+                                          syncmem_device_passes_total
+  syncmem_client_*                        the same per client {device,
+                                          client_id, client_name, kind}
+
+The *_sync_duration_seconds histograms are the kernel's log2 histograms of
+sync callback times: bucket le=2^i ns (in seconds) for i = 0..30; the
+kernel's last slot, 2^30 ns and longer, counts only in +Inf. Do not sum
+device or client series with the module's: they count the same syncs.
+
+It prints "serving metrics on http://ADDR/PATH" on stderr once listening,
+and runs until interrupted.`,
+		Example: `  syncmemctl exporter
+  syncmemctl exporter --listen :9710 --path /metrics
+  curl -s 127.0.0.1:9710/metrics | grep ^syncmem_client_syncs_total`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !strings.HasPrefix(path, "/") {
+				return badFlag("path", path, "must start with /")
+			}
+			if _, _, err := net.SplitHostPort(listen); err != nil {
+				return badFlag("listen", listen, "%v", err)
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return err
+			}
+			return serveMetrics(cmd.Context(), ln, path, dial, cmd)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", defaultListen, "address to listen on, host:port")
+	cmd.Flags().StringVar(&path, "path", defaultMetricsPath, "URL path of the metrics")
+	return cmd
+}
+
+// metricsHandler serves the kernel's statistics, queried through dial at
+// every scrape, plus the exporter's own process and Go metrics.
+func metricsHandler(dial dialer, errLog promhttp.Logger) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		newSyncmemCollector(dial, errLog),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:      errLog,
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+// serveMetrics serves on ln until ctx is done.
+func serveMetrics(ctx context.Context, ln net.Listener, path string, dial dialer, cmd *cobra.Command) error {
+	errLog := log.New(cmd.ErrOrStderr(), "exporter: ", 0)
+	mux := http.NewServeMux()
+	mux.Handle(path, metricsHandler(dial, errLog))
+	if path != "/" {
+		mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, "syncmemctl exporter: metrics at <a href=%q>%s</a>\n", path, path)
+		})
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+	fmt.Fprintf(cmd.ErrOrStderr(), "serving metrics on http://%s%s\n", ln.Addr(), path)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	}
+}
+
+// histBuckets is the number of finite buckets of the sync duration
+// histograms: le = 2^0 .. 2^30 ns. The kernel's slot 31 also counts
+// everything longer, so it has no finite upper bound.
+const histBuckets = 31
+
+var (
+	moduleLabels = []string(nil)
+	deviceLabels = []string{"device"}
+	clientLabels = []string{"device", "client_id", "client_name", "kind"}
+)
+
+// counterDescs are the counters and the histogram of one scope.
+type counterDescs struct {
+	syncs, errors, bytes, seconds, hist *prometheus.Desc
+}
+
+func newCounterDescs(prefix, what string, labels []string) counterDescs {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(prefix+name, help+" "+what+".", labels, nil)
+	}
+	return counterDescs{
+		syncs:   d("syncs_total", "Sync callbacks run, of"),
+		errors:  d("errors_total", "Sync callbacks that failed, of"),
+		bytes:   d("bytes_total", "Bytes made coherent, by"),
+		seconds: d("sync_seconds_total", "Total time in sync callbacks, of"),
+		hist:    d("sync_duration_seconds", "Time sync callbacks took (the kernel's log2 histogram), of"),
+	}
+}
+
+// syncmemCollector asks the kernel for its statistics at every scrape.
+type syncmemCollector struct {
+	dial   dialer
+	errLog promhttp.Logger
+
+	up, clients, devClients, devPasses *prometheus.Desc
+	module, device, client             counterDescs
+}
+
+func newSyncmemCollector(dial dialer, errLog promhttp.Logger) *syncmemCollector {
+	return &syncmemCollector{
+		dial:   dial,
+		errLog: errLog,
+		up: prometheus.NewDesc("syncmem_up",
+			"1 if the ib_sync_mem module answered the scrape, 0 if not (not loaded, or an error).", nil, nil),
+		clients: prometheus.NewDesc("syncmem_clients",
+			"Memory sync clients registered.", nil, nil),
+		devClients: prometheus.NewDesc("syncmem_device_clients",
+			"Memory sync clients registered on the device.", deviceLabels, nil),
+		devPasses: prometheus.NewDesc("syncmem_device_passes_total",
+			"Device-wide sync passes run on the device.", deviceLabels, nil),
+		module: newCounterDescs("syncmem_", "all clients", moduleLabels),
+		device: newCounterDescs("syncmem_device_", "the device's clients", deviceLabels),
+		client: newCounterDescs("syncmem_client_", "the client", clientLabels),
+	}
+}
+
+func (c *syncmemCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.up, c.clients, c.devClients, c.devPasses} {
+		ch <- d
+	}
+	for _, s := range []counterDescs{c.module, c.device, c.client} {
+		ch <- s.syncs
+		ch <- s.errors
+		ch <- s.bytes
+		ch <- s.seconds
+		ch <- s.hist
+	}
+}
+
+// Collect queries the kernel over a connection of its own, so concurrent
+// scrapes do not share one. Metrics are sent only once every query has
+// succeeded: a scrape shows one consistent view or, with syncmem_up 0,
+// nothing.
+func (c *syncmemCollector) Collect(ch chan<- prometheus.Metric) {
+	var ms []prometheus.Metric
+	err := withConn(c.dial, func(a api) error {
+		var err error
+		ms, err = c.gather(a)
+		return err
+	})
+	up := 1.0
+	if err != nil {
+		up = 0
+		if c.errLog != nil {
+			c.errLog.Println(err)
+		}
+		ms = nil
+	}
+	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up)
+	for _, m := range ms {
+		ch <- m
+	}
+}
+
+// gone reports an error of an object that went away between listing it
+// and asking for its statistics: it is left out of the scrape.
+func gone(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENODEV)
+}
+
+func (c *syncmemCollector) gather(a api) ([]prometheus.Metric, error) {
+	var ms []prometheus.Metric
+	add := func(d counterDescs, s *genl.Stats, labels ...string) {
+		ms = append(ms,
+			prometheus.MustNewConstMetric(d.syncs, prometheus.CounterValue, float64(s.Syncs), labels...),
+			prometheus.MustNewConstMetric(d.errors, prometheus.CounterValue, float64(s.Errors), labels...),
+			prometheus.MustNewConstMetric(d.bytes, prometheus.CounterValue, float64(s.Bytes), labels...),
+			prometheus.MustNewConstMetric(d.seconds, prometheus.CounterValue, s.Total.Seconds(), labels...),
+			histogram(d.hist, s.Counters, labels...),
+		)
+	}
+
+	mod, err := a.Stats(genl.StatsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	ms = append(ms, prometheus.MustNewConstMetric(c.clients, prometheus.GaugeValue, float64(mod.Clients)))
+	add(c.module, mod)
+
+	devs, err := a.Devices()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range devs {
+		s, err := a.Stats(genl.StatsRequest{Device: d.Name})
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms,
+			prometheus.MustNewConstMetric(c.devClients, prometheus.GaugeValue, float64(s.Clients), d.Name),
+			prometheus.MustNewConstMetric(c.devPasses, prometheus.CounterValue, float64(d.Passes), d.Name))
+		add(c.device, s, d.Name)
+	}
+
+	cls, err := a.Clients("")
+	if err != nil {
+		return nil, err
+	}
+	for _, cl := range cls {
+		s, err := a.Stats(genl.StatsRequest{Client: cl.ID})
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		add(c.client, s, cl.DevName, strconv.FormatUint(uint64(cl.ID), 10), cl.Name, cl.Kind.String())
+	}
+	return ms, nil
+}
+
+// histogram turns the kernel's log2 histogram into a Prometheus one. Slot
+// i counts times 2^(i-1) <= t < 2^i ns (slot 0: t = 0), so it belongs to
+// the bucket le = 2^i ns; every series has the same 31 finite buckets, so
+// that they aggregate. The count is the sum of the slots, the sum the
+// total time in sync callbacks.
+func histogram(d *prometheus.Desc, s genl.Counters, labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, histBuckets)
+	var cum, count uint64
+	for i := range histBuckets {
+		if i < len(s.Hist) {
+			cum += s.Hist[i]
+		}
+		buckets[float64(uint64(1)<<i)/1e9] = cum
+	}
+	for _, n := range s.Hist {
+		count += n
+	}
+	return prometheus.MustNewConstHistogram(d, count, s.Total.Seconds(), buckets, labels...)
+}
