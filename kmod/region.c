@@ -182,13 +182,17 @@ static bool sm_region_notify(struct mmu_interval_notifier *mni,
 
 	mmu_interval_set_seq(mni, cur_seq);
 	/*
-	 * The pins keep the pages; what breaks the client is the range no
-	 * longer mapping them: unmap, zap (MADV_DONTNEED) and exit. Other
-	 * events (protection changes, migration attempts) leave pinned
-	 * pages where they are.
+	 * The pins keep the pages; what ends the client is the range going
+	 * away: unmap (also partial, and mremap) and exit. MMU_NOTIFY_CLEAR
+	 * is not one of them: it is also raised for attempts that pinned
+	 * pages make fail, a migration by FOLL_LONGTERM pinning (ours, or
+	 * ibv_reg_mr's on the same buffer) or a khugepaged collapse, and
+	 * telling those from a zap (MADV_DONTNEED) needs a page-table walk
+	 * this module does not do. After a zap the client keeps the old
+	 * pages, as an ib_umem does. Protection changes leave pinned pages
+	 * where they are.
 	 */
 	if (range->event != MMU_NOTIFY_UNMAP &&
-	    range->event != MMU_NOTIFY_CLEAR &&
 	    range->event != MMU_NOTIFY_RELEASE)
 		return true;
 	WRITE_ONCE(r->gone, true);

@@ -28,10 +28,11 @@ const MaxRegionLen = 1 << 30
 // be page-aligned.
 //
 // The memory must stay mapped as long as the client is live. Unmapping it
-// (FreeRegion, unix.Munmap, madvise(MADV_DONTNEED)) or exiting invalidates
-// the client: the kernel unpins the pages, the client reports
+// (FreeRegion, unix.Munmap, also in part) or exiting invalidates the
+// client: the kernel unpins the pages, the client reports
 // StateInvalidated with ReasonMemory and syncs of it fail with an error
-// matching syscall.ENXIO, until Unregister deletes it. Go's garbage
+// matching syscall.ENXIO, until Unregister deletes it. madvise(MADV_DONTNEED)
+// does not: like an ib_umem, the client keeps the pages it pinned. Go's garbage
 // collector does not move heap memory, but it reuses and may return to the
 // OS the memory of a slice that is no longer referenced: a heap slice must
 // stay reachable until the client is deleted, and memory from AllocRegion
