@@ -15,7 +15,7 @@ set -euo pipefail
 
 # Not under /var: virtme-ng gives the guest a fresh /var, and the guest must
 # see the tree (its modules) at the same path.
-CACHE=${SYNCMEM_CACHE:-$HOME/.cache/syncmem}/debug-kernel
+CACHE=${SYNCMEM_CACHE:-${HOME:-/root}/.cache/syncmem}/debug-kernel
 tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n1)
 [ -n "$tarball" ] || { echo "debug-kernel: linux-source-6.1 is not installed (run vm/setup.sh)" >&2; exit 1; }
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)

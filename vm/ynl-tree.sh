@@ -8,7 +8,7 @@
 #   vm/ynl-tree.sh --path   print the path, fail if not unpacked
 set -euo pipefail
 
-cache=${SYNCMEM_CACHE:-$HOME/.cache/syncmem}
+cache=${SYNCMEM_CACHE:-${HOME:-/root}/.cache/syncmem}
 tree=$cache/linux-source-6.12
 stamp=$tree/.unpacked
 
