@@ -55,7 +55,7 @@ wait_until() {
 
 # ended_ok PID SECONDS: the background job PID exits 0 within SECONDS.
 ended_ok() {
-	local pid=$1 end=$((SECONDS + $2))
+	local pid=$1 end=$((SECONDS + $2 * SYNCMEM_SLOW))
 	while kill -0 "$pid" 2>/dev/null; do
 		if [ "$SECONDS" -ge "$end" ]; then
 			kill "$pid"
@@ -155,13 +155,16 @@ check "event details" jq_of "
 # Owned clients die with their socket: when it closes, or when the process
 # holding it is killed. (Background jobs run the binary itself, not ctl, so
 # that $! is its pid.)
-syncmemctl register --dev rxe0 --name nl-owned --owned --hold 3s >"$tmp/owned" &
+# The holder keeps its socket until SIGTERM, not for a fixed time, so that
+# a slow guest cannot close it before the checks ran.
+syncmemctl register --dev rxe0 --name nl-owned --owned --hold 600s >"$tmp/owned" &
 holder=$!
 check "owned client's id printed" wait_until 5 test -s "$tmp/owned"
 ido=$(cat "$tmp/owned")
 check "owned client listed while its socket is open" has_client "$ido"
 check "owned client flagged owned" jq_list ".[] | select(.id == $ido) | .flags == [\"owned\"]"
-check "holder exits 0" ended_ok "$holder" 10
+kill -TERM "$holder"
+check "holder exits 0 on SIGTERM" ended_ok "$holder" 10
 check "owned client gone once its socket closed" wait_until 2 lacks_client "$ido"
 syncmemctl register --dev rxe0 --name nl-killed --owned --hold 60s >"$tmp/killed" &
 holder=$!
