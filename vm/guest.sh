@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # In-guest harness, run by vm/run.sh inside the virtme-ng VM.
 #
-#   vm/guest.sh test  RESULTS   run every test/vm/[0-9]*.sh suite
+#   vm/guest.sh test  RESULTS   run every test/vm/[0-9]*.sh suite, or only
+#                               those named in $SYNCMEM_SUITES (e.g.
+#                               "30-netlink 50-memory")
 #   vm/guest.sh demo  RESULTS   run vm/demo.sh
 #   vm/guest.sh shell RESULTS   set up, then an interactive shell
 #   vm/guest.sh cmd   RESULTS CMD
@@ -73,7 +75,7 @@ rc=0
 case $mode in
 test)
 	SUITE_TIMEOUT=${SUITE_TIMEOUT:-$((600 * SYNCMEM_SLOW))}
-	for s in test/vm/[0-9]*.sh; do
+	for s in $(vm/suites.sh); do
 		name=$(basename "$s" .sh)
 		echo "guest: suite $name" >&2
 		timeout --kill-after=10 "$SUITE_TIMEOUT" bash "$s" \

@@ -2,7 +2,9 @@
 # Boot target kernels with virtme-ng and run the in-guest harness in each.
 #
 #   vm/run.sh [--results DIR]        run every suite under test/vm on every
-#                                    target kernel (KVER=<ver> picks one)
+#                                    target kernel (KVER=<ver> picks one,
+#                                    SYNCMEM_SUITES="30-netlink ..." picks
+#                                    suites)
 #   vm/run.sh --demo                 run vm/demo.sh (newest kernel by default)
 #   vm/run.sh --shell                interactive shell with rxe0 and the module
 #   vm/run.sh --cmd 'CMD'            run CMD after the harness set-up
@@ -32,6 +34,7 @@ done
 VM_TIMEOUT=${VM_TIMEOUT:-1500}
 
 kernels=$(vm/kernels.sh) || exit 1
+vm/suites.sh >/dev/null || exit 2
 if [ "$mode" != test ] && [ -z "${KVER:-}" ]; then
 	# The newest Debian kernel by default, not the slow debug kernel.
 	kernels=$(for k in $kernels; do vm/kernels.sh --is-debug "$k" || echo "$k"; done | tail -n1)
@@ -69,7 +72,7 @@ check_kernel() {
 		else
 			ktap "not ok" "harness-finished # no done marker (vng exit $rc, timeout ${VM_TIMEOUT}s)"
 		fi
-		for s in test/vm/[0-9]*.sh; do
+		for s in $(vm/suites.sh); do
 			name=$(basename "$s" .sh)
 			if [ ! -s "$dir/$name.ktap" ]; then
 				ktap "not ok" "result:$name # missing result file"
@@ -112,7 +115,7 @@ for kver in $kernels; do
 		mkdir -p "$dir"
 		echo "run.sh: booting $kver (results in $dir)" >&2
 		timeout --kill-after=20 "$VM_TIMEOUT" \
-			vm/boot.sh "$kver" "$dir" "vm/guest.sh test '$dir'" \
+			vm/boot.sh "$kver" "$dir" "SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' vm/guest.sh test '$dir'" \
 			</dev/null >"$dir/console.log" 2>&1
 		rc=$?
 		echo "$rc" > "$dir/vng.rc"
