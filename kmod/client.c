@@ -5,8 +5,11 @@
  * The locking scheme is described at struct ib_sync_mem_domain (sync_mem.h).
  * In short: a sync walks the domain's client list inside an SRCU read-side
  * section and calls every live client; writers change the list and client
- * states under dom->lock and wait with synchronize_srcu() for passes that
- * may still see the old state.
+ * states under dom->lock and wait with synchronize_srcu_expedited() for
+ * passes that may still see the old state. Expedited: a grace period of a
+ * domain's own srcu_struct has no other readers to disturb, and the normal
+ * one's timer-driven polling made every unregister take milliseconds
+ * (BENCHMARKS.md, "register + unregister").
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -100,11 +103,64 @@ void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum)
 	}
 }
 
+/*
+ * Counters of one device-wide pass, added to the domain's and the module's
+ * per-CPU counters once when the pass ends rather than once per client.
+ */
+struct sm_pass_acc {
+	u64 syncs;
+	u64 errors;
+	u64 ns;
+	u64 bytes;
+	u64 max_ns;
+	u32 hist[SM_HIST_BUCKETS];
+};
+
+static unsigned int sm_hist_bucket(u64 ns)
+{
+	return min_t(unsigned int, fls64(ns), SM_HIST_BUCKETS - 1);
+}
+
+static void sm_acc_add(struct sm_pass_acc *a, u64 ns, u64 bytes, int err)
+{
+	a->syncs++;
+	a->ns += ns;
+	if (err)
+		a->errors++;
+	else
+		a->bytes += bytes;
+	a->max_ns = max(a->max_ns, ns);
+	a->hist[sm_hist_bucket(ns)]++;
+}
+
+static void sm_stats_merge(struct sm_stats __percpu *stats,
+			   const struct sm_pass_acc *a)
+{
+	struct sm_stats *s;
+	unsigned int b;
+
+	if (!a->syncs)
+		return;
+	s = get_cpu_ptr(stats);
+	u64_stats_update_begin(&s->syncp);
+	u64_stats_add(&s->syncs, a->syncs);
+	u64_stats_add(&s->ns, a->ns);
+	u64_stats_add(&s->errors, a->errors);
+	u64_stats_add(&s->bytes, a->bytes);
+	u64_stats_update_end(&s->syncp);
+	if (a->max_ns > s->max_ns)
+		WRITE_ONCE(s->max_ns, a->max_ns);
+	for (b = 0; b < SM_HIST_BUCKETS; b++)
+		if (a->hist[b])
+			WRITE_ONCE(s->hist[b], s->hist[b] + a->hist[b]);
+	put_cpu_ptr(stats);
+}
+
 static void sm_stats_add(struct sm_stats __percpu *stats, u64 ns, u64 bytes,
 			 int err)
 {
 	struct sm_stats *s = get_cpu_ptr(stats);
-	unsigned int b = min_t(unsigned int, fls64(ns), SM_HIST_BUCKETS - 1);
+	unsigned int b = sm_hist_bucket(ns);
 
 	u64_stats_update_begin(&s->syncp);
 	u64_stats_inc(&s->syncs);
@@ -120,28 +176,39 @@ static void sm_stats_add(struct sm_stats __percpu *stats, u64 ns, u64 bytes,
 	put_cpu_ptr(stats);
 }
 
-/* Call ->sync of a live client and account for it. Inside dom->srcu. */
+/*
+ * Call ->sync of a live client and account for it. Inside dom->srcu.
+ * *@now is the time the call starts and becomes the time it ended, so
+ * that a pass reads the clock once per client. With @acc (a pass), the
+ * domain's and module's counters are left to the caller.
+ */
 static int sm_call_sync(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
-			ktime_t deadline, u64 pass)
+			ktime_t deadline, u64 pass, u64 *now,
+			struct sm_pass_acc *acc)
 {
-	u64 t0, ns;
+	u64 t0 = *now, ns;
 	int err;
 
-	t0 = ktime_get_ns();
 	err = c->ops->sync(c, dir, deadline);
-	ns = ktime_get_ns() - t0;
+	*now = ktime_get_ns();
+	ns = *now - t0;
 
 	if (err && (c->flags & IB_SYNC_MEM_F_LAZY))
 		set_bit(SM_DIRTY, &c->bits);	/* retry next time */
-	WRITE_ONCE(c->last_err, err);
+	if (READ_ONCE(c->last_err) != err)
+		WRITE_ONCE(c->last_err, err);
 	WRITE_ONCE(c->last_ns, ns);
 	if (pass)
 		WRITE_ONCE(c->last_pass, pass);
 	if (err)
 		sm_nl_notify_sync_failed(c, dir, err);
 	sm_stats_add(c->stats, ns, c->size, err);
-	sm_stats_add(c->dom->stats, ns, c->size, err);
-	sm_stats_add(sm_global_stats, ns, c->size, err);
+	if (acc) {
+		sm_acc_add(acc, ns, c->size, err);
+	} else {
+		sm_stats_add(c->dom->stats, ns, c->size, err);
+		sm_stats_add(sm_global_stats, ns, c->size, err);
+	}
 	trace_client_sync(c, dir, ns, err);
 	return err;
 }
@@ -371,7 +438,7 @@ void ib_sync_mem_unregister(struct ib_sync_mem_client *client)
 	mutex_unlock(&dom->lock);
 
 	xa_erase(&sm_clients, client->id);
-	synchronize_srcu(&dom->srcu);
+	synchronize_srcu_expedited(&dom->srcu);
 
 	atomic_inc(&sm_generation);
 	trace_client_unregister(client);
@@ -406,7 +473,7 @@ void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
 	WRITE_ONCE(client->state, SM_INVALIDATED);
 	mutex_unlock(&dom->lock);
 
-	synchronize_srcu(&dom->srcu);
+	synchronize_srcu_expedited(&dom->srcu);
 
 	mutex_lock(&dom->lock);
 	if (client->state == SM_INVALIDATED)
@@ -438,7 +505,7 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 	mutex_unlock(&dom->lock);
 
 	/* Passes and syncs that saw the clients live are over after this. */
-	synchronize_srcu(&dom->srcu);
+	synchronize_srcu_expedited(&dom->srcu);
 
 	mutex_lock(&dom->lock);
 	list_for_each_entry_safe(c, tmp, &dom->clients, node) {
@@ -468,6 +535,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	struct ib_sync_mem_domain *dom = client->dom;
 	ktime_t deadline = sm_deadline(timeout_ms);
 	u64 t0 = ktime_get_ns();
+	u64 now;
 	int idx, err, n = 0;
 
 	if (!sm_dir_valid(dir))
@@ -477,7 +545,8 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	idx = srcu_read_lock(&dom->srcu);
 	err = sm_state_errno(client);
 	if (!err && sm_needs_sync(client)) {
-		err = sm_call_sync(client, dir, deadline, 0);
+		now = ktime_get_ns();
+		err = sm_call_sync(client, dir, deadline, 0, &now, NULL);
 		n = 1;
 	}
 	srcu_read_unlock(&dom->srcu, idx);
@@ -495,7 +564,8 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		       ktime_t deadline, struct ib_sync_mem_result *res)
 {
 	struct ib_sync_mem_client *c;
-	u64 limit, t0 = ktime_get_ns();
+	struct sm_pass_acc acc = {};
+	u64 limit, now, t0 = ktime_get_ns();
 	bool batch;
 	int idx, ret, err = 0;
 
@@ -521,6 +591,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		}
 	}
 
+	now = ktime_get_ns();
 	list_for_each_entry_srcu(c, &dom->clients, node,
 				 srcu_read_lock_held(&dom->srcu)) {
 		if (c->seq >= limit)
@@ -529,7 +600,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 			res->skipped++;
 			continue;
 		}
-		ret = sm_call_sync(c, dir, deadline, res->pass);
+		ret = sm_call_sync(c, dir, deadline, res->pass, &now, &acc);
 		res->clients++;
 		if (ret) {
 			res->errors++;
@@ -555,6 +626,8 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	atomic64_inc(&dom->npasses);
 out:
 	srcu_read_unlock(&dom->srcu, idx);
+	sm_stats_merge(dom->stats, &acc);
+	sm_stats_merge(sm_global_stats, &acc);
 	res->ns = ktime_get_ns() - t0;
 	trace_sync_end(dom, 0, dir, res->clients, res->errors, res->ns, err);
 	return err;
