@@ -42,7 +42,17 @@ MODULE_PARM_DESC(sync_timeout_ms, "Timeout of a sync that asks for none, in ms (
 atomic_t sm_generation;
 
 /* Unique ids of device-wide passes, for the per-client results. */
-static atomic64_t sm_pass_ids;
+/* Pass ids: per-CPU sequences, made unique by the CPU number. */
+static DEFINE_PER_CPU(u64, sm_pass_seq);
+
+static u64 sm_pass_id(void)
+{
+	int cpu = get_cpu();
+	u64 id = this_cpu_inc_return(sm_pass_seq) * nr_cpu_ids + cpu;
+
+	put_cpu();
+	return id;
+}
 
 /* Clients by id. Lookups take a reference under xa_lock. */
 DEFINE_XARRAY_ALLOC1(sm_clients);
@@ -156,8 +166,9 @@ static void sm_stats_merge(struct sm_stats __percpu *stats,
 	put_cpu_ptr(stats);
 }
 
+/* With @pass (clients only), also records the pass on this CPU. */
 static void sm_stats_add(struct sm_stats __percpu *stats, u64 ns, u64 bytes,
-			 int err)
+			 int err, u64 pass)
 {
 	struct sm_stats *s = get_cpu_ptr(stats);
 	unsigned int b = sm_hist_bucket(ns);
@@ -173,7 +184,37 @@ static void sm_stats_add(struct sm_stats __percpu *stats, u64 ns, u64 bytes,
 	if (ns > s->max_ns)
 		WRITE_ONCE(s->max_ns, ns);
 	WRITE_ONCE(s->hist[b], s->hist[b] + 1);
+	if (pass) {
+		WRITE_ONCE(s->last_pass_ns, ns);
+		WRITE_ONCE(s->last_pass, pass);
+	}
 	put_cpu_ptr(stats);
+}
+
+/**
+ * sm_client_pass_ns() - did a device-wide pass sync a client, and how long
+ * @client: the client
+ * @pass: the pass (struct ib_sync_mem_result.pass)
+ * @ns: set to the time of the client's ->sync in that pass
+ *
+ * Return: true if @pass is the last pass that synced @client on the CPU
+ * it ran on; false if it did not sync @client, or a later pass did on the
+ * same CPU.
+ */
+bool sm_client_pass_ns(const struct ib_sync_mem_client *client, u64 pass,
+		       u64 *ns)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct sm_stats *s = per_cpu_ptr(client->stats, cpu);
+
+		if (READ_ONCE(s->last_pass) == pass) {
+			*ns = READ_ONCE(s->last_pass_ns);
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -197,17 +238,14 @@ static int sm_call_sync(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
 		set_bit(SM_DIRTY, &c->bits);	/* retry next time */
 	if (READ_ONCE(c->last_err) != err)
 		WRITE_ONCE(c->last_err, err);
-	WRITE_ONCE(c->last_ns, ns);
-	if (pass)
-		WRITE_ONCE(c->last_pass, pass);
 	if (err)
 		sm_nl_notify_sync_failed(c, dir, err);
-	sm_stats_add(c->stats, ns, c->size, err);
+	sm_stats_add(c->stats, ns, c->size, err, pass);
 	if (acc) {
 		sm_acc_add(acc, ns, c->size, err);
 	} else {
-		sm_stats_add(c->dom->stats, ns, c->size, err);
-		sm_stats_add(sm_global_stats, ns, c->size, err);
+		sm_stats_add(c->dom->stats, ns, c->size, err, 0);
+		sm_stats_add(sm_global_stats, ns, c->size, err, 0);
 	}
 	trace_client_sync(c, dir, ns, err);
 	return err;
@@ -570,7 +608,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	int idx, ret, err = 0;
 
 	memset(res, 0, sizeof(*res));
-	res->pass = atomic64_inc_return(&sm_pass_ids);
+	res->pass = sm_pass_id();
 	trace_sync_start(dom, 0, dir);
 	idx = srcu_read_lock(&dom->srcu);
 	if (READ_ONCE(dom->dying)) {
@@ -623,7 +661,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 				c->ops->finish(c, dir);
 		}
 	}
-	atomic64_inc(&dom->npasses);
+	this_cpu_inc(*dom->npasses);
 out:
 	srcu_read_unlock(&dom->srcu, idx);
 	sm_stats_merge(dom->stats, &acc);
@@ -688,7 +726,7 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
  * @dir: a valid direction
  * @timeout_ms: as for ib_sync_mem_sync_device()
  * @res: counters of the serving pass; res->pass identifies it in the
- *	clients' last_pass
+ *	clients' counters (sm_client_pass_ns())
  *
  * Return: as ib_sync_mem_sync_device().
  */
@@ -727,15 +765,25 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 {
 	struct ib_sync_mem_domain *dom;
 	struct ib_sync_mem_result res;
-	int err;
+	int idx, err;
 
 	if (!sm_dir_valid(dir))
 		return -EINVAL;
-	dom = sm_domain_get(ibdev);
-	if (!dom)
+	/*
+	 * The domain's own SRCU keeps it alive for the call, taken under RCU
+	 * (sm_remove_one() waits for both): no reference count, xa_lock or
+	 * other shared cache line written on the way in.
+	 */
+	rcu_read_lock();
+	dom = xa_load(&sm_domains, ibdev->index);
+	if (!dom || READ_ONCE(dom->ibdev) != ibdev) {
+		rcu_read_unlock();
 		return -ENODEV;
+	}
+	idx = srcu_read_lock(&dom->srcu);
+	rcu_read_unlock();
 	err = sm_sync_domain(dom, dir, timeout_ms, &res);
-	sm_domain_put(dom);
+	srcu_read_unlock(&dom->srcu, idx);
 	if (result)
 		*result = res;
 	return err;

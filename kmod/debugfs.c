@@ -23,7 +23,7 @@ static int sm_devices_show(struct seq_file *m, void *v)
 	xa_for_each(&sm_domains, index, dom)
 		seq_printf(m, "%s %u %u %lld\n", dom->name, dom->index,
 			   READ_ONCE(dom->nclients),
-			   (long long)atomic64_read(&dom->npasses));
+			   (long long)sm_domain_passes(dom));
 	xa_unlock(&sm_domains);
 	return 0;
 }

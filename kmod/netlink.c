@@ -95,6 +95,7 @@ struct sm_nl_obj {
 	u32 portid;
 	u32 pid;
 	bool owned;
+	bool dying;			/* being deleted (under sm_nl_lock) */
 	struct list_head doomed;	/* on the way out, see below */
 };
 
@@ -303,7 +304,8 @@ static int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
 	    nla_put_s32(skb, IB_SYNC_MEM_A_CLIENT_LAST_ERR,
 			READ_ONCE(c->last_err)))
 		goto cancel;
-	if (state != SM_LIVE &&
+	/* A client deleted while live (CLIENT_DEL's event) has no reason. */
+	if (state != SM_LIVE && READ_ONCE(c->inval_reason) &&
 	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_INVAL_REASON,
 			READ_ONCE(c->inval_reason)))
 		goto cancel;
@@ -358,16 +360,47 @@ static bool sm_nl_listening(void)
 	       genl_has_listeners(&sm_nl_family, &init_net, SM_NL_GRP_EVENTS);
 }
 
+/*
+ * CLIENT_DEL and CLIENT_INVALIDATED events: which client (and why, when
+ * invalidated), as the UAPI header and the YNL spec say; nothing of its
+ * state, which is on the way out.
+ */
+static int sm_nl_fill_client_gone(struct sk_buff *skb,
+				  struct ib_sync_mem_client *c, u8 cmd)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, 0, 0, &sm_nl_family, 0, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_ID, c->id) ||
+	    nla_put_string(skb, IB_SYNC_MEM_A_CLIENT_NAME, c->name) ||
+	    sm_nl_put_dev(skb, c->dom) ||
+	    (cmd == IB_SYNC_MEM_CMD_CLIENT_INVALIDATED &&
+	     nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_INVAL_REASON,
+			 READ_ONCE(c->inval_reason)))) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
 void sm_nl_notify_client(struct ib_sync_mem_client *c, u8 cmd)
 {
 	struct sk_buff *skb;
+	int ret;
 
 	if (!sm_nl_listening())
 		return;
 	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!skb)
 		return;
-	if (sm_nl_fill_client(skb, c, 0, 0, 0, cmd, SM_NL_EVENT)) {
+	if (cmd == IB_SYNC_MEM_CMD_CLIENT_NEW)
+		ret = sm_nl_fill_client(skb, c, 0, 0, 0, cmd, SM_NL_EVENT);
+	else
+		ret = sm_nl_fill_client_gone(skb, c, cmd);
+	if (ret) {
 		nlmsg_free(skb);
 		return;
 	}
@@ -420,16 +453,26 @@ void sm_nl_notify_sync_failed(struct ib_sync_mem_client *c,
 
 /* ---- netlink-created clients ---- */
 
+/*
+ * Delete the client of an object marked dying (or never recorded), then
+ * forget the object. It stays in sm_nl_objs until its client is gone, so
+ * that a CLIENT_DEL meanwhile learns that the client is being deleted
+ * rather than taking it for a kernel driver's.
+ */
 static void sm_nl_obj_destroy(struct sm_nl_obj *obj)
 {
 	struct ib_sync_mem_client_kind *kind = obj->kind;
+	u32 id = obj->client->id;
 
 	kind->destroy(obj->client);
+	mutex_lock(&sm_nl_lock);
+	xa_cmpxchg(&sm_nl_objs, id, obj, NULL, 0);
+	mutex_unlock(&sm_nl_lock);
 	module_put(kind->owner);
 	kfree(obj);
 }
 
-/* Take every object @match selects out of sm_nl_objs and destroy it. */
+/* Mark every object @match selects dying and destroy it. */
 static void sm_nl_destroy_matching(bool (*match)(struct sm_nl_obj *obj,
 						 const void *arg),
 				   const void *arg)
@@ -440,9 +483,9 @@ static void sm_nl_destroy_matching(bool (*match)(struct sm_nl_obj *obj,
 
 	mutex_lock(&sm_nl_lock);
 	xa_for_each(&sm_nl_objs, id, obj) {
-		if (!match(obj, arg))
+		if (obj->dying || !match(obj, arg))
 			continue;
-		xa_erase(&sm_nl_objs, id);
+		obj->dying = true;
 		list_add_tail(&obj->doomed, &doomed);
 	}
 	mutex_unlock(&sm_nl_lock);
@@ -502,7 +545,7 @@ static int sm_nl_dev_fill(struct sk_buff *skb, struct ib_sync_mem_domain *dom,
 	if (sm_nl_put_dev(skb, dom) ||
 	    nla_put_u32(skb, IB_SYNC_MEM_A_DEV_CLIENTS, READ_ONCE(dom->nclients)) ||
 	    nla_put_u64_64bit(skb, IB_SYNC_MEM_A_DEV_PASSES,
-			      atomic64_read(&dom->npasses), IB_SYNC_MEM_A_PAD) ||
+			      sm_domain_passes(dom), IB_SYNC_MEM_A_PAD) ||
 	    sm_nl_put_stats(skb, dom->stats, false, U32_MAX)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
@@ -553,6 +596,7 @@ static int sm_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 {
 	struct ib_sync_mem_domain *dom;
 	unsigned long index = cb->args[0];
+	struct nlmsghdr *nlh;
 	int ret = 0;
 
 	cb->seq = atomic_read(&sm_generation);
@@ -564,12 +608,14 @@ static int sm_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 		xa_unlock(&sm_domains);
 		if (!dom)
 			break;
+		/* The message goes at the tail: flag that one, not the first. */
+		nlh = (struct nlmsghdr *)skb_tail_pointer(skb);
 		ret = sm_nl_dev_fill(skb, dom, NETLINK_CB(cb->skb).portid,
 				     cb->nlh->nlmsg_seq, NLM_F_MULTI);
 		sm_domain_put(dom);
 		if (ret)
 			break;
-		genl_dump_check_consistent(cb, nlmsg_hdr(skb));
+		nl_dump_check_consistent(cb, nlh);
 		index++;
 	}
 	cb->args[0] = index;
@@ -629,11 +675,16 @@ static int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 		goto err_kind;
 	}
 
+	/*
+	 * The reply is allocated before the client exists: failing to
+	 * answer must not leave a client the caller never heard of.
+	 */
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	obj = kzalloc(sizeof(*obj), GFP_KERNEL);
-	if (!obj) {
+	if (!obj || !msg) {
 		ib_device_put(ibdev);
 		ret = -ENOMEM;
-		goto err_kind;
+		goto err_obj;
 	}
 	c = kind->create(ibdev, name,
 			 flags & IB_SYNC_MEM_CLIENT_F_LAZY ? IB_SYNC_MEM_F_LAZY : 0,
@@ -659,20 +710,25 @@ static int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 	obj->pid = task_tgid_nr(current);
 	obj->owned = flags & IB_SYNC_MEM_CLIENT_F_OWNED;
 
+	/*
+	 * Once recorded, CLIENT_DEL or the device's removal may delete the
+	 * client at any time: hold it for the reply.
+	 */
+	ib_sync_mem_get(c);
 	mutex_lock(&sm_nl_lock);
 	ret = xa_insert(&sm_nl_objs, c->id, obj, GFP_KERNEL);
 	mutex_unlock(&sm_nl_lock);
 	if (ret) {
 		NL_SET_ERR_MSG(info->extack, "cannot record the client");
+		ib_sync_mem_put(c);
 		sm_nl_obj_destroy(obj);
+		nlmsg_free(msg);
 		return ret;
 	}
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;	/* the client exists; CLIENT_GET finds it */
 	ret = sm_nl_fill_client(msg, c, info->snd_portid, info->snd_seq, 0,
 				IB_SYNC_MEM_CMD_CLIENT_NEW, SM_NL_ADMIN);
+	ib_sync_mem_put(c);
 	if (ret) {
 		nlmsg_free(msg);
 		return ret;
@@ -681,6 +737,7 @@ static int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 
 err_obj:
 	kfree(obj);
+	nlmsg_free(msg);
 err_kind:
 	module_put(kind->owner);
 	return ret;
@@ -691,6 +748,7 @@ static int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info)
 	struct ib_sync_mem_client *c;
 	struct sm_nl_obj *obj;
 	struct nlattr *attr;
+	bool dying = false;
 	u32 id;
 
 	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_ID,
@@ -700,11 +758,22 @@ static int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info)
 	id = nla_get_u32(attr);
 
 	mutex_lock(&sm_nl_lock);
-	obj = xa_erase(&sm_nl_objs, id);
+	obj = xa_load(&sm_nl_objs, id);
+	if (obj && obj->dying) {
+		dying = true;
+		obj = NULL;
+	} else if (obj) {
+		obj->dying = true;
+	}
 	mutex_unlock(&sm_nl_lock);
 	if (obj) {
 		sm_nl_obj_destroy(obj);
 		return 0;
+	}
+	if (dying) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "no such client (being deleted)");
+		return -ENOENT;
 	}
 
 	c = ib_sync_mem_lookup(id);
@@ -785,6 +854,7 @@ static int sm_nl_client_get_dumpit(struct sk_buff *skb,
 {
 	enum sm_nl_detail detail = sm_nl_detail_for(cb->skb);
 	struct ib_sync_mem_client *c;
+	struct nlmsghdr *nlh;
 	unsigned long id;
 	int ret = 0;
 
@@ -801,13 +871,14 @@ static int sm_nl_client_get_dumpit(struct sk_buff *skb,
 			ib_sync_mem_put(c);
 			continue;
 		}
+		nlh = (struct nlmsghdr *)skb_tail_pointer(skb);
 		ret = sm_nl_fill_client(skb, c, NETLINK_CB(cb->skb).portid,
 					cb->nlh->nlmsg_seq, NLM_F_MULTI,
 					IB_SYNC_MEM_CMD_CLIENT_GET, detail);
 		ib_sync_mem_put(c);
 		if (ret)
 			break;
-		genl_dump_check_consistent(cb, nlmsg_hdr(skb));
+		nl_dump_check_consistent(cb, nlh);
 	}
 	cb->args[2] = id;
 	return sm_nl_dump_ret(skb, ret);
@@ -850,6 +921,7 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 	struct sk_buff *msg;
 	int idx, err, ret;
 	void *hdr;
+	u64 ns;
 
 	dom = sm_nl_domain(info->attrs, info->extack);
 	if (IS_ERR(dom))
@@ -885,10 +957,9 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 	idx = srcu_read_lock(&dom->srcu);
 	list_for_each_entry_srcu(c, &dom->clients, node,
 				 srcu_read_lock_held(&dom->srcu)) {
-		if (READ_ONCE(c->last_pass) != res.pass)
+		if (!sm_client_pass_ns(c, res.pass, &ns))
 			continue;
-		if (sm_nl_put_result(msg, c->id, READ_ONCE(c->last_err),
-				     READ_ONCE(c->last_ns)))
+		if (sm_nl_put_result(msg, c->id, READ_ONCE(c->last_err), ns))
 			break;	/* clients registered since: no room, no need */
 	}
 	srcu_read_unlock(&dom->srcu, idx);

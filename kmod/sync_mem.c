@@ -17,7 +17,11 @@
 #include "sync_mem.h"
 #include "trace.h"
 
-/* Domains by ib_device index. Lookups take a reference under xa_lock. */
+/*
+ * Domains by ib_device index. Lookups take a reference under xa_lock, or,
+ * on the sync path, enter the domain's SRCU under RCU (sm_remove_one()
+ * waits for both before it drops the registry's reference).
+ */
 DEFINE_XARRAY(sm_domains);
 
 struct sm_counters sm_counters;
@@ -33,6 +37,7 @@ static void sm_domain_release(struct kref *kref)
 
 	WARN_ON(!list_empty(&dom->clients));
 	cleanup_srcu_struct(&dom->srcu);
+	free_percpu(dom->npasses);
 	free_percpu(dom->stats);
 	kfree(dom);
 	atomic_dec(&sm_counters.domains);
@@ -65,6 +70,23 @@ struct ib_sync_mem_domain *sm_domain_get(struct ib_device *ibdev)
 EXPORT_SYMBOL_NS_GPL(sm_domain_get, IB_SYNC_MEM_INTERNAL);
 
 /**
+ * sm_domain_passes() - device-wide passes run on a domain
+ * @dom: the domain
+ *
+ * Return: the sum of the per-CPU pass counters.
+ */
+u64 sm_domain_passes(struct ib_sync_mem_domain *dom)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(*per_cpu_ptr(dom->npasses, cpu));
+	return sum;
+}
+EXPORT_SYMBOL_NS_GPL(sm_domain_passes, IB_SYNC_MEM_INTERNAL);
+
+/**
  * sm_domain_get_by_name() - look a domain up by device name
  * @name: RDMA device name
  *
@@ -94,9 +116,10 @@ static int sm_add_one(struct ib_device *ibdev)
 		return -ENOMEM;
 
 	dom->stats = alloc_percpu(struct sm_stats);
-	if (!dom->stats) {
+	dom->npasses = alloc_percpu(u64);
+	if (!dom->stats || !dom->npasses) {
 		ret = -ENOMEM;
-		goto err_free;
+		goto err_stats;
 	}
 	ret = init_srcu_struct(&dom->srcu);
 	if (ret)
@@ -126,8 +149,8 @@ err_put:
 	sm_domain_put(dom);
 	return ret;
 err_stats:
+	free_percpu(dom->npasses);
 	free_percpu(dom->stats);
-err_free:
 	kfree(dom);
 	return ret;
 }
@@ -138,6 +161,11 @@ static void sm_remove_one(struct ib_device *ibdev, void *client_data)
 
 	/* No new lookups find the domain... */
 	xa_erase(&sm_domains, dom->index);
+	/*
+	 * ...syncs that found it under RCU are inside its SRCU now (and
+	 * sm_domain_invalidate_all() waits for them)...
+	 */
+	synchronize_rcu();
 	/* ...and every client is invalidated once in-flight syncs are done. */
 	sm_domain_invalidate_all(dom);
 	/* Clients userspace created on the device go with it. */

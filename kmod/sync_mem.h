@@ -31,6 +31,12 @@
  * @bytes: bytes made coherent by successful syncs
  * @max_ns: longest ->sync seen on this CPU
  * @hist: log2 histogram of ->sync times in ns
+ * @last_pass: clients only: the last device-wide pass that synced the
+ *	client on this CPU (0: none)
+ * @last_pass_ns: time of its ->sync in that pass
+ *
+ * Kept per CPU so that a pass writes no cache line shared with passes on
+ * other CPUs; sm_client_pass_ns() finds a pass's entry.
  */
 struct sm_stats {
 	struct u64_stats_sync syncp;
@@ -40,6 +46,8 @@ struct sm_stats {
 	u64_stats_t bytes;
 	u64 max_ns;
 	u64 hist[SM_HIST_BUCKETS];
+	u64 last_pass;
+	u64 last_pass_ns;
 };
 
 /* Sum of struct sm_stats over the CPUs. */
@@ -90,7 +98,7 @@ struct sm_pass_queue {
  * @dying: set by the remove hook; no registration or pass after it
  * @nbatch: clients on @clients whose ops have ->prepare or ->finish
  * @passes: coalescing queues, one per enum ib_sync_mem_dir
- * @npasses: passes run on this domain
+ * @npasses: passes run on this domain, per CPU (sm_domain_passes())
  * @stats: per-CPU sync counters of all clients of this domain
  *
  * Read-side scheme: sleepable RCU, as mm/mmu_notifier.c does. Callbacks may
@@ -117,7 +125,7 @@ struct ib_sync_mem_domain {
 	bool dying;
 	u32 nbatch;
 	struct sm_pass_queue passes[IB_SYNC_MEM_BIDIRECTIONAL];
-	atomic64_t npasses;
+	u64 __percpu *npasses;
 	struct sm_stats __percpu *stats;
 };
 
@@ -149,9 +157,7 @@ enum {
  * @listed: on @dom's list (under dom->lock)
  * @inval_called: ->invalidate has run (under dom->lock)
  * @bits: SM_DIRTY
- * @last_err: result of the last sync
- * @last_ns: time of the last sync callback
- * @last_pass: id of the device-wide pass that last synced it (0: none)
+ * @last_err: result of the last sync (written only when it changes)
  * @pinned_pages: pages the client keeps pinned (region clients)
  * @stats: per-CPU counters
  * @name: NUL-terminated name
@@ -173,8 +179,6 @@ struct ib_sync_mem_client {
 	bool inval_called;
 	unsigned long bits;
 	int last_err;
-	u64 last_ns;
-	u64 last_pass;
 	atomic_t pinned_pages;
 	struct sm_stats __percpu *stats;
 	char name[IB_SYNC_MEM_NAME_MAX];
@@ -202,6 +206,7 @@ extern bool sm_coalesce;
 struct ib_sync_mem_domain *sm_domain_get(struct ib_device *ibdev);
 struct ib_sync_mem_domain *sm_domain_get_by_name(const char *name);
 void sm_domain_put(struct ib_sync_mem_domain *dom);
+u64 sm_domain_passes(struct ib_sync_mem_domain *dom);
 
 /* Bumped whenever a client or device comes or goes: dump consistency. */
 extern atomic_t sm_generation;
@@ -213,6 +218,8 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom);
 void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum);
 void sm_pass_queue_init(struct sm_pass_queue *q);
 int sm_client_state(const struct ib_sync_mem_client *client);
+bool sm_client_pass_ns(const struct ib_sync_mem_client *client, u64 pass,
+		       u64 *ns);
 struct ib_sync_mem_client *sm_client_next(unsigned long *id);
 
 int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
