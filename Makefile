@@ -6,6 +6,7 @@
 #   make vm-shell   a shell in the VM with rxe0 and the module (KVER= picks)
 #   make setup      install what the project needs (idempotent)
 #   make debug-kernel  build the KASAN/lockdep/kmemleak kernel (once, cached)
+#   make bench      benchmarks in a VM (KVER= picks the kernel), BENCHMARKS.md
 
 SHELL := /bin/bash
 GO ?= go
@@ -14,7 +15,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 RESULTS ?= $(CURDIR)/results
 export KVER
 
-.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell clean
+.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke clean
 
 all: modules go genl-test tools
 
@@ -28,6 +29,8 @@ go:
 	@mkdir -p build/bin
 	$(GO) build $(GOFLAGS) -ldflags "-X main.version=$(VERSION)" \
 		-o build/bin/syncmemctl ./cmd/syncmemctl
+	$(GO) build $(GOFLAGS) -o build/bin/nlbench ./bench/nlbench
+	$(GO) build $(GOFLAGS) -o build/bin/nlfuzz ./test/fuzz/nlfuzz
 
 # pkg/genl's test binary, for its integration tests against the kernel
 # (SYNCMEM_INTEGRATION=1; run in the VM by test/vm/55-genl-memory.sh).
@@ -109,6 +112,16 @@ test-host: setup all
 
 test-vm: setup all
 	@vm/run.sh --results $(RESULTS); test/summary.sh $(RESULTS)
+
+# Benchmarks (bench/run.sh; method in BENCHMARKS.md): a full run on a quiet
+# machine writes bench/results/<kver>/ and the table in BENCHMARKS.md.
+# bench-smoke runs every suite once with tiny counts (make test does too,
+# in the VM tier's 80-bench suite).
+bench: setup all
+	@bench/run.sh
+
+bench-smoke: setup all
+	@bench/run.sh --smoke
 
 clean:
 	rm -rf build results

@@ -8,6 +8,8 @@
 #   vm/run.sh --demo                 run vm/demo.sh (newest kernel by default)
 #   vm/run.sh --shell                interactive shell with rxe0 and the module
 #   vm/run.sh --cmd 'CMD'            run CMD after the harness set-up
+#   vm/run.sh --bench DIR [--smoke]  run bench/guest.sh, results in DIR
+#                                    (newest kernel by default)
 #
 # Per kernel the host then checks what came back and writes
 # <results>/<kver>/vm.ktap: the VM booted, the harness finished, every suite
@@ -21,17 +23,23 @@ cd "$top"
 mode=test
 results=$top/results
 cmd=
+smoke=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--results) results=$2; shift 2 ;;
 	--demo) mode=demo; shift ;;
 	--shell) mode=shell; shift ;;
 	--cmd) mode=cmd; cmd=$2; shift 2 ;;
+	--bench) mode=bench; results=$2; shift 2 ;;
+	--smoke) smoke=--smoke; shift ;;
 	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
 
+# Per VM. The debug kernel (KASAN, lockdep, kmemleak) runs the same suites
+# several times slower under TCG, so it gets its own bound.
 VM_TIMEOUT=${VM_TIMEOUT:-1500}
+VM_DEBUG_TIMEOUT=${VM_DEBUG_TIMEOUT:-3600}
 
 kernels=$(vm/kernels.sh) || exit 1
 vm/suites.sh >/dev/null || exit 2
@@ -70,7 +78,7 @@ check_kernel() {
 		if [ -f "$dir/done" ]; then
 			ktap ok harness-finished
 		else
-			ktap "not ok" "harness-finished # no done marker (vng exit $rc, timeout ${VM_TIMEOUT}s)"
+			ktap "not ok" "harness-finished # no done marker (vng exit $rc, timeout ${limit}s)"
 		fi
 		for s in $(vm/suites.sh); do
 			name=$(basename "$s" .sh)
@@ -108,13 +116,15 @@ check_kernel() {
 
 status=0
 for kver in $kernels; do
+	limit=$VM_TIMEOUT
+	vm/kernels.sh --is-debug "$kver" && limit=$VM_DEBUG_TIMEOUT
 	case $mode in
 	test)
 		dir=$results/$kver
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		echo "run.sh: booting $kver (results in $dir)" >&2
-		timeout --kill-after=20 "$VM_TIMEOUT" \
+		timeout --kill-after=20 "$limit" \
 			vm/boot.sh "$kver" "$dir" "SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' vm/guest.sh test '$dir'" \
 			</dev/null >"$dir/console.log" 2>&1
 		rc=$?
@@ -124,7 +134,7 @@ for kver in $kernels; do
 		;;
 	demo)
 		tmp=$(mktemp -d)
-		timeout --kill-after=20 "$VM_TIMEOUT" \
+		timeout --kill-after=20 "$limit" \
 			vm/boot.sh "$kver" "$tmp" "vm/guest.sh demo '$tmp'" </dev/null
 		rc=$?
 		rm -rf "$tmp"
@@ -132,11 +142,28 @@ for kver in $kernels; do
 		;;
 	cmd)
 		tmp=$(mktemp -d)
-		timeout --kill-after=20 "$VM_TIMEOUT" \
+		timeout --kill-after=20 "$limit" \
 			vm/boot.sh "$kver" "$tmp" "vm/guest.sh cmd '$tmp' $(printf '%q' "$cmd")" </dev/null
 		rc=$?
 		rm -rf "$tmp"
 		[ $rc -eq 0 ] || status=$rc
+		;;
+	bench)
+		mkdir -p "$results"
+		timeout --kill-after=20 "$limit" \
+			vm/boot.sh "$kver" "$results" \
+			"vm/guest.sh cmd '$results' $(printf '%q' "bash bench/guest.sh $smoke '$results'")" \
+			</dev/null >"$results/console.log" 2>&1
+		rc=$?
+		if [ $rc -ne 0 ] || [ ! -f "$results/done" ]; then
+			echo "run.sh: the bench run on $kver failed (vng exit $rc); last lines of $results/console.log:" >&2
+			tail -n 30 "$results/console.log" >&2
+			status=1
+		elif grep -qE "$SPLAT" "$results/dmesg.txt"; then
+			echo "run.sh: splat in the guest's dmesg during the bench run:" >&2
+			grep -nE "$SPLAT" "$results/dmesg.txt" | head -n 20 >&2
+			status=1
+		fi
 		;;
 	shell)
 		tmp=$(mktemp -d)

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The benchmark suites, inside the VM (vm/guest.sh bench runs this after
+# its set-up: rxe0 on veth0, debugfs and tracefs mounted).
+#
+#   bench/guest.sh [--smoke] OUT
+#
+# Loads ib_sync_mem, ib_sync_mem_sim and ib_sync_mem_bench, runs every suite
+# with a warm-up and repeats, and writes OUT/raw.txt (one line per repeat,
+# "SUITE key=value ...", from the bench module and bench/nlbench) and
+# OUT/env.txt. --smoke runs each suite once with tiny counts: it checks that
+# the harness works, not how fast anything is. bench/report.py turns raw.txt
+# into the table. Every figure is compared only with figures of the same run.
+set -uo pipefail
+
+smoke=0
+[ "${1:-}" = --smoke ] && { smoke=1; shift; }
+out=${1:?usage: bench/guest.sh [--smoke] OUT}
+mkdir -p "$out"
+raw=$out/raw.txt
+: > "$raw"
+KO=${SYNCMEM_KO:?not in the VM harness}
+B=/sys/kernel/debug/ib_sync_mem_bench
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+if [ $smoke = 1 ]; then
+	REPS=2 FAN_CALLS=2000 REG_ITERS=5 SCALE_MS=50 CO_ITERS=10 CO_DELAY=20 RTT_ITERS=50
+	BATCH_N=20 MEM_N=50 TR_REPS=1
+else
+	REPS=7 FAN_CALLS=400000 REG_ITERS=200 SCALE_MS=500 CO_ITERS=50 CO_DELAY=200
+	RTT_ITERS=2000 BATCH_N=1000 MEM_N=1000 TR_REPS=5
+fi
+
+{
+	echo "kernel=$(uname -r)"
+	echo "vcpus=$(nproc)"
+	echo "accel=${SYNCMEM_ACCEL:-tcg}"
+	echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+	echo "smoke=$smoke"
+	echo "date=$(date -u +%Y-%m-%dT%H:%MZ)"
+} > "$out/env.txt"
+
+grep -q '^ib_sync_mem ' /proc/modules && die "ib_sync_mem is already loaded (left by an earlier suite?)"
+insmod "$KO/ib_sync_mem.ko" || die "cannot load ib_sync_mem"
+insmod "$KO/ib_sync_mem_sim.ko" || die "cannot load ib_sync_mem_sim"
+insmod "$KO/ib_sync_mem_bench.ko" dev=rxe0 || die "cannot load ib_sync_mem_bench"
+
+# run CMD: one bench module command; its lines go to raw.txt.
+run() {
+	echo clear > $B/run || die "bench module: clear failed"
+	echo "== $*" >&2
+	echo "$*" > $B/run || die "bench module: '$*' failed (see dmesg)"
+	cat $B/out >> "$raw"
+}
+
+# 1. Fan-out, against the indirect-call floor.
+for n in 1 8 64 1024; do
+	iters=$((FAN_CALLS / n))
+	[ $iters -lt 5 ] && iters=5
+	run fanout $n $iters $REPS
+done
+# 2. Register + unregister, against allocating the same objects.
+run regunreg $REG_ITERS $REPS
+# 3. Read-side scaling, the registry against an rwlock/rwsem registry.
+for impl in srcu rwlock rwsem; do
+	for threads in 1 2; do
+		for churn in 0 1; do
+			run scale $impl $threads $churn $SCALE_MS $REPS
+		done
+	done
+done
+# 4. Coalescing: 4 callers at once over 4 clients that busy-wait
+# CO_DELAY us each.
+for on in 1 0; do
+	run coalesce $on 4 $CO_ITERS $CO_DELAY $REPS
+done
+run sizes
+# The client object as its slab cache sees it (the cache may be merged
+# with another of the same size; sysfs shows the one it lives in).
+slab=/sys/kernel/slab/ib_sync_mem_client
+[ -d $slab ] || die "no $slab (SLUB sysfs) to read the client cache from"
+echo "slab cache=$(basename "$(readlink -f $slab)") object_size=$(cat $slab/object_size) slab_size=$(cat $slab/slab_size) aliases=$(cat $slab/aliases)" >> "$raw"
+
+# 5. Netlink from Go.
+echo "== nlbench" >&2
+nlbench -suite rtt -iters $RTT_ITERS -reps $REPS >> "$raw" || die "nlbench rtt failed"
+nlbench -suite batch -n $BATCH_N -reps $REPS >> "$raw" || die "nlbench batch failed"
+# 7. Memory per client.
+nlbench -suite memory -n $MEM_N >> "$raw" || die "nlbench memory failed"
+
+# 6. Tracer overhead: fan-out with `syncmemctl trace` detached and
+# attached, alternating, so drift hits both alike; over 64 no-op clients
+# (the tracer's cost against the registry's own) and over 8 clients that
+# take 10 us each (against a sync that does some work).
+tr_cfgs="64:$((FAN_CALLS / 64)):0 8:$((FAN_CALLS / 800)):10"
+for r in $(seq 0 $((TR_REPS - 1))); do
+	for attached in 0 1; do
+		pid=
+		if [ $attached = 1 ]; then
+			syncmemctl trace -d 600 >/dev/null 2>"$out/trace.err" &
+			pid=$!
+			for _ in $(seq 100); do
+				grep -q Tracing "$out/trace.err" 2>/dev/null && break
+				sleep 0.2
+			done
+			grep -q Tracing "$out/trace.err" || die "syncmemctl trace did not attach: $(cat "$out/trace.err")"
+		fi
+		for cfg in $tr_cfgs; do
+			IFS=: read -r n iters delay <<< "$cfg"
+			echo clear > $B/run
+			echo "fanout $n $iters 1 $delay" > $B/run || die "tracer run failed"
+			sed "s/^fanout /tracer attached=$attached /; s/rep=0/rep=$r/" $B/out >> "$raw"
+		done
+		if [ -n "$pid" ]; then
+			kill -INT "$pid"
+			wait "$pid" || die "syncmemctl trace exited $?: $(cat "$out/trace.err")"
+		fi
+	done
+done
+
+rmmod ib_sync_mem_bench ib_sync_mem_sim ib_sync_mem || die "cannot unload the modules"
+echo "bench: $(wc -l < "$raw") result lines in $raw" >&2

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Turn one benchmark run (bench/guest.sh's raw.txt and env.txt) into
+results.json and a Markdown table.
+
+    bench/report.py DIR            writes DIR/results.json and DIR/table.md
+    bench/report.py --check DIR    also fails unless every suite is present
+
+Every ratio is of two figures from the same VM run, repeats interleaved;
+medians, min and max are over the repeats. Guest time under TCG is
+emulated: absolute figures are printed for scale only.
+"""
+import json
+import statistics
+import sys
+
+
+def parse(path):
+    rows = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            fields = line.split()
+            if not fields:
+                continue
+            row = {"suite": fields[0]}
+            for kv in fields[1:]:
+                k, sep, v = kv.partition("=")
+                if not sep:
+                    raise SystemExit(f"{path}:{n}: not key=value: {kv!r}")
+                try:
+                    row[k] = int(v)
+                except ValueError:
+                    row[k] = v
+            rows.append(row)
+    return rows
+
+
+def env(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition("=")
+            out[k] = v
+    return out
+
+
+def stats(values):
+    if not values:
+        raise SystemExit("report: a suite has no repeats")
+    return {"median": statistics.median(values), "min": min(values),
+            "max": max(values), "n": len(values)}
+
+
+class Report:
+    def __init__(self, rows):
+        self.rows = rows
+        self.results = []
+
+    def pick(self, suite, **match):
+        return [r for r in self.rows if r["suite"] == suite and
+                all(r.get(k) == v for k, v in match.items())]
+
+    def add(self, suite, measure, unit, values, base=None, base_label="",
+            ratio=None, target=None, better="lower"):
+        """values, base: per-repeat figures; ratio: per-repeat ratios."""
+        res = {"suite": suite, "measure": measure, "unit": unit,
+               "value": stats(values)}
+        if base is not None:
+            res["base"] = stats(base)
+            res["base_label"] = base_label
+        if ratio is not None:
+            res["ratio"] = stats(ratio)
+        if target is not None:
+            res["target"] = target
+            r = res["ratio"]["median"] if ratio is not None else res["value"]["median"]
+            res["met"] = r <= target if better == "lower" else r >= target
+            res["better"] = better
+        self.results.append(res)
+
+
+def build(rows):
+    rep = Report(rows)
+    # 1. Fan-out.
+    for n in sorted({r["n"] for r in rep.pick("fanout")}):
+        rs = rep.pick("fanout", n=n)
+        calls = [r["iters"] * n for r in rs]
+        sm = [r["sm_ns"] / c for r, c in zip(rs, calls)]
+        floor = [r["floor_ns"] / c for r, c in zip(rs, calls)]
+        clock = [r["clock_ns"] / c for r, c in zip(rs, calls)]
+        rep.add("fan-out", f"N={n}: ns per client", "ns", sm, floor,
+                "indirect call", [a / b for a, b in zip(sm, floor)],
+                1.3 if n >= 8 else None)
+        rep.add("fan-out", f"N={n}: floor + clock read per client", "ns",
+                clock, floor, "indirect call",
+                [a / b for a, b in zip(clock, floor)])
+    # 2. Register + unregister.
+    rs = rep.pick("regunreg")
+    sm = [r["sm_ns"] / r["iters"] for r in rs]
+    floor = [r["floor_ns"] / r["iters"] for r in rs]
+    rep.add("register+unregister", "ns per pair", "ns", sm, floor,
+            "alloc+free", [a / b for a, b in zip(sm, floor)])
+    # 3. Read-side scaling.
+    def rate(impl, threads, churn):
+        rs = rep.pick("scale", impl=impl, threads=threads, churn=churn)
+        return [r["syncs"] * 1e9 / r["ns"] for r in rs], \
+               [r["churn_ops"] * 1e9 / r["ns"] for r in rs]
+    for impl in ("srcu", "rwlock", "rwsem"):
+        for churn in (0, 1):
+            one, _ = rate(impl, 1, churn)
+            two, wr = rate(impl, 2, churn)
+            rep.add("scaling", f"{impl}{' +churn' if churn else ''}: "
+                    "syncs/s, 2 vCPUs vs 1", "syncs/s", two, one, "1 vCPU",
+                    [a / b for a, b in zip(two, one)],
+                    1.8 if impl == "srcu" and not churn else None, "higher")
+            if churn:
+                rep.add("scaling", f"{impl}: writer churn, 2 readers",
+                        "regs/s", wr)
+    srcu, _ = rate("srcu", 2, 1)
+    for impl in ("rwlock", "rwsem"):
+        alt, _ = rate(impl, 2, 1)
+        rep.add("scaling", f"srcu vs {impl} under churn, 2 vCPUs",
+                "syncs/s", srcu, alt, impl,
+                [a / b for a, b in zip(srcu, alt)], 3.0, "higher")
+    # 4. Coalescing.
+    on = rep.pick("coalesce", coalesce=1)
+    off = rep.pick("coalesce", coalesce=0)
+    rep.add("coalescing", f"K={on[0]['k']}: passes per call, on", "passes",
+            [r["passes"] / r["calls"] for r in on],
+            [r["passes"] / r["calls"] for r in off], "off")
+    ton = [r["calls"] * 1e9 / r["ns"] for r in on]
+    toff = [r["calls"] * 1e9 / r["ns"] for r in off]
+    rep.add("coalescing", f"K={on[0]['k']}: calls/s, on vs off", "calls/s",
+            ton, toff, "off", [a / b for a, b in zip(ton, toff)])
+    # 5. Netlink.
+    rs = rep.pick("netlink_rtt")
+    sync = [r["sync_ns"] / r["iters"] for r in rs]
+    fam = [r["getfamily_ns"] / r["iters"] for r in rs]
+    rep.add("netlink", "one-client sync round trip", "ns", sync, fam,
+            "GETFAMILY", [a / b for a, b in zip(sync, fam)], 1.3)
+    rs = rep.pick("netlink_batch")
+    batch = [r["batch_ns"] for r in rs]
+    singles = [r["singles_ns"] for r in rs]
+    rep.add("netlink", f"batch of {rs[0]['n']} vs {rs[0]['n']} singles",
+            "ns", batch, singles, "singles",
+            [b / a for a, b in zip(batch, singles)], 50, "higher")
+    # 6. Tracer.
+    for n, delay in sorted({(r["n"], r["delay_us"]) for r in rep.pick("tracer")}):
+        det = rep.pick("tracer", attached=0, n=n, delay_us=delay)
+        att = rep.pick("tracer", attached=1, n=n, delay_us=delay)
+        what = f"{delay} us" if delay else "no-op"
+        rep.add("tracer", f"fan-out over {n} {what} clients: ns per pass, "
+                "attached vs detached", "ns",
+                [r["sm_ns"] / r["iters"] for r in att],
+                [r["sm_ns"] / r["iters"] for r in det], "detached",
+                [a["sm_ns"] / d["sm_ns"] for a, d in zip(att, det)], 1.05)
+    # 7. Memory.
+    sizes = rep.pick("sizes")[0]
+    slab = rep.pick("slab")[0]
+    rep.add("memory", f"client object in its slab cache ({slab['cache']}, "
+            f"object {slab['object_size']} B)", "bytes", [slab["slab_size"]],
+            target=256)
+    what = {"kernel": "in-kernel client (the registry's own)",
+            "sim": "sim client (with its debugfs knobs)",
+            "region": "one-page region client"}
+    for kind in ("kernel", "sim", "region"):
+        r = rep.pick("memory", kind=kind)[0]
+        rep.add("memory", f"{what[kind]}: slab bytes per client "
+                f"(caches that grew, bytes each: {r['grew'] or '-'})",
+                "bytes", [r["slab_bytes"]])
+    rep.add("memory", f"per-CPU counters per client ({sizes['stats_per_cpu']} B "
+            f"x {sizes['possible_cpus']} possible CPUs), not slab", "bytes",
+            [sizes["stats_per_cpu"] * sizes["possible_cpus"]])
+    rep.add("memory", "sizeof(struct ib_sync_mem_client)", "bytes",
+            [sizes["client"]])
+    return rep.results
+
+
+def fmt(v, unit):
+    if unit in ("syncs/s", "calls/s", "regs/s"):
+        return f"{v:,.0f}"
+    if unit == "passes":
+        return f"{v:.2f}"
+    if v >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.1f}"
+
+
+def table(results, e):
+    lines = [
+        f"Kernel {e.get('kernel')}, {e.get('vcpus')} vCPUs, "
+        f"accelerator {e.get('accel')} ({e.get('cpu')}), {e.get('date')}"
+        + (" — SMOKE RUN, figures meaningless" if e.get("smoke") == "1" else ""),
+        "",
+        "| suite | measure | median | min | max | against | its median | ratio (median, min–max) | target | met |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|---|",
+    ]
+    for r in results:
+        v, u = r["value"], r["unit"]
+        cells = [r["suite"], f"{r['measure']} ({u})", fmt(v["median"], u),
+                 fmt(v["min"], u), fmt(v["max"], u)]
+        if "base" in r:
+            cells += [r["base_label"], fmt(r["base"]["median"], u)]
+        else:
+            cells += ["", ""]
+        if "ratio" in r:
+            q = r["ratio"]
+            cells.append(f"{q['median']:.2f}x ({q['min']:.2f}–{q['max']:.2f})")
+        else:
+            cells.append("")
+        if "target" in r:
+            op = "≤" if r["better"] == "lower" else "≥"
+            unit = "x" if "ratio" in r else f" {u}"
+            cells += [f"{op} {r['target']}{unit}", "yes" if r["met"] else "**no**"]
+        else:
+            cells += ["", ""]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv):
+    check = False
+    if argv and argv[0] == "--check":
+        check = True
+        argv = argv[1:]
+    if len(argv) != 1:
+        raise SystemExit(__doc__)
+    d = argv[0]
+    rows = parse(f"{d}/raw.txt")
+    e = env(f"{d}/env.txt")
+    if check:
+        want = {"fanout", "regunreg", "scale", "coalesce", "sizes", "slab",
+                "netlink_rtt", "netlink_batch", "memory", "tracer"}
+        missing = want - {r["suite"] for r in rows}
+        if missing:
+            raise SystemExit(f"report: no results from {', '.join(sorted(missing))}")
+    results = build(rows)
+    with open(f"{d}/results.json", "w") as f:
+        json.dump({"env": e, "results": results}, f, indent=1)
+    with open(f"{d}/table.md", "w") as f:
+        f.write(table(results, e))
+    print(f"report: {len(results)} figures from {len(rows)} lines -> {d}/table.md")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The benchmark harness, smoke-sized: every suite of `make bench` runs once
+# with tiny counts and the report builds its table from the output. It
+# checks that the harness works and its output is complete, never how fast
+# anything is (guest time is emulated; timings are not pass/fail).
+. "$(dirname "$0")/lib.sh"
+
+out=$SYNCMEM_RESULTS/bench-smoke
+check "bench/guest.sh --smoke runs every suite" bash bench/guest.sh --smoke "$out"
+check "report.py builds the table from every suite" python3 bench/report.py --check "$out"
+raw=$out/raw.txt
+for s in fanout regunreg scale coalesce sizes slab netlink_rtt netlink_batch memory tracer; do
+	check "raw output has $s lines" grep -q "^$s " "$raw"
+done
+# Every measured figure is a positive number: a suite that timed nothing
+# or counted nothing is broken, whatever its speed.
+zeros=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^(sm_ns|floor_ns|clock_ns|syncs|ns|calls|passes|sync_ns|getfamily_ns|batch_ns|singles_ns|slab_size)=0$/) print }' "$raw" 2>/dev/null)
+check "no zero figures in the raw output" test -z "$zeros"
+[ -n "$zeros" ] && echo "$zeros" >&2
+# The fan-out suite checks in the kernel that each pass reached all N
+# clients; the coalescing suite must have run passes on both settings and
+# never more passes than calls.
+check "coalescing: never more passes than calls" \
+	awk '$1 == "coalesce" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } if (v["passes"] > v["calls"] || v["passes"] == 0) bad = 1 } END { exit bad }' "$raw"
+check "tracer suite ran attached and detached" \
+	bash -c "grep -q '^tracer attached=1 ' '$raw' && grep -q '^tracer attached=0 ' '$raw'"
+check "table has a row per figure" test "$(grep -c '^| ' "$out/table.md")" -ge 20
+check "modules unloaded after the harness" bash -c '! grep -qE "^ib_sync_mem(_sim|_bench)? " /proc/modules'
+finish
