@@ -75,8 +75,8 @@ done
 # left alone: DKMS builds and installs the modules for every Debian kernel.
 # The debug kernel is not a DKMS target: its build tree lives in ~/.cache,
 # not /lib/modules/<ver>/build, and nobody installs modules on it. The
-# installed modules are kept in build/dkms-modules, for a VM test that
-# loads them (not landed yet).
+# installed modules are kept in build/dkms-modules, for the VM tier's
+# test/vm/60-packaging.sh, which loads them (make test runs this first).
 pkgroot=$top/build/pkgroot
 pkgver=$(git describe --always --dirty 2>/dev/null || echo dev)
 rm -rf "$pkgroot" "$top/build/dkms-modules"
