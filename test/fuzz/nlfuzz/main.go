@@ -14,9 +14,11 @@
 // Invariants (a violation makes the exit status 1):
 //   - no event carries the sensitive attributes (OWNER_PORTID, OWNER_PID,
 //     INFO);
-//   - --unprivileged: every well-formed CLIENT_NEW, CLIENT_DEL or SYNC request
-//     (a "do" with a zero genl reserved field) is acked with EPERM and nothing
-//     is created; no reply carries the sensitive attributes;
+//   - --unprivileged: every CLIENT_NEW, CLIENT_DEL or SYNC request that the
+//     genetlink core hands to its permission check (a "do" whose headers pass
+//     the core's checks, whatever its attributes: see mustBeEPERM) is acked
+//     with EPERM and nothing is created; no reply carries the sensitive
+//     attributes;
 //   - privileged: no request is refused with EPERM;
 //   - at the end the family still answers a DEV_GET and a CLIENT_GET dump.
 //
@@ -504,6 +506,36 @@ func (f *fuzzer) datagram() ([]byte, int) {
 
 // ---- the kernel's view of what was sent ----
 
+// mustBeEPERM tells whether the kernel refuses the message at hdr with
+// EPERM when the sender lacks CAP_NET_ADMIN. It mirrors, check by check,
+// what runs before the permission check (the same in 6.1 and 6.12):
+//   - netlink_rcv_skb hands only requests (NLM_F_REQUEST) of a type at or
+//     above NLMSG_MIN_TYPE to genl_rcv_msg, which finds the family by type;
+//   - genl_family_rcv_msg: nlmsg_len covers nlmsghdr + genlmsghdr (the
+//     family has no user header), else EINVAL;
+//   - genl_header_check (the family's resv_start_op is 0, so it applies to
+//     every command): genlmsghdr.reserved is 0, and nlmsg_flags, without a
+//     complete NLM_F_DUMP, hold nothing but NLM_F_REQUEST, NLM_F_ACK and
+//     NLM_F_ECHO, else EINVAL;
+//   - genl_get_cmd: the command exists (for a dump, in 6.12, it must have a
+//     dumpit, which the mutating commands lack: EOPNOTSUPP there, EPERM in
+//     6.1; dumps are left out for that reason), else EOPNOTSUPP;
+//   - then GENL_ADMIN_PERM: EPERM. Attribute parsing and the policy come
+//     after it, so a malformed attribute must never turn into EINVAL.
+func (f *fuzzer) mustBeEPERM(hdr []byte, l int) bool {
+	const allowed = unix.NLM_F_REQUEST | unix.NLM_F_ACK | unix.NLM_F_ECHO
+	typ := binary.LittleEndian.Uint16(hdr[4:])
+	fl := binary.LittleEndian.Uint16(hdr[6:])
+	if typ != f.fam || fl&unix.NLM_F_REQUEST == 0 || l < 20 {
+		return false
+	}
+	if fl&nlmFDump != 0 || fl&^allowed != 0 || hdr[18] != 0 || hdr[19] != 0 {
+		return false
+	}
+	cmd := hdr[16]
+	return cmd == cmdClientNew || cmd == cmdClientDel || cmd == cmdSync
+}
+
 // scan walks the datagram as netlink_rcv_skb does and notes the requests
 // that an unprivileged caller must see refused with EPERM.
 func (f *fuzzer) scan(b []byte) {
@@ -514,14 +546,10 @@ func (f *fuzzer) scan(b []byte) {
 		if l < 16 || l > len(b) {
 			break
 		}
-		typ := binary.LittleEndian.Uint16(b[4:])
-		fl := binary.LittleEndian.Uint16(b[6:])
 		seq := binary.LittleEndian.Uint32(b[8:])
 		if seen[seq] {
 			delete(f.expectEPERM, seq) // ambiguous
-		} else if typ == f.fam && fl&unix.NLM_F_REQUEST != 0 && fl&nlmFDump == 0 &&
-			l >= 20 && b[18] == 0 && b[19] == 0 &&
-			(b[16] == cmdClientNew || b[16] == cmdClientDel || b[16] == cmdSync) {
+		} else if f.mustBeEPERM(b, l) {
 			f.expectEPERM[seq] = true
 		}
 		seen[seq] = true
@@ -601,7 +629,8 @@ func (f *fuzzer) handle(b []byte) {
 					if e == unix.EPERM {
 						f.st.epermOK++
 					} else {
-						f.st.violate("unprivileged mutating request seq %d acked with %s, not EPERM", seq, errName(e))
+						f.st.violate("unprivileged mutating request seq %d acked with %s, not EPERM%s",
+							seq, errName(e), extackMsg(fl, body))
 					}
 				}
 			}
@@ -646,6 +675,26 @@ func (f *fuzzer) handle(b []byte) {
 		}
 		b = b[align4(l):]
 	}
+}
+
+// extackMsg returns the extended ack's message of an NLMSG_ERROR body
+// (after its nlmsghdr), as ": msg", or "".
+func extackMsg(fl uint16, body []byte) string {
+	const capped, tlvs, attrMsg = 0x100, 0x200, 1
+	if fl&tlvs == 0 || len(body) < 20 {
+		return ""
+	}
+	off := 20
+	if fl&capped == 0 {
+		off = 4 + align4(int(binary.LittleEndian.Uint32(body[4:])))
+	}
+	if off > len(body) {
+		return ""
+	}
+	if m, ok := parseAttrs(body[off:])[attrMsg]; ok {
+		return ": " + strings.TrimRight(string(m), "\x00")
+	}
+	return ""
 }
 
 func (f *fuzzer) send(b []byte) error {
