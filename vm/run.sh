@@ -39,7 +39,7 @@ done
 # Per VM. The debug kernel (KASAN, lockdep, kmemleak) runs the same suites
 # several times slower under TCG, so it gets its own bound.
 VM_TIMEOUT=${VM_TIMEOUT:-1500}
-VM_DEBUG_TIMEOUT=${VM_DEBUG_TIMEOUT:-3600}
+VM_DEBUG_TIMEOUT=${VM_DEBUG_TIMEOUT:-4800}
 
 kernels=$(vm/kernels.sh) || exit 1
 vm/suites.sh >/dev/null || exit 2
