@@ -99,7 +99,7 @@ for r in $(seq 0 $((TR_REPS - 1))); do
 		if [ $attached = 1 ]; then
 			syncmemctl trace -d 600 >/dev/null 2>"$out/trace.err" &
 			pid=$!
-			for _ in $(seq 100); do
+			for _ in $(seq $((100 * ${SYNCMEM_SLOW:-1}))); do
 				grep -q Tracing "$out/trace.err" 2>/dev/null && break
 				sleep 0.2
 			done
