@@ -78,10 +78,12 @@ test)
 	for s in $(vm/suites.sh); do
 		name=$(basename "$s" .sh)
 		echo "guest: suite $name" >&2
+		t0=$SECONDS
 		timeout --kill-after=10 "$SUITE_TIMEOUT" bash "$s" \
 			>"$out/$name.ktap" 2>"$out/$name.log"
 		src=$?
 		echo "$src" > "$out/$name.rc"
+		echo $((SECONDS - t0)) > "$out/$name.secs"
 		[ $src -eq 0 ] || rc=1
 		grep -E '^not ok' "$out/$name.ktap" >&2
 	done

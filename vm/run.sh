@@ -124,11 +124,13 @@ for kver in $kernels; do
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		echo "run.sh: booting $kver (results in $dir)" >&2
+		t0=$SECONDS
 		timeout --kill-after=20 "$limit" \
 			vm/boot.sh "$kver" "$dir" "SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' vm/guest.sh test '$dir'" \
 			</dev/null >"$dir/console.log" 2>&1
 		rc=$?
 		echo "$rc" > "$dir/vng.rc"
+		echo $((SECONDS - t0)) > "$dir/vm.secs"
 		check_kernel "$kver" "$rc" "$dir"
 		grep -E '^(not ok|# )' "$dir/vm.ktap" >&2 || true
 		;;
