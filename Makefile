@@ -7,6 +7,8 @@
 #   make setup      install what the project needs (idempotent)
 #   make debug-kernel  build the KASAN/lockdep/kmemleak kernel (once, cached)
 #   make bench      benchmarks in a VM (KVER= picks the kernel), BENCHMARKS.md
+#   make mutants    seeded defects, one at a time: which check catches each
+#   make soak       the long stress runs (more fuzzing, more churn)
 
 SHELL := /bin/bash
 GO ?= go
@@ -15,7 +17,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 RESULTS ?= $(CURDIR)/results
 export KVER
 
-.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke clean
+.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke mutants soak clean
 
 all: modules go genl-test tools
 
@@ -87,25 +89,29 @@ spec-check: setup
 debug-kernel: setup
 	@vm/debug-kernel.sh >/dev/null
 
-ifeq ($(SYNCMEM_DEBUG_KERNEL),0)
-TEST_KERNELS :=
-else
-TEST_KERNELS := debug-kernel
-endif
-
 demo: setup all
 	vm/run.sh --demo
 
 vm-shell: setup all
 	vm/run.sh --shell
 
-# The whole suite: every tier always runs, the summary decides.
-test: setup $(TEST_KERNELS)
-	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
-	@$(MAKE) --no-print-directory all
-	@echo "== host tier"; test/host.sh $(RESULTS)/host || true
-	@echo "== VM tier"; vm/run.sh --results $(RESULTS) || true
-	@echo "== summary"; test/summary.sh $(RESULTS)
+# The whole suite from a bare machine (test/make-test.sh): set-up, the
+# debug kernel, the build, the host tier, the VM tier on every kernel; every
+# phase always runs, the summary decides and prints the time table.
+test:
+	@RESULTS=$(RESULTS) test/make-test.sh
+
+# Seeded defects (test/mutants): each applied alone to a copy, built, and
+# only the suites it names run; RESULTS.md says which check caught it.
+# Not part of make test (about an hour); make test checks the patches apply.
+mutants: setup all
+	@test/mutants/run.sh
+
+# The long stress make test leaves out: 100 000 fuzz messages, more churn
+# rounds, on every kernel (SYNCMEM_LANE=soak; KVER= picks one).
+soak: setup all
+	@rm -rf $(RESULTS)/soak; SYNCMEM_LANE=soak SYNCMEM_SUITES="20-core 65-fuzz 75-churn" \
+		vm/run.sh --results $(RESULTS)/soak; test/summary.sh $(RESULTS)/soak
 
 test-host: setup all
 	@rm -rf $(RESULTS)/host; test/host.sh $(RESULTS)/host; test/summary.sh $(RESULTS)/host

@@ -92,6 +92,9 @@ check "keep the DKMS modules for the VM tier" cp -a "$pkgroot/lib/modules" "$top
 check "make uninstall (DESTDIR)" env DESTDIR="$pkgroot" packaging/install.sh uninstall
 check "uninstall: nothing left" test/packaging/checks.sh empty "$pkgroot"
 
+# The seeded defects of make mutants still apply to the tree.
+check "mutants: every test/mutants patch applies" test/mutants/run.sh --check
+
 # The YNL spec: valid by the kernel's schema, and the UAPI header the
 # kernel's ynl-gen-c.py makes of it has the header's constants.
 check "spec: genetlink-c schema" test/packaging/spec-check.sh schema

@@ -1,22 +1,125 @@
 #!/usr/bin/env bash
-# Count every test result under a results directory (all *.ktap files, host
-# and VM tiers, every kernel), print the failures and the closing line
-# "N passed, N failed". Exits non-zero if anything failed or nothing ran.
+# The verdict of a test run: count every result under a results directory
+# (all *.ktap files, host and VM tiers, every kernel) and print
+#
+#   - the failures;
+#   - the skips by kernel, each checked against test/expected-skips: a skip
+#     that is not listed for that kernel's class, or a listed one that did
+#     not happen, is a failure;
+#   - a kernel of DIR/kernels.expected without a vm.ktap (a VM that never
+#     ran or whose checks were never written), or a VM tier that stopped
+#     before DIR/vm-tier.done, as failures;
+#   - the time table: seconds per phase (DIR/phases.txt), per suite and
+#     kernel, per VM;
+#   - the closing line "N passed, N failed, N skipped".
+#
+# Exits non-zero if anything failed or nothing ran.
 set -uo pipefail
 
-dir=${1:-results}
-passed=0
-failed=0
+top=$(cd "$(dirname "$0")/.." && pwd)
+dir=${1:-$top/results}
+allow=$top/test/expected-skips
+passed=0 failed=0 skipped=0
+problems=()
+
 while IFS= read -r f; do
-	p=$(grep -cE '^ok ' "$f")
+	p=$(grep -E '^ok ' "$f" | grep -cvE ' # SKIP( |$)')
+	s=$(grep -cE '^ok .* # SKIP( |$)' "$f")
 	x=$(grep -cE '^not ok ' "$f")
-	passed=$((passed + p))
-	failed=$((failed + x))
+	passed=$((passed + p)) skipped=$((skipped + s)) failed=$((failed + x))
 	if [ "$x" -gt 0 ]; then
 		echo "== ${f#"$dir"/}: $x failed"
 		grep -E '^not ok ' "$f" | sed 's/^/   /'
 	fi
 done < <(find "$dir" -name '*.ktap' | sort)
 
-echo "$passed passed, $failed failed"
+# The VM tier: every kernel it should have run has its checks.
+if [ -f "$dir/kernels.expected" ] || [ -d "$dir/host" ]; then
+	if [ ! -s "$dir/kernels.expected" ]; then
+		problems+=("the VM tier never listed its kernels (vm/run.sh stopped before it began)")
+	else
+		while read -r k; do
+			[ -n "$k" ] || continue
+			if [ ! -f "$dir/$k/vm.ktap" ] || ! grep -qE '^1\.\.[1-9]' "$dir/$k/vm.ktap"; then
+				problems+=("kernel $k: no vm.ktap (its VM never ran or its checks were never written)")
+			fi
+		done <"$dir/kernels.expected"
+		[ -f "$dir/vm-tier.done" ] || problems+=("the VM tier stopped before its end (no vm-tier.done)")
+	fi
+fi
+
+# Skips against the allowlist, per kernel. A line of the allowlist:
+#   CLASS | SUITE | CHECK
+# CLASS is vm/kernels.sh --class (6.1, 6.12, 7.3, debug) or host, SUITE the
+# result file's name, CHECK the KTAP description before " # SKIP".
+declare -A want=() seen=()
+if [ -f "$allow" ]; then
+	while IFS='|' read -r c s d; do
+		c=$(echo "$c" | xargs) s=$(echo "$s" | xargs) d=$(echo "$d" | sed -E 's/^ +| +$//g')
+		[ -n "$c" ] && [ "${c:0:1}" != "#" ] || continue
+		want["$c|$s|$d"]=1
+	done <"$allow"
+fi
+classes=()
+tiers=()
+[ -d "$dir/host" ] && tiers+=(host)
+[ -s "$dir/kernels.expected" ] && mapfile -t -O "${#tiers[@]}" tiers < <(grep . "$dir/kernels.expected")
+if [ "${#tiers[@]}" -gt 0 ]; then
+	for k in "${tiers[@]}"; do
+		if [ "$k" = host ]; then
+			c=host
+		else
+			c=$("$top/vm/kernels.sh" --class "$k" 2>/dev/null || echo "?")
+		fi
+		classes+=("$c")
+		shown=0
+		while IFS= read -r f; do
+			suite=$(basename "$f" .ktap)
+			while IFS= read -r line; do
+				d=${line#ok }
+				d=${d#* }
+				reason=${d#* # SKIP}
+				d=${d%% # SKIP*}
+				[ "$shown" = 1 ] || { echo "== skipped on $k ($c):"; shown=1; }
+				echo "   $suite: $d -- ${reason# }"
+				seen["$c|$suite|$d"]=1
+				[ -n "${want["$c|$suite|$d"]:-}" ] ||
+					problems+=("kernel $k ($c): unexpected skip: $suite: $d (not in test/expected-skips)")
+			done < <(grep -E '^ok .* # SKIP( |$)' "$f")
+		done < <(find "$dir/$k" -name '*.ktap' 2>/dev/null | sort)
+	done
+	for key in "${!want[@]}"; do
+		c=${key%%|*}
+		printf '%s\n' "${classes[@]}" | grep -qxF "$c" || continue
+		[ -n "${seen[$key]:-}" ] ||
+			problems+=("class $c: an expected skip did not happen: ${key#*|} (test/expected-skips is out of date)")
+	done
+fi
+
+for p in "${problems[@]}"; do
+	echo "== not ok: $p"
+	failed=$((failed + 1))
+done
+
+# Time table.
+if [ -s "$dir/phases.txt" ]; then
+	echo "== seconds per phase"
+	awk '{ printf "   %-28s %6d\n", $1, $2 }' "$dir/phases.txt"
+fi
+if [ -s "$dir/kernels.expected" ]; then
+	mapfile -t ks < <(grep . "$dir/kernels.expected")
+	suites=$(for k in "${ks[@]}"; do ls "$dir/$k"/*.secs 2>/dev/null; done |
+		xargs -r -n1 basename | sed 's/\.secs$//' | grep -vx vm | sort -u)
+	echo "== seconds per suite and kernel"
+	printf '   %-16s' suite
+	for k in "${ks[@]}"; do printf ' %22s' "$k"; done
+	echo
+	for s in $suites vm; do
+		if [ "$s" = vm ]; then printf '   %-16s' "whole VM"; else printf '   %-16s' "$s"; fi
+		for k in "${ks[@]}"; do printf ' %22s' "$(cat "$dir/$k/$s.secs" 2>/dev/null || echo -)"; done
+		echo
+	done
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -14,17 +14,20 @@ set -uo pipefail
 
 kver=$1 rw=$2 cmd=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/test/vm/lib.sh"
 
-args=(--cpus "${VM_CPUS:-2}")
+# A 16 MiB kernel log: nothing a run prints is lost to a wrapped ring
+# (vm/run.sh checks that the harness's first mark is still there).
+args=(--cpus "${VM_CPUS:-2}" --append log_buf_len=16M)
 if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")
 fi
 
 if "$top/vm/kernels.sh" --is-debug "$kver"; then
 	cd "$("$top/vm/kernels.sh" --kdir "$kver")" || exit 1
-	exec vng "${args[@]}" --memory "${VM_DEBUG_MEMORY:-4G}" --cwd "$top" \
+	exec "$VNG" "${args[@]}" --memory "${VM_DEBUG_MEMORY:-4G}" --cwd "$top" \
 		--rwdir "$rw" -- "SYNCMEM_ON_DEBUG_KERNEL=1 $cmd"
 fi
 cd "$top" || exit 1
-exec vng "${args[@]}" --memory "${VM_MEMORY:-2G}" \
+exec "$VNG" "${args[@]}" --memory "${VM_MEMORY:-2G}" \
 	-r "$("$top/vm/kernels.sh" --image "$kver")" --rwdir "$rw" -- "$cmd"

@@ -12,10 +12,11 @@
 # and this script's config, so it is built once per machine (about 15 min
 # on 2 cores; about 5 GB).
 set -euo pipefail
+. "$(dirname "$0")/../test/vm/lib.sh"
 
 # Not under /var: virtme-ng gives the guest a fresh /var, and the guest must
 # see the tree (its modules) at the same path.
-CACHE=${SYNCMEM_CACHE:-${HOME:-/root}/.cache/syncmem}/debug-kernel
+CACHE=$SYNCMEM_CACHE/debug-kernel
 tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n1)
 [ -n "$tarball" ] || { echo "debug-kernel: linux-source-6.1 is not installed (run vm/setup.sh)" >&2; exit 1; }
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
@@ -75,7 +76,7 @@ items=()
 for c in "${CONFIG[@]}"; do
 	items+=(--configitem "CONFIG_$c")
 done
-vng --kconfig "${items[@]}" </dev/null >kconfig.log 2>&1 ||
+"$VNG" --kconfig "${items[@]}" </dev/null >kconfig.log 2>&1 ||
 	{ cat kconfig.log >&2; exit 1; }
 # virtme-ng appends defaults of its own after the items (debug info among
 # them): set every item again on its result, then resolve dependencies.

@@ -10,7 +10,14 @@
 #
 # Set-up: debugfs and tracefs mounted, rdma_rxe loaded, a veth pair
 # veth0/veth1 and rxe0 on veth0. Suites find the module built for the running
-# kernel in $SYNCMEM_KO and write KTAP on stdout; stderr goes to <suite>.log.
+# kernel in $SYNCMEM_KO and write KTAP on stdout; stderr goes to <suite>.log,
+# the seconds each took to <suite>.secs.
+#
+# The kernel's own splats are told from ours: if the kernel log has one
+# before the harness marks it (boot, rdma_rxe, veth: nothing of ours is
+# loaded yet), the harness stops at once with RESULTS/boot-splat.txt, and
+# vm/run.sh boots the kernel again. On the debug kernel RESULTS/debug_locks
+# says at the end whether lock debugging was still on.
 set -uo pipefail
 
 mode=$1
@@ -19,6 +26,7 @@ shift 2
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+. test/vm/lib.sh
 mkdir -p "$out"
 echo booted > "$out/booted"
 
@@ -58,10 +66,15 @@ kmemleak_end() {
 	echo scan > $KMEMLEAK
 	cat $KMEMLEAK > "$out/kmemleak.txt"
 }
+# kmsg TEXT: a line in the kernel log, to tell later what ran when.
+kmsg() { echo "$*" > /dev/kmsg; }
+
 export SYNCMEM_ON_DEBUG_KERNEL=${SYNCMEM_ON_DEBUG_KERNEL:-0}
-# Suites multiply their waits by this.
-export SYNCMEM_SLOW=1
-[ "$SYNCMEM_ON_DEBUG_KERNEL" = 1 ] && SYNCMEM_SLOW=6
+export SYNCMEM_LANE
+# Suites multiply their bounds by this: what the host asked for (a loaded
+# host), six times that on the debug kernel.
+export SYNCMEM_SLOW=${SYNCMEM_SLOW_HOST:-1}
+[ "$SYNCMEM_ON_DEBUG_KERNEL" = 1 ] && SYNCMEM_SLOW=$((SYNCMEM_SLOW * 6))
 
 if ! setup >"$out/setup.log" 2>&1; then
 	echo "guest: set-up failed:" >&2
@@ -70,20 +83,33 @@ if ! setup >"$out/setup.log" 2>&1; then
 	exit 1
 fi
 
+# Nothing of ours is loaded yet: a splat so far is the kernel's own.
+if dmesg | grep -E "$SPLAT" >"$out/boot-splat.txt"; then
+	echo "guest: the kernel splatted before the harness began; stopping" >&2
+	dmesg > "$out/dmesg.txt"
+	echo 3 > "$out/done"
+	exit 3
+fi
+rm -f "$out/boot-splat.txt"
+kmsg "$HARNESS_MARK"
+
 kmemleak_begin
 rc=0
 case $mode in
 test)
 	SUITE_TIMEOUT=${SUITE_TIMEOUT:-$((600 * SYNCMEM_SLOW))}
+	[ "$SYNCMEM_LANE" = soak ] && SUITE_TIMEOUT=$((3600 * SYNCMEM_SLOW))
 	for s in $(vm/suites.sh); do
 		name=$(basename "$s" .sh)
 		echo "guest: suite $name" >&2
+		kmsg "syncmem-harness: suite $name begins"
 		t0=$SECONDS
 		timeout --kill-after=10 "$SUITE_TIMEOUT" bash "$s" \
 			>"$out/$name.ktap" 2>"$out/$name.log"
 		src=$?
 		echo "$src" > "$out/$name.rc"
 		echo $((SECONDS - t0)) > "$out/$name.secs"
+		kmsg "syncmem-harness: suite $name ends"
 		[ $src -eq 0 ] || rc=1
 		grep -E '^not ok' "$out/$name.ktap" >&2
 	done
@@ -105,6 +131,11 @@ cmd)
 esac
 
 [ "$mode" = test ] && kmemleak_end
+# Lock debugging turns itself off after the first splat or taint that
+# makes it unreliable; a debug-lane pass needs it on until the end.
+if [ -r /proc/lockdep_stats ]; then
+	awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats > "$out/debug_locks"
+fi
 dmesg > "$out/dmesg.txt"
 echo "$rc" > "$out/done"
 exit $rc

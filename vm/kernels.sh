@@ -7,6 +7,9 @@
 #   vm/kernels.sh --kdir VER    its build tree (for Kbuild)
 #   vm/kernels.sh --image VER   its bootable image
 #   vm/kernels.sh --is-debug VER  exit 0 for the debug kernel
+#   vm/kernels.sh --class VER   "debug" for the debug kernel, else its
+#                               series ("6.1", "6.12"): what
+#                               test/expected-skips keys on
 #
 # KVER=<ver> restricts the list to that one kernel and fails if it is not a
 # target. SYNCMEM_DEBUG_KERNEL=0 leaves the debug kernel out. Nothing here
@@ -39,6 +42,15 @@ list() {
 }
 
 case ${1:-} in
+--class)
+	ver=${2:?version}
+	if [ "$ver" = "$(debug_release || true)" ]; then
+		echo debug
+	else
+		echo "$ver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/'
+	fi
+	exit 0
+	;;
 --kdir|--image|--is-debug)
 	what=$1 ver=${2:?version}
 	if [ "$ver" = "$(debug_release || true)" ]; then

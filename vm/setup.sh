@@ -10,7 +10,7 @@ VIRTME_NG_VERSION=${VIRTME_NG_VERSION:-1.42}
 log() { printf 'setup: %s\n' "$*" >&2; }
 
 PKGS=(
-	qemu-system-x86 kmod busybox-static
+	qemu-system-x86 kmod busybox-static python3 python3-venv
 	linux-image-amd64 linux-headers-amd64
 	iproute2 rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev
 	librdmacm-dev
@@ -70,11 +70,19 @@ fi
 # outside the checkout.
 "$(dirname "$0")/ynl-tree.sh" >/dev/null
 
-# virtme-ng, pinned.
-have_vng=$(python3 -m pip show virtme-ng 2>/dev/null || true)
-if ! grep -qx "Version: $VIRTME_NG_VERSION" <<<"$have_vng" || ! command -v vng >/dev/null; then
-	log "pip install virtme-ng==$VIRTME_NG_VERSION"
-	python3 -m pip install -q "virtme-ng==$VIRTME_NG_VERSION"
+# virtme-ng, pinned, in a virtual environment of the project's own
+# (Debian's python3 is externally managed: packages go into a venv, never
+# into the system's or a user's site-packages).
+. "$(dirname "$0")/../test/vm/lib.sh"
+venv=${VNG%/bin/vng}
+if [ ! -x "$VNG" ] ||
+	! "$venv/bin/python3" -m pip show virtme-ng 2>/dev/null | grep -qx "Version: $VIRTME_NG_VERSION"; then
+	log "virtme-ng==$VIRTME_NG_VERSION into $venv"
+	rm -rf "$venv"
+	mkdir -p "${venv%/*}"
+	/usr/bin/python3 -m venv "$venv"
+	"$venv/bin/python3" -m pip install -q --disable-pip-version-check \
+		"virtme-ng==$VIRTME_NG_VERSION"
 fi
 
 # Go modules.

@@ -156,16 +156,18 @@ func (f *traceFlags) options() (trace.Options, error) {
 func traceRun(cmd *cobra.Command, k traceKernel, f *traceFlags, opts trace.Options) error {
 	ctx, stop := k.signals(cmd.Context())
 	defer stop()
-	if f.duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(f.duration))
-		defer cancel()
-	}
 	t, err := k.start(opts)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
+	// The duration counts from the moment the programs are attached, as
+	// in bcc's tools: loading them is not part of what is traced.
+	if f.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(f.duration))
+		defer cancel()
+	}
 	fmt.Fprintln(cmd.ErrOrStderr(), "Tracing ib_sync_mem syncs... Hit Ctrl-C to end.")
 
 	w := cmd.OutOrStdout()

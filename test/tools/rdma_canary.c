@@ -96,7 +96,7 @@ static int find_gid(struct side *s)
 			return 0;
 		}
 		usleep(100000);
-	} while (now_ms() - t0 < GID_WAIT_MS);
+	} while (now_ms() - t0 < bound_ms(GID_WAIT_MS));
 	return -ENOENT;
 }
 
@@ -259,8 +259,8 @@ static int rdma_write(struct side *src, struct side *dst, double *ms)
 			return -EIO;
 		if (n == 1)
 			break;
-		if (now_ms() - t0 > CQ_TIMEOUT_MS) {
-			ktap_diag("no completion after %d ms", CQ_TIMEOUT_MS);
+		if (now_ms() - t0 > bound_ms(CQ_TIMEOUT_MS)) {
+			ktap_diag("no completion after %d ms", bound_ms(CQ_TIMEOUT_MS));
 			return -ETIMEDOUT;
 		}
 		usleep(200);

@@ -59,7 +59,12 @@ struct drm_vgem_fence_signal {
 
 #define BUF_SIZE	(64 * 1024)
 #define BUFINFO		"/sys/kernel/debug/dma_buf/bufinfo"
-#define QUICK_MS	500.0	/* a sync that does not wait takes less */
+/*
+ * A sync that must not wait for a fence gets the shortest bound there is,
+ * 1 ms: it succeeds only if no unsignalled fence it waits for is there,
+ * however slowly the guest runs (its time is never asserted).
+ */
+#define NO_WAIT_MS	1
 
 static const char *dev = "rxe0";
 static struct smnl nl;
@@ -233,9 +238,10 @@ static void sync_now(struct timed_sync *t, uint32_t id, uint32_t dir,
 		  nl.extack);
 }
 
-static int sync_ok_quick(struct timed_sync *t)
+/* The sync (given NO_WAIT_MS) returned 0 for the client: it did not wait. */
+static int sync_unwaited(struct timed_sync *t)
 {
-	return t->ret == 0 && t->err == 0 && t->ms < QUICK_MS;
+	return t->ret == 0 && t->err == 0 && t->timeout_ms == NO_WAIT_MS;
 }
 
 static int sync_timed_out(struct timed_sync *t)
@@ -270,13 +276,13 @@ static void test_fences(struct vbuf *b, uint32_t id)
 	double t0;
 
 	/* (a) no fences */
-	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000);
-	ktap_result(sync_ok_quick(&t), "no fences: sync to-cpu returns 0 at once (%llu ns in the kernel)",
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, NO_WAIT_MS);
+	ktap_result(sync_unwaited(&t), "no fences: sync to-cpu returns 0 without waiting (%llu ns in the kernel)",
 		    (unsigned long long)t.ns);
-	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000);
-	ktap_result(sync_ok_quick(&t), "no fences: sync to-device returns 0 at once");
-	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 1000);
-	ktap_result(sync_ok_quick(&t), "no fences: sync bidirectional returns 0 at once");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, NO_WAIT_MS);
+	ktap_result(sync_unwaited(&t), "no fences: sync to-device returns 0 without waiting");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, NO_WAIT_MS);
+	ktap_result(sync_unwaited(&t), "no fences: sync bidirectional returns 0 without waiting");
 
 	/* (b) an unsignalled write fence bounds the wait by the timeout */
 	f = fence_attach(b, 1);
@@ -314,14 +320,13 @@ static void test_fences(struct vbuf *b, uint32_t id)
 	ktap_diag("waiting sync: ret %s, client err %s, %.1f ms in the netlink call, %.1f ms since the thread started, %llu ns in the callback",
 		  errstr(bg.ret), errstr(bg.err), bg.ms, bg.t_end - t0,
 		  (unsigned long long)bg.ns);
-	ktap_result(bg.ret == 0 && bg.err == 0 && bg.t_end - t0 >= 300.0 &&
-		    bg.ms < 5000.0,
+	ktap_result(bg.ret == 0 && bg.err == 0 && bg.t_end - t0 >= 300.0,
 		    "the waiting sync returns 0 once the fence signals (%.0f ms wall, >= 300)",
 		    bg.t_end - t0);
 
 	/* (d) signalled: no wait */
-	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000);
-	ktap_result(sync_ok_quick(&t), "after the signal: sync to-cpu returns 0 at once");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, NO_WAIT_MS);
+	ktap_result(sync_unwaited(&t), "after the signal: sync to-cpu returns 0 without waiting");
 
 	/* (e) a read fence: the CPU may read, the device must wait */
 	f2 = fence_attach(b, 0);
@@ -329,15 +334,15 @@ static void test_fences(struct vbuf *b, uint32_t id)
 		ktap_diag("fence attach: %s", errstr(f2));
 		return;
 	}
-	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, 100);
-	ktap_result(sync_ok_quick(&t), "read fence: sync to-cpu does not wait for readers");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, NO_WAIT_MS);
+	ktap_result(sync_unwaited(&t), "read fence: sync to-cpu does not wait for readers");
 	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 100);
 	ktap_result(sync_timed_out(&t), "read fence: sync to-device waits for it -> -ETIMEDOUT");
 	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 100);
 	ktap_result(sync_timed_out(&t), "read fence: sync bidirectional waits for it -> -ETIMEDOUT");
 	ktap_result(fence_signal(f2) == 0, "signal the read fence");
-	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000);
-	ktap_result(sync_ok_quick(&t), "after the signal: sync to-device returns 0 at once");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, NO_WAIT_MS);
+	ktap_result(sync_unwaited(&t), "after the signal: sync to-device returns 0 without waiting");
 
 	/* and a write fence holds the device back too */
 	f = fence_attach(b, 1);
@@ -345,8 +350,8 @@ static void test_fences(struct vbuf *b, uint32_t id)
 	ktap_result(f > 0 && sync_timed_out(&t), "write fence: sync to-device -> -ETIMEDOUT");
 	if (f > 0)
 		fence_signal(f);
-	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 1000);
-	ktap_result(sync_ok_quick(&t), "all signalled: sync bidirectional returns 0");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, NO_WAIT_MS);
+	ktap_result(sync_unwaited(&t), "all signalled: sync bidirectional returns 0");
 }
 
 static void test_lifetime(void)
@@ -408,9 +413,9 @@ static void test_lifetime(void)
 	ktap_result(with.found && with.count >= 1,
 		    "fd and GEM handle closed while registered: the buffer lives on (count %ld)",
 		    with.count);
-	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 1000);
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, NO_WAIT_MS);
 	ret = smnl_client_get(&nl, id, &c);
-	ktap_result(sync_ok_quick(&t) && ret == 0 && c.state == IB_SYNC_MEM_CLIENT_LIVE,
+	ktap_result(sync_unwaited(&t) && ret == 0 && c.state == IB_SYNC_MEM_CLIENT_LIVE,
 		    "and its client stays live and syncs: 0");
 	ret = smnl_unregister(&nl, id);
 	bufinfo_get(b.ino, &gone);
@@ -600,10 +605,10 @@ static void test_udmabuf(void)
 		ktap_diag("exporter \"%s\" size %llu inode %llu", c.dmabuf_exporter,
 			  (unsigned long long)c.dmabuf_size,
 			  (unsigned long long)c.dmabuf_inode);
-		sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000);
-		ktap_result(sync_ok_quick(&t), "udmabuf: sync to-cpu: 0");
-		sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000);
-		ktap_result(sync_ok_quick(&t), "udmabuf: sync to-device: 0");
+		sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, NO_WAIT_MS);
+		ktap_result(sync_unwaited(&t), "udmabuf: sync to-cpu: 0");
+		sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, NO_WAIT_MS);
+		ktap_result(sync_unwaited(&t), "udmabuf: sync to-device: 0");
 		ktap_result(smnl_unregister(&nl, id) == 0, "udmabuf: unregister: 0");
 	} else {
 		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);

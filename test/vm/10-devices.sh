@@ -3,6 +3,7 @@
 # exist before it loads, devices added and removed while it is loaded, and a
 # clean unload, twice.
 . "$(dirname "$0")/lib.sh"
+suite_begin
 
 check "load" sm_load
 check "device present before load is listed" has_device rxe0

@@ -7,6 +7,7 @@
 # loaded afterwards; and the error messages without the module and without
 # privilege.
 . "$(dirname "$0")/lib.sh"
+suite_begin
 
 TR=/sys/kernel/tracing
 N=50		# single-client syncs of each of the fast and the slow client
@@ -25,19 +26,6 @@ slot_of() {
 }
 SLOW_SLOT=$(slot_of $SLOW_US)
 SLOW_SLOT_NS=$(slot_of $((SLOW_US * 1000)))
-
-# wait_for SECONDS CMD...: poll CMD every 0.1 s.
-wait_for() {
-	local i n=$(($1 * 10 * SYNCMEM_SLOW))
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for: $*"
-	"$@"
-	return 1
-}
 
 # Tracers run in the background; their JSON goes to $tmp/NAME.json.
 # tracer_start NAME ARGS...: start `syncmemctl trace ARGS` and wait until
@@ -70,10 +58,11 @@ tracer_stop() {
 	[ $rc = 0 ] || { echo "tracer $1 exited $rc"; return 1; }
 	jq -e . "$tmp/$1.json" >/dev/null || { echo "tracer $1 left no JSON"; return 1; }
 }
-# q NAME JQ-ARGS...: query a tracer's report.
+# q NAME JQ-ARGS...: query a tracer's report (which must be there).
 q() {
 	local name=$1
 	shift
+	[ -s "$tmp/$name.json" ] || { echo "no report $tmp/$name.json" >&2; return 1; }
 	jq -r "$@" "$tmp/$name.json"
 }
 # count NAME KIND CLIENT DIR: events in that histogram.
@@ -86,12 +75,6 @@ mass() {
 	q "$1" --arg k "$2" --argjson c "$3" --arg d "$4" --argjson lo "$5" --argjson hi "$6" \
 		'[.histograms[] | select(.kind == $k and .client == $c and .dir == $d) |
 		  .buckets[] | select(.slot >= $lo and .slot <= $hi) | .count] | add // 0'
-}
-# expect WHAT GOT WANT
-expect() {
-	[ "$2" = "$3" ] && return 0
-	echo "$1: got '$2', want '$3'"
-	return 1
 }
 # sync_n N ID DIR: N single-client syncs; fails if any failed.
 sync_n() {
@@ -157,7 +140,7 @@ check "rdma link add rxe1" rdma link add rxe1 type rxe netdev veth1
 fast=$(syncmemctl register --dev rxe0 --name tr_fast --latency 0s)
 slow=$(syncmemctl register --dev rxe0 --name tr_slow --latency ${SLOW_US}us)
 other=$(syncmemctl register --dev rxe1 --name tr_other --latency 0s)
-check "register the fast, slow and rxe1 clients" test -n "$fast" -a -n "$slow" -a -n "$other"
+check "register the fast, slow and rxe1 clients" is_id "$fast" "$slow" "$other"
 
 # Session A: rxe0 only, per client. N syncs of each client to-device, P
 # passes to-cpu, then a client failing 3 of its 5 syncs with EIO. A sync
@@ -175,7 +158,7 @@ passes_ok() {
 }
 check "$P device-wide passes on rxe0" passes_ok
 flaky=$(syncmemctl register --dev rxe0 --name tr_flaky --fail-next 3 --fail-errno EIO)
-check "register a client failing its next 3 syncs with EIO" test -n "$flaky"
+check "register a client failing its next 3 syncs with EIO" is_id "$flaky"
 for i in 1 2 3 4 5; do syncmemctl sync --client "$flaky" >/dev/null 2>&1; done
 check "sync the rxe1 client (filtered out)" sync_n 1 "$other" to-device
 check "tracer A stops on SIGINT with a report" tracer_stop a
@@ -206,7 +189,7 @@ check "A: errors are exactly 3 EIO of that client" \
 check "A: only rxe0 traced" \
 	expect devices "$(q a '[.histograms[].dev_index] | unique | map(tostring) | join(",")')" "$rxe0_idx"
 
-check "our programs and maps are gone after tracer A" wait_for 10 ours_gone
+check "our programs and maps are gone after tracer A" wait_until 10 ours_gone
 
 # Session B: every device, with bpftrace counting client_sync events at the
 # same time. M batches syncing the fast and slow clients; then rxe1 goes
@@ -220,7 +203,7 @@ bt_attached() {
 	bpftool perf show -j |
 		jq -e --argjson p "$bt" '[.[] | select(.pid == $p and .tracepoint == "client_sync")] | length > 0'
 }
-check "bpftrace attached to client_sync" wait_for 120 bt_attached
+check "bpftrace attached to client_sync" wait_until 120 bt_attached
 burst() {
 	local i
 	for ((i = 0; i < M; i++)); do syncmemctl sync --client "$fast,$slow" >/dev/null || return 1; done
@@ -244,7 +227,7 @@ check "the tracer counted what bpftrace counted" expect tracer "$b_n" "${bt_n:-0
 check "B: $M of each client" \
 	expect counts "$(count b client "$fast" to-device) $(count b client "$slow" to-device)" "$M $M"
 check "B: no error traced (the gone client's sync never reached the registry)" \
-	expect errors "$(q b '[.errors[] | "\(.kind) \(.client) \(.dev) \(.name) \(.count)"] | join(",")')" ""
+	jq_file '.errors == []' "$tmp/b.json"
 
 # Session C: one client in nanoseconds; the others do not show.
 check "tracer C starts (--client SLOW -n -j)" tracer_start c --client "$slow" -n -j
@@ -276,23 +259,12 @@ intervals() {
 }
 check "trace -i prints a JSON report per interval" intervals
 check_fail "trace --dev of an unknown device fails" syncmemctl trace --dev nosuch0 -d 1
-check "nothing of ours left loaded after the other tracers" wait_for 10 ours_gone
+check "nothing of ours left loaded after the other tracers" wait_until 10 ours_gone
 
 # Unprivileged: the module is there, loading BPF is refused.
 install -m 0755 "$(command -v syncmemctl)" "$tmp/syncmemctl"
-nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"
-}
-expect_error() { # WANT CMD...: CMD fails and its error says WANT
-	local out rc
-	out=$("${@:2}" 2>&1)
-	rc=$?
-	echo "$out"
-	[ $rc != 0 ] || { echo "exit status 0"; return 1; }
-	grep -qF "$1" <<<"$out"
-}
 check "unprivileged: 'loading BPF needs root (CAP_BPF and CAP_PERFMON)'" \
-	expect_error "Error: loading BPF needs root (CAP_BPF and CAP_PERFMON)" \
+	fails_with 'loading BPF needs root \(CAP_BPF and CAP_PERFMON\)' \
 	nobody "$tmp/syncmemctl" trace -d 1
 
 for id in "$fast" "$slow" "$flaky" "$other"; do
@@ -303,7 +275,7 @@ check "rmmod ib_sync_mem_sim" sim_unload
 check "rmmod ib_sync_mem (no tracer holds it)" sm_unload
 
 check "without the module: 'module ib_sync_mem is not loaded'" \
-	expect_error "Error: module ib_sync_mem is not loaded" syncmemctl trace -d 1
+	fails_with '^Error: module ib_sync_mem is not loaded$' syncmemctl trace -d 1
 check "unprivileged without the module: 'module ib_sync_mem is not loaded'" \
-	expect_error "Error: module ib_sync_mem is not loaded" nobody "$tmp/syncmemctl" trace -d 1
+	fails_with '^Error: module ib_sync_mem is not loaded$' nobody "$tmp/syncmemctl" trace -d 1
 finish

@@ -13,63 +13,9 @@
 #
 # A program that is missing, crashes, hangs or stops before its plan fails.
 . "$(dirname "$0")/lib.sh"
+suite_begin
 
 BIN=$SYNCMEM_TOP/build/bin
-PROG_TIMEOUT=${PROG_TIMEOUT:-240}
-
-# run_prog PROG ARGS...: run build/bin/PROG and re-emit its results.
-run_prog() {
-	local name=$1 prog=$BIN/$1 out rc line desc plan='' n=0 failed=0
-	shift
-	if [ ! -x "$prog" ]; then
-		not_ok "$name: program present # $prog is missing (make tools)"
-		return
-	fi
-	echo "--- $name $*" >&2
-	out=$(mktemp)
-	timeout --kill-after=10 "$PROG_TIMEOUT" "$prog" "$@" >"$out"
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok "* | "not ok "*)
-			desc=${line#not }
-			desc=${desc#ok }
-			case $desc in
-			*" "*) desc=${desc#* } ;;	# its number
-			*) desc="(no description)" ;;
-			esac
-			n=$((n + 1))
-			if [ "${line%%ok *}" = "not " ]; then
-				failed=$((failed + 1))
-				not_ok "$name: $desc"
-			else
-				ok "$name: $desc"
-			fi
-			;;
-		"# "*) echo "# $name: ${line#"# "}" ;;
-		"#"*) echo "# $name: ${line#"#"}" ;;
-		1..*) plan=${line#1..} ;;
-		"KTAP version"*) ;;
-		*) echo "$name: $line" >&2 ;;
-		esac
-	done <"$out"
-	rm -f "$out"
-	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-		not_ok "$name: ran to completion # timed out after ${PROG_TIMEOUT}s (exit $rc)"
-	elif [ $rc -gt 128 ]; then
-		not_ok "$name: ran to completion # killed by signal $((rc - 128))"
-	elif [ -z "$plan" ]; then
-		not_ok "$name: ran to completion # no KTAP plan: output cut short (exit $rc)"
-	elif [ "$plan" != "$n" ]; then
-		not_ok "$name: ran to completion # plan 1..$plan but $n results (exit $rc)"
-	elif [ $rc -ne 0 ] && [ $failed -eq 0 ]; then
-		not_ok "$name: ran to completion # exit $rc with no failed test"
-	elif [ $rc -eq 0 ] && [ $failed -ne 0 ]; then
-		not_ok "$name: ran to completion # exit 0 despite $failed failed tests"
-	else
-		ok "$name: ran to completion ($n tests, $failed failed)"
-	fi
-}
 
 dri_card() { compgen -G '/dev/dri/card*' >/dev/null; }
 
@@ -110,7 +56,7 @@ check "IPv4 on veth0/veth1 for RoCE v2 (accept_local, no rp_filter)" canary_net_
 # in ib_sync_mem). Until that is understood, the canary runs on Debian's
 # kernels only, and says so here.
 if [ "${SYNCMEM_ON_DEBUG_KERNEL:-0}" = 1 ]; then
-	ok "rdma_canary # SKIP rdma_rxe of the debug kernel: KASAN slab-out-of-bounds in rxe_mr_copy"
+	skip rdma_canary "rdma_rxe of the debug kernel: KASAN slab-out-of-bounds in rxe_mr_copy"
 else
 	run_prog rdma_canary --src-dev rxe0 --src-ip 192.168.77.1 \
 		--dst-dev rxe1 --dst-ip 192.168.77.2 --size 1048576 --rounds 8

@@ -10,6 +10,7 @@
 # no test run at all, or a skipped test (the tests must run here, never
 # skip) is a failure.
 . "$(dirname "$0")/lib.sh"
+suite_begin
 
 BIN=$SYNCMEM_TOP/build/bin/genl.test
 GENL_TIMEOUT=${GENL_TIMEOUT:-180}
@@ -73,15 +74,6 @@ run_genl_tests() {
 	rm -f "$out"
 }
 
-# unregister_leftovers: delete the clients a failed run left behind.
-unregister_leftovers() {
-	local json ids
-	json=$(syncmemctl list -j) || return 1
-	mapfile -t ids < <(jq -r '.[].id' <<<"$json")
-	syncmemctl list >&2
-	[ "${#ids[@]}" -eq 0 ] || syncmemctl unregister "${ids[@]}"
-}
-
 check "load ib_sync_mem" sm_load
 check "rxe0 attached" has_device rxe0
 run_genl_tests
@@ -89,7 +81,8 @@ if counters_zero; then
 	ok "counters_zero: no client left behind"
 else
 	not_ok "counters_zero: no client left behind # clients $(counter clients), registered $(counter registered)"
-	unregister_leftovers >&2
+	syncmemctl list >&2
+	unregister_all >&2
 fi
 check "rmmod ib_sync_mem" sm_unload
 finish

@@ -17,69 +17,17 @@
 # Debian's kernels have no CONFIG_FAULT_INJECTION: there the suite says so
 # in a SKIP line.
 . "$(dirname "$0")/lib.sh"
+suite_begin
 
 BIN=$SYNCMEM_TOP/build/bin
 PROG_TIMEOUT=${PROG_TIMEOUT:-$((300 * SYNCMEM_SLOW))}
 DBG=/sys/kernel/debug
 
 if [ ! -e /proc/self/fail-nth ]; then
-	ok "fault injection on the register, sync and dump paths # SKIP kernel $(uname -r) has no CONFIG_FAULT_INJECTION (no /proc/self/fail-nth)"
+	skip "fault injection on the register, sync and dump paths" \
+		"kernel $(uname -r) has no CONFIG_FAULT_INJECTION (no /proc/self/fail-nth)"
 	finish
 fi
-
-# run_prog PROG ARGS...: run build/bin/PROG and re-emit its results (as
-# test/vm/50-memory.sh does).
-run_prog() {
-	local name=$1 prog=$BIN/$1 out rc line desc plan='' n=0 failed=0
-	shift
-	if [ ! -x "$prog" ]; then
-		not_ok "$name: program present # $prog is missing (make tools)"
-		return
-	fi
-	echo "--- $name $*" >&2
-	out=$(mktemp)
-	timeout --kill-after=10 "$PROG_TIMEOUT" "$prog" "$@" >"$out"
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok "* | "not ok "*)
-			desc=${line#not }
-			desc=${desc#ok }
-			case $desc in
-			*" "*) desc=${desc#* } ;;
-			*) desc="(no description)" ;;
-			esac
-			n=$((n + 1))
-			if [ "${line%%ok *}" = "not " ]; then
-				failed=$((failed + 1))
-				not_ok "$name: $desc"
-			else
-				ok "$name: $desc"
-			fi
-			;;
-		"# "*) echo "# $name: ${line#"# "}"; echo "$name: ${line#"# "}" >&2 ;;
-		1..*) plan=${line#1..} ;;
-		"KTAP version"*) ;;
-		*) echo "$name: $line" >&2 ;;
-		esac
-	done <"$out"
-	rm -f "$out"
-	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-		not_ok "$name: ran to completion # timed out after ${PROG_TIMEOUT}s (exit $rc)"
-	elif [ $rc -gt 128 ]; then
-		not_ok "$name: ran to completion # killed by signal $((rc - 128))"
-	elif [ -z "$plan" ]; then
-		not_ok "$name: ran to completion # no KTAP plan: output cut short (exit $rc)"
-	elif [ "$plan" != "$n" ]; then
-		not_ok "$name: ran to completion # plan 1..$plan but $n results (exit $rc)"
-	elif [ $rc -ne 0 ] && [ $failed -eq 0 ]; then
-		not_ok "$name: ran to completion # exit $rc with no failed test"
-	elif [ $rc -eq 0 ] && [ $failed -ne 0 ]; then
-		not_ok "$name: ran to completion # exit 0 despite $failed failed tests"
-	else
-		ok "$name: ran to completion ($n tests, $failed failed)"
-	fi
-}
 
 # The knobs failnth needs: GFP_KERNEL allocations (which may wait) and
 # order-0 pages must be able to fail, and an injected fault must print
@@ -112,7 +60,7 @@ check "load ib_sync_mem" sm_load
 check "load ib_sync_mem_sim" sim_load
 check "modprobe vgem" modprobe vgem
 
-run_prog failnth --dev rxe0
+run_prog --timeout "$PROG_TIMEOUT" failnth --dev rxe0
 
 check "fault injection knobs restored" fi_restore
 if counters_zero; then

@@ -4,6 +4,7 @@
 # checks that the harness works and its output is complete, never how fast
 # anything is (guest time is emulated; timings are not pass/fail).
 . "$(dirname "$0")/lib.sh"
+suite_begin
 
 out=$SYNCMEM_RESULTS/bench-smoke
 check "bench/guest.sh --smoke runs every suite" bash bench/guest.sh --smoke "$out"

@@ -1,11 +1,48 @@
 # shellcheck shell=bash
-# KTAP helpers for the in-guest suites. Each suite sources this, calls
-# check/ok/not_ok for every test, and `finish` at the end, which prints the
-# plan. Diagnostics go to stderr (the suite's .log file in the results).
+# The shell helpers of the project, in one place: the in-guest suites
+# (test/vm/*.sh) source this and call suite_begin, one check per test, and
+# finish; vm/*.sh source it for what the harness shares with the suites
+# (SPLAT, the cache, virtme-ng).
+#
+# The helpers are strict: a check passes only after an assertion about
+# something that was produced. A JSON check fails on empty output (jq 1.6's
+# -e passes on empty input) and asserts the shape it expects; an id must
+# look like one ("null" and "" do not); a wait polls for an event with a
+# generous bound scaled by SYNCMEM_SLOW and never asserts a duration.
+
+# ---- the machine and the harness ----
+
+# Where the project keeps what it builds or downloads outside the checkout
+# (the debug kernel, the trixie root, virtme-ng's virtual environment).
+SYNCMEM_CACHE=${SYNCMEM_CACHE:-${HOME:-/root}/.cache/syncmem}
+# virtme-ng, in the project's own virtual environment (vm/setup.sh).
+VNG=$SYNCMEM_CACHE/venv/bin/vng
+
+# Kernel messages that fail a run: WARN/BUG/oops, sanitizers, lockdep,
+# RCU, refcount and list debugging, sleeping in atomic, kmemleak, hung
+# tasks.
+SPLAT='WARNING:|BUG:|Oops|general protection fault|KASAN:|UBSAN:|'
+SPLAT+='possible circular locking dependency|possible recursive locking|'
+SPLAT+='inconsistent lock state|suspicious RCU usage|refcount_t:|'
+SPLAT+='list_add corruption|list_del corruption|Call Trace:|'
+SPLAT+='sleeping function called from invalid context|unreferenced object|'
+SPLAT+='blocked for more than'
+
+# The marker vm/guest.sh writes to the kernel log once the set-up is done
+# and before the first suite: a splat above it is the kernel's own (boot,
+# rdma_rxe, veth), one below it happened while the suites ran.
+HARNESS_MARK='syncmem-harness: suites begin'
+
+# ---- KTAP ----
 
 KTAP_N=0
 KTAP_FAILED=0
-echo "KTAP version 1"
+
+# suite_begin: the KTAP header, and what every suite needs from vm/guest.sh.
+suite_begin() {
+	echo "KTAP version 1"
+	KO=${SYNCMEM_KO:?SYNCMEM_KO is not set; run under vm/guest.sh}
+}
 
 ok() {
 	KTAP_N=$((KTAP_N + 1))
@@ -16,6 +53,14 @@ not_ok() {
 	KTAP_N=$((KTAP_N + 1))
 	KTAP_FAILED=$((KTAP_FAILED + 1))
 	echo "not ok $KTAP_N $*"
+}
+
+# skip NAME REASON: a test that cannot run here. test/summary.sh counts it
+# apart and fails the run unless test/expected-skips lists it for this
+# kernel.
+skip() {
+	KTAP_N=$((KTAP_N + 1))
+	echo "ok $KTAP_N $1 # SKIP $2"
 }
 
 # check NAME CMD...: one test that passes when CMD exits 0.
@@ -47,32 +92,280 @@ finish() {
 	exit 0
 }
 
-KO=${SYNCMEM_KO:?SYNCMEM_KO is not set; run under vm/guest.sh}
-# Multiply waits by this: the debug kernel (KASAN, lockdep) under TCG is
-# several times slower than Debian's kernels. Never a reason to skip.
-SYNCMEM_SLOW=${SYNCMEM_SLOW:-1}
-DEBUGFS=/sys/kernel/debug/ib_sync_mem
+# ---- values ----
 
-sm_load() { insmod "$KO/ib_sync_mem.ko" "$@"; }
-sm_unload() { rmmod ib_sync_mem; }
-sm_loaded() { grep -q '^ib_sync_mem ' /proc/modules; }
-sm_devices() { cat "$DEBUGFS/devices"; }
-# has_device NAME: the module's device list (name index clients passes)
-# contains NAME.
-has_device() { sm_devices | awk -v d="$1" '$1 == d { f = 1 } END { exit !f }'; }
-lacks_device() { ! has_device "$1"; }
+# is_id V...: every V is a client id (a positive decimal; "" and "null"
+# are not); is_num V...: every V is a non-negative decimal.
+is_id() {
+	local v
+	[ $# -gt 0 ] || { echo "no id given" >&2; return 1; }
+	for v; do [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "not an id: '$v'" >&2; return 1; }; done
+}
+is_num() {
+	local v
+	[ $# -gt 0 ] || { echo "no number given" >&2; return 1; }
+	for v; do [[ $v =~ ^[0-9]+$ ]] || { echo "not a number: '$v'" >&2; return 1; }; done
+}
+
+# expect WHAT GOT WANT: GOT equals WANT, and is not empty (a command that
+# printed nothing does not equal anything).
+expect() {
+	if [ -z "$2" ]; then
+		echo "$1: got nothing, want '$3'"
+		return 1
+	fi
+	[ "$2" = "$3" ] && return 0
+	echo "$1: got '$2', want '$3'"
+	return 1
+}
+
+# make test runs the default lane: every kind of check, with counts sized
+# to the budget; make soak runs SYNCMEM_LANE=soak, the long stress (more
+# fuzz messages, more churn rounds).
+SYNCMEM_LANE=${SYNCMEM_LANE:-test}
+
+# ---- waiting for events ----
+
+# Suites multiply their bounds by this: the debug kernel (KASAN, lockdep)
+# under TCG is several times slower than Debian's kernels. A bound is a
+# hang guard, never a measurement.
+SYNCMEM_SLOW=${SYNCMEM_SLOW:-1}
+
+# wait_until SECONDS CMD...: poll CMD every 0.1 s until it succeeds, for at
+# most SECONDS times SYNCMEM_SLOW; on time-out CMD runs once more with its
+# output in the log, and the wait fails.
+wait_until() {
+	local end=$((SECONDS + $1 * SYNCMEM_SLOW))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "timed out waiting for: $*" >&2
+			"$@" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# ended_ok PID SECONDS: the background job PID exits 0 within SECONDS
+# (times SYNCMEM_SLOW); if it does not, it is killed and this fails.
+ended_ok() {
+	local pid=$1 end=$((SECONDS + $2 * SYNCMEM_SLOW))
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "pid $pid still running after $2 s (x$SYNCMEM_SLOW)" >&2
+			kill -KILL "$pid"
+			wait "$pid"
+			return 1
+		fi
+		sleep 0.1
+	done
+	wait "$pid"
+}
+
+# gone PID: the process has exited (a zombie not yet reaped counts).
+gone() {
+	local st
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+	[ -z "$st" ] || [ "$st" = Z ]
+}
+
+# waits_in_kernel PID: one of its threads sleeps in the kernel without
+# being interruptible (state D: uninterruptible, or killable only).
+waits_in_kernel() {
+	cat /proc/"$1"/task/*/stat 2>/dev/null | awk '$3 == "D" { f = 1 } END { exit !f }'
+}
+
+# ---- JSON ----
+
+# jq_of FILTER CMD...: CMD exits 0 and prints JSON for which FILTER holds.
+# Empty output fails here first (jq 1.6's -e passes on empty input).
+jq_of() {
+	local filter=$1 out
+	shift
+	out=$("$@") || { echo "exit $?: $*" >&2; return 1; }
+	echo "$out" >&2
+	[ -n "$out" ] || { echo "no output: $*" >&2; return 1; }
+	jq -e "$filter" <<<"$out" >/dev/null
+}
+
+# jq_file FILTER FILE [jq options]: the same for the JSON in FILE.
+jq_file() {
+	local filter=$1 f=$2
+	shift 2
+	[ -s "$f" ] || { echo "$f is missing or empty" >&2; return 1; }
+	jq -e "$@" "$filter" "$f" >/dev/null
+}
+
+# jq_val FILTER CMD...: print FILTER of CMD's JSON output (jq -r); fails
+# on empty output, on a null value and when CMD fails.
+jq_val() {
+	local filter=$1 out v
+	shift
+	out=$("$@") || return 1
+	[ -n "$out" ] || { echo "no output: $*" >&2; return 1; }
+	v=$(jq -e -r "$filter" <<<"$out") || { echo "no $filter in: $out" >&2; return 1; }
+	echo "$v"
+}
+
+# ---- the modules ----
+
+DEBUGFS=/sys/kernel/debug/ib_sync_mem
 SIMFS=/sys/kernel/debug/ib_sync_mem_sim
 KTFS=/sys/kernel/debug/ib_sync_mem_test
 
-sim_load() { insmod "$KO/ib_sync_mem_sim.ko"; }
+sm_load() { insmod "$KO/ib_sync_mem.ko" "$@"; }
+sm_unload() { rmmod ib_sync_mem; }
+loaded() { grep -q "^$1 " /proc/modules; }
+sm_loaded() { loaded ib_sync_mem; }
+sim_load() { insmod "$KO/ib_sync_mem_sim.ko" "$@"; }
 sim_unload() { rmmod ib_sync_mem_sim; }
-# sim_new DEV NAME [opts...]: create a sim client, print its id.
+sim_loaded() { loaded ib_sync_mem_sim; }
+# rmmod_busy MODULE: rmmod fails because the module is in use.
+rmmod_busy() {
+	local err rc
+	err=$(rmmod "$1" 2>&1)
+	rc=$?
+	echo "exit $rc: $err" >&2
+	[ "$rc" -ne 0 ] && grep -qiE 'in use|busy' <<<"$err"
+}
+
+# The module's device list (name index clients passes).
+sm_devices() { cat "$DEBUGFS/devices"; }
+has_device() { sm_devices | awk -v d="$1" '$1 == d { f = 1 } END { exit !f }'; }
+lacks_device() { ! has_device "$1"; }
+# dev_clients DEV: clients on DEV by the module's count.
+dev_clients() { awk -v d="$1" '$1 == d { print $3 }' "$DEBUGFS/devices"; }
+
+# sim_new DEV NAME [opts...]: create a sim client through debugfs, print
+# its id (and fail unless it is one).
 sim_new() {
-	echo "$*" > "$SIMFS/new_client" && cat "$SIMFS/last_id"
+	local id
+	echo "$*" > "$SIMFS/new_client" || return 1
+	id=$(cat "$SIMFS/last_id") && is_id "$id" && echo "$id"
 }
 sim_del() { echo "$1" > "$SIMFS/del_client"; }
-# counter NAME: an object counter of ib_sync_mem.
+
+# counter NAME: an object counter of ib_sync_mem (domains, clients,
+# registered).
 counter() { awk -v k="$1" '$1 == k { print $2 }' "$DEBUGFS/counters"; }
-counters_zero() {
-	[ "$(counter clients)" = 0 ] && [ "$(counter registered)" = 0 ]
+counter_is() { local v; v=$(counter "$1"); echo "$1=$v" >&2; is_num "$v" && [ "$v" = "$2" ]; }
+counters_zero() { counter_is clients 0 && counter_is registered 0; }
+
+# rdma_link_on DEV NETDEV: the rxe device DEV exists on NETDEV (rdma link
+# show wants DEV/PORT: a bare device name is "Wrong device name").
+rdma_link_on() {
+	local out
+	out=$(rdma link show "$1/1" 2>&1)
+	echo "$out" >&2
+	grep -qE "^link $1/1 .* netdev $2( |\$)" <<<"$out"
+}
+
+# ---- the CLI ----
+
+# Every syncmemctl call is bounded: a hang is a failure, not a stall.
+CTL_TIMEOUT=${CTL_TIMEOUT:-$((60 * SYNCMEM_SLOW))}
+ctl() { timeout "$CTL_TIMEOUT" syncmemctl "$@"; }
+# nobody CMD...: CMD as uid 65534 without capabilities, bounded too.
+nobody() {
+	timeout "$CTL_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all --bounding-set=-all "$@"
+}
+
+# jq_list FILTER: syncmemctl list -j is an array and FILTER holds on it.
+jq_list() { jq_of "type == \"array\" and ($1)" ctl list -j; }
+has_client() { is_id "$1" && jq_list "any(.[]; .id == $1)"; }
+lacks_client() { is_id "$1" && jq_list "all(.[]; .id != $1)"; }
+# client_count: how many clients syncmemctl lists (a number, or failure).
+client_count() { jq_val 'if type == "array" then length else error("not an array") end' ctl list -j; }
+# syncs_of [stats args]: the sync count of stats -j (a number, or failure).
+syncs_of() { jq_val '.syncs | numbers' ctl stats "$@" -j; }
+# unregister_all: delete every client syncmemctl lists.
+unregister_all() {
+	local json ids
+	json=$(ctl list -j) || return 1
+	mapfile -t ids < <(jq -r '.[].id' <<<"$json")
+	[ "${#ids[@]}" = 0 ] || ctl unregister "${ids[@]}"
+}
+
+# fails_with PATTERN CMD...: CMD exits non-zero, printing "Error: ..." on
+# stderr that matches the extended regular expression PATTERN.
+fails_with() {
+	local pat=$1 err rc
+	shift
+	err=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	echo "exit $rc: $err" >&2
+	[ "$rc" -ne 0 ] && grep -q '^Error: ' <<<"$err" && grep -qE -- "$pat" <<<"$err"
+}
+
+# ---- programs that print KTAP ----
+
+# run_prog [--timeout SECONDS] PROG ARGS...: run build/bin/PROG and
+# re-emit its results as "PROG: <test>". A program that is missing,
+# crashes, hangs, stops before its plan or exits inconsistently with its
+# results fails.
+run_prog() {
+	local limit=$((240 * SYNCMEM_SLOW))
+	if [ "$1" = --timeout ]; then
+		limit=$2
+		shift 2
+	fi
+	local name=$1 prog=$SYNCMEM_TOP/build/bin/$1 out rc line desc plan='' n=0 failed=0
+	shift
+	if [ ! -x "$prog" ]; then
+		not_ok "$name: program present # $prog is missing (make tools)"
+		return
+	fi
+	echo "--- $name $*" >&2
+	out=$(mktemp)
+	timeout --kill-after=10 "$limit" "$prog" "$@" >"$out"
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok "* | "not ok "*)
+			desc=${line#not }
+			desc=${desc#ok }
+			case $desc in
+			*" "*) desc=${desc#* } ;;	# its number
+			*) desc="(no description)" ;;
+			esac
+			n=$((n + 1))
+			if [ "${line%%ok *}" = "not " ]; then
+				failed=$((failed + 1))
+				not_ok "$name: $desc"
+			else
+				ok "$name: $desc"
+			fi
+			;;
+		"#"*) line=${line#"#"}; echo "# $name: ${line# }"; echo "$name: ${line# }" >&2 ;;
+		1..*) plan=${line#1..} ;;
+		"KTAP version"*) ;;
+		*) echo "$name: $line" >&2 ;;
+		esac
+	done <"$out"
+	rm -f "$out"
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		not_ok "$name: ran to completion # timed out after ${limit}s (exit $rc)"
+	elif [ $rc -gt 128 ]; then
+		not_ok "$name: ran to completion # killed by signal $((rc - 128))"
+	elif [ -z "$plan" ]; then
+		not_ok "$name: ran to completion # no KTAP plan: output cut short (exit $rc)"
+	elif [ "$plan" != "$n" ] || [ "$n" -eq 0 ]; then
+		not_ok "$name: ran to completion # plan 1..$plan but $n results (exit $rc)"
+	elif [ $rc -ne 0 ] && [ $failed -eq 0 ]; then
+		not_ok "$name: ran to completion # exit $rc with no failed test"
+	elif [ $rc -eq 0 ] && [ $failed -ne 0 ]; then
+		not_ok "$name: ran to completion # exit 0 despite $failed failed tests"
+	else
+		ok "$name: ran to completion ($n tests, $failed failed)"
+	fi
+}
+
+# ---- the kernel log ----
+
+# no_new_splat_since LINES: no splat in the kernel log after its first
+# LINES lines (dmesg | wc -l taken when a suite began).
+no_new_splat_since() {
+	! dmesg | tail -n +"$(($1 + 1))" | grep -nE "$SPLAT" >&2
 }
