@@ -663,11 +663,7 @@ static int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = PTR_ERR(dom);
 		goto err_kind;
 	}
-	mutex_lock(&dom->lock);
-	ibdev = dom->ibdev;
-	if (ibdev && !ib_device_try_get(ibdev))
-		ibdev = NULL;
-	mutex_unlock(&dom->lock);
+	ibdev = sm_domain_device_get(dom);
 	sm_domain_put(dom);
 	if (!ibdev) {
 		NL_SET_ERR_MSG(info->extack, "RDMA device is going away");

@@ -106,6 +106,49 @@ struct ib_sync_mem_domain *sm_domain_get_by_name(const char *name)
 	return dom;
 }
 
+/**
+ * sm_domain_device_get() - the device of a domain, with a reference
+ * @dom: the domain
+ *
+ * Return: the device (drop it with ib_device_put()), or NULL if it is gone
+ * or going away.
+ */
+struct ib_device *sm_domain_device_get(struct ib_sync_mem_domain *dom)
+{
+	struct ib_device *ibdev;
+
+	mutex_lock(&dom->lock);
+	ibdev = dom->ibdev;
+	if (ibdev && !ib_device_try_get(ibdev))
+		ibdev = NULL;
+	mutex_unlock(&dom->lock);
+	return ibdev;
+}
+
+/**
+ * ib_sync_mem_device_get() - an RDMA device the registry is attached to
+ * @name: its name (rxe0)
+ *
+ * For drivers and tools that are told a device by name (debugfs, module
+ * parameters). It looks through the registry's own domains, so it finds
+ * exactly the devices clients can be registered on.
+ *
+ * Return: the device with a reference (drop it with ib_device_put()), or
+ * NULL if no attached device has that name.
+ */
+struct ib_device *ib_sync_mem_device_get(const char *name)
+{
+	struct ib_sync_mem_domain *dom = sm_domain_get_by_name(name);
+	struct ib_device *ibdev;
+
+	if (!dom)
+		return NULL;
+	ibdev = sm_domain_device_get(dom);
+	sm_domain_put(dom);
+	return ibdev;
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_device_get);
+
 static int sm_add_one(struct ib_device *ibdev)
 {
 	struct ib_sync_mem_domain *dom;

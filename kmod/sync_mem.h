@@ -205,6 +205,7 @@ extern bool sm_coalesce;
 /* sync_mem.c */
 struct ib_sync_mem_domain *sm_domain_get(struct ib_device *ibdev);
 struct ib_sync_mem_domain *sm_domain_get_by_name(const char *name);
+struct ib_device *sm_domain_device_get(struct ib_sync_mem_domain *dom);
 void sm_domain_put(struct ib_sync_mem_domain *dom);
 u64 sm_domain_passes(struct ib_sync_mem_domain *dom);
 

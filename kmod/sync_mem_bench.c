@@ -790,7 +790,7 @@ static int bm_run(char *cmd)
 		return 0;
 	}
 
-	ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
+	ibdev = ib_sync_mem_device_get(dev);
 	if (!ibdev)
 		return -ENODEV;
 	if (sscanf(cmd, "fanout %u %u %u %u", &a[0], &a[1], &a[2], &a[3]) >= 3)

@@ -160,6 +160,8 @@ void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client);
 void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
 			    enum ib_sync_mem_inval reason);
 
+struct ib_device *ib_sync_mem_device_get(const char *name);
+
 struct ib_sync_mem_client *ib_sync_mem_lookup(u32 id);
 struct ib_sync_mem_client *ib_sync_mem_get(struct ib_sync_mem_client *client);
 void ib_sync_mem_put(struct ib_sync_mem_client *client);
