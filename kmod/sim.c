@@ -10,9 +10,13 @@
  * what it was asked to do. Tests, the demo and the benchmarks reach every
  * path of the registry through it. Under /sys/kernel/debug/ib_sync_mem_sim/:
  *
- *   new_client   write "DEV NAME [latency_us=N] [lazy] [size=N]"
+ *   new_client   write "DEV NAME [latency_us=N] [lazy] [batch] [size=N]"
  *   del_client   write "ID"
  *   last_id      id of the last client created through new_client
+ *   hold_create  write N: the next N netlink creations stop after the
+ *                client is registered, before the netlink family records
+ *                it, until 0 is written (or 120 s pass): a window for tests
+ *   held         how many creations are stopped there now
  *   clients/ID/  latency_us (rw), fail_next (rw), fail_errno (rw, positive),
  *                to_device, to_cpu, bidirectional, prepares, finishes,
  *                invalidations (ro), dirty (w: mark dirty)
@@ -35,6 +39,12 @@ static struct dentry *sim_root, *sim_clients_dir;
 static DEFINE_MUTEX(sim_lock);	/* protects sim_list and sim_last_id */
 static LIST_HEAD(sim_list);
 static u32 sim_last_id;
+
+/* hold_create: creations to stop, creations stopped, and their wait. */
+static atomic_t sim_hold_armed;
+static atomic_t sim_held;
+static bool sim_hold_open = true;
+static DECLARE_WAIT_QUEUE_HEAD(sim_hold_wq);
 
 static int sim_sync(struct ib_sync_mem_client *client,
 		    enum ib_sync_mem_dir dir, ktime_t deadline)
@@ -282,7 +292,7 @@ static ssize_t sim_new_write(struct file *file, const char __user *ubuf,
 	ret = sim_parse_new(buf, &dev, &name, &cfg);
 	if (ret)
 		goto out;
-	ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
+	ibdev = ib_sync_mem_device_get(dev);
 	if (!ibdev) {
 		ret = -ENODEV;
 		goto out;
@@ -332,6 +342,28 @@ static const struct file_operations sim_del_fops = {
 	.llseek = noop_llseek,
 };
 
+static ssize_t sim_hold_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	u32 n;
+	int ret;
+
+	ret = kstrtou32_from_user(ubuf, count, 0, &n);
+	if (ret)
+		return ret;
+	WRITE_ONCE(sim_hold_open, !n);
+	atomic_set(&sim_hold_armed, n);
+	if (!n)
+		wake_up_all(&sim_hold_wq);
+	return count;
+}
+
+static const struct file_operations sim_hold_fops = {
+	.owner = THIS_MODULE,
+	.write = sim_hold_write,
+	.llseek = noop_llseek,
+};
+
 static int sim_last_id_show(struct seq_file *m, void *v)
 {
 	mutex_lock(&sim_lock);
@@ -371,7 +403,16 @@ sim_nl_create(struct ib_device *ibdev, const char *name, u32 flags,
 	cfg.batch = nla_get_flag(tb[IB_SYNC_MEM_A_SIM_BATCH]);
 
 	s = sim_client_create(ibdev, name, &cfg);
-	return IS_ERR(s) ? ERR_CAST(s) : s->client;
+	if (IS_ERR(s))
+		return ERR_CAST(s);
+	/* Registered, not yet recorded by the netlink family: a test window. */
+	if (atomic_dec_if_positive(&sim_hold_armed) >= 0) {
+		atomic_inc(&sim_held);
+		wait_event_timeout(sim_hold_wq, READ_ONCE(sim_hold_open),
+				   120 * HZ);
+		atomic_dec(&sim_held);
+	}
+	return s->client;
 }
 
 static void sim_nl_destroy(struct ib_sync_mem_client *client)
@@ -400,12 +441,17 @@ static int __init sim_init(void)
 	debugfs_create_file("del_client", 0200, sim_root, NULL, &sim_del_fops);
 	debugfs_create_file("last_id", 0444, sim_root, NULL,
 			    &sim_last_id_fops);
+	debugfs_create_file("hold_create", 0200, sim_root, NULL, &sim_hold_fops);
+	debugfs_create_atomic_t("held", 0444, sim_root, &sim_held);
 	return 0;
 }
 
 static void __exit sim_exit(void)
 {
-	/* Every registered sim client holds a reference on this module. */
+	/*
+	 * Every registered sim client holds a reference on this module, so
+	 * none is left, and no creation is held in hold_create either.
+	 */
 	WARN_ON(!list_empty(&sim_list));
 	ib_sync_mem_kind_unregister(&sim_kind);
 	debugfs_remove_recursive(sim_root);

@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
 # The registry core: the in-kernel KTAP suite of ib_sync_mem_test (its
-# results land in kernel-core.ktap beside this suite's), the device-removal
-# storm driven from here, and the module reference rules seen from a shell.
+# results land in kernel-core.ktap beside this suite's, one for one), with
+# the steps that need userspace in the middle driven from here: a device
+# removed during a sync storm, a dump inside ->fill_info while its client is
+# unregistered, a netlink sync and a netlink delete killed while they wait
+# for a pass, a device removed under clients that unregister from
+# ->invalidate; then replies at the documented limits (a device sync and a
+# batch of IB_SYNC_MEM_SYNC_BATCH_MAX clients) and the module reference
+# rules seen from a shell.
 . "$(dirname "$0")/lib.sh"
+suite_begin
 
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 kernel_ktap=$SYNCMEM_RESULTS/kernel-core.ktap
+TR=/sys/kernel/tracing
+# run_step STEP: one write to the test module's "run" file.
+run_step() { echo "$*" > "$KTFS/run"; }
+
+if [ "$SYNCMEM_LANE" = soak ]; then
+	iters=5000
+elif [ "${SYNCMEM_ON_DEBUG_KERNEL:-0}" = 1 ]; then
+	# KASAN and lockdep make the debug kernel many times slower under TCG.
+	iters=200
+else
+	iters=1000
+fi
 
 check "load ib_sync_mem" sm_load
-# KASAN and lockdep make the debug kernel many times slower under TCG.
-iters=2000
-[ "${SYNCMEM_ON_DEBUG_KERNEL:-0}" = 1 ] && iters=300
+check "load ib_sync_mem_sim" sim_load
 check "load ib_sync_mem_test" insmod "$KO/ib_sync_mem_test.ko" dev=rxe0 churn_iters=$iters
 cases=$(cat "$KTFS/list")
+check "the test module lists its cases" test -n "$cases"
 
-# The tracepoints: all nine exist, and one client's life reads in order.
-TR=/sys/kernel/tracing
+# The tracepoints: all of them exist, and one client's life reads in order.
 events="sync_start sync_end client_sync client_register client_unregister
 client_invalidate domain_add domain_remove"
 missing=0
@@ -24,41 +43,100 @@ done
 check "tracepoints present" test $missing = 0
 echo > "$TR/trace"
 echo 1 > "$TR/events/ib_sync_mem/enable"
+# The stress cases run beside a dump loop with CAP_NET_ADMIN, which calls
+# every live client's ->fill_info while the cases unregister them.
+dumps_start() {
+	rm -f "$tmp/stop-dumps"
+	(while [ ! -e "$tmp/stop-dumps" ]; do syncmemctl list -j >/dev/null 2>&1; done) &
+	dumper=$!
+}
+dumps_stop() { touch "$tmp/stop-dumps"; wait "$dumper"; }
 for t in $cases; do
 	echo "--- kernel test $t" >&2
-	echo "$t" > "$KTFS/run" || echo "run $t failed" >&2
+	case $t in churn | batch_churn | lazy_stress) dumps_start ;; esac
+	run_step "$t" || echo "run $t failed" >&2
+	case $t in churn | batch_churn | lazy_stress) dumps_stop ;; esac
 	[ "$t" = register_unregister ] && echo 0 > "$TR/events/ib_sync_mem/enable"
 done
 # register_unregister registers one client, syncs it once and unregisters.
 life=$(awk '!/^#/ { for (i = 1; i <= NF; i++) if ($i ~ /^(sync_start|sync_end|client_sync|client_register|client_unregister):$/) print $i }' "$TR/trace" | tr -d : | tr '\n' ' ')
 echo "trace: $life" >&2
 check "trace shows register, sync start, client sync, sync end, unregister" \
-	test "$life" = "client_register sync_start client_sync sync_end client_unregister "
+	expect trace "$life" "client_register sync_start client_sync sync_end client_unregister "
 
 # Device removal while syncs and registrations are in flight.
 check "rdma link add rxe1" rdma link add rxe1 type rxe netdev veth1
-echo "storm_start rxe1" > "$KTFS/run"
-sleep 2
+check "storm started on rxe1" run_step storm_start rxe1
+# Delete the device once the storm has synced and registered on it.
+check "the storm syncs and registers on rxe1" run_step storm_wait
 check "rdma link delete rxe1 during the storm" rdma link delete rxe1
-echo storm_check > "$KTFS/run"
+check "storm checked" run_step storm_check
 check "rxe1 is gone from the registry" lacks_device rxe1
 
+# A dump inside a client's ->fill_info while the client is unregistered.
+check "fill_info: a client whose ->fill_info waits" run_step fill_info_start
+syncmemctl list -j >"$tmp/fill.json" 2>"$tmp/fill.err" &
+dump=$!
+check "fill_info: unregister waits for the dump's ->fill_info" run_step fill_info_check
+check "fill_info: the dump completes" ended_ok "$dump" 120
+
+# Callers waiting for a pass that does not end: SIGKILL ends them.
+check "killable: a pass blocks in a client" run_step killable_start
+syncmemctl sync --dev rxe0 --timeout 600s >"$tmp/kw.out" 2>&1 &
+waiter=$!
+check "killable: a netlink device sync waits for the pass" \
+	wait_until 60 grep -q "^to-device 1 " "$KTFS/waiters"
+kill -KILL "$waiter"
+check "killable: SIGKILL ends the waiting netlink sync" wait_until 30 gone "$waiter"
+kid=$(ctl register --dev rxe0 --name killable-del)
+check "killable: a netlink client on the device" is_id "$kid"
+syncmemctl unregister "$kid" >"$tmp/kd.out" 2>&1 &
+deleter=$!
+check "killable: its netlink delete waits for the pass" wait_until 60 waits_in_kernel "$deleter"
+kill -KILL "$deleter"
+check "killable: SIGKILL ends the waiting netlink delete" wait_until 30 gone "$deleter"
+check "killable: the pass ends" run_step killable_check
+check "killable: the killed delete still deleted the client" wait_until 60 lacks_client "$kid"
+
+# Clients that unregister themselves from ->invalidate, on device removal.
+check "rdma link add rxe1 (invalidate)" rdma link add rxe1 type rxe netdev veth1
+check "invalidate: clients that unregister on invalidation" run_step inval_dev_start rxe1
+check "invalidate: rdma link delete rxe1" timeout $((120 * SYNCMEM_SLOW)) rdma link delete rxe1
+check "invalidate: every client unregistered and released" run_step inval_dev_check
+
+# Replies at the documented limits: a device sync of as many clients as a
+# device may have and a batch of as many as a request may name.
+limit=$(awk '$2 == "IB_SYNC_MEM_SYNC_BATCH_MAX" { print $3 }' \
+	"$SYNCMEM_TOP/kmod/include/uapi/linux/ib_sync_mem.h")
+limit=${limit:-2048}
+echo "# limits: batch and device $limit clients"
+check "limits: $limit clients on rxe0" run_step bulk_register "$limit"
+check "limits: a device sync of $limit clients, $limit results" jq_of \
+	"type == \"object\" and .run == $limit and .errors == 0 and (.results | length) == $limit and
+	 ([.results[].id] | unique | length) == $limit" ctl sync --dev rxe0 -j
+ids=$(ctl list --dev rxe0 -j | jq -r '[.[].id] | join(",")')
+check "limits: list --dev rxe0 shows all $limit" test "$(tr ',' '\n' <<<"$ids" | grep -c .)" = "$limit"
+check "limits: a batch of $limit, results in request order" jq_of \
+	".run == $limit and .errors == 0 and ([.results[].id] | map(tostring) | join(\",\")) == \"$ids\"" \
+	ctl sync --client "$ids" -j
+check "limits: a batch of $((limit + 1)) is refused" fails_with "a batch names 1 to $limit clients" \
+	ctl sync --client "$ids,${ids%%,*}"
+check "limits: client $((limit + 1)) on rxe0 is refused" \
+	fails_with "client limit reached" ctl register --dev rxe0 --name one-too-many
+check "limits: unregister the $limit" run_step bulk_unregister
+unregister_all >/dev/null 2>&1
+
 cat "$KTFS/results" > "$kernel_ktap"
-expect=$(($(echo "$cases" | wc -w) + 1))
+expect=$(($(echo "$cases" | wc -w) + 4))
 got=$(grep -cE '^(not )?ok ' "$kernel_ktap")
-if [ "$got" -eq "$expect" ]; then
-	ok "in-kernel suite reported all $expect tests"
-else
-	not_ok "in-kernel suite reported all tests # $got of $expect"
-fi
-check "object counters back to zero" counters_zero
+check "in-kernel suite reported all $expect results" expect results "$got" "$expect"
+check "object counters back to zero" wait_until 30 counters_zero
 check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
 
 # Module references: a sim client pins the sim module; the sim module
 # pins ib_sync_mem.
-check "load ib_sync_mem_sim" sim_load
 id=$(sim_new rxe0 pinned latency_us=0)
-check "sim client created" test -n "$id"
+check "sim client created" is_id "$id"
 check_fail "rmmod ib_sync_mem_sim refused while its client lives" sim_unload
 check_fail "rmmod ib_sync_mem refused while ib_sync_mem_sim is loaded" sm_unload
 check "delete the sim client" sim_del "$id"

@@ -9,6 +9,7 @@
 # recreated at the end so that later suites still have it.
 # shellcheck disable=SC2317 # the helpers run through check
 . "$(dirname "$0")/lib.sh"
+suite_begin
 
 tmp=$(mktemp -d)
 PARAMS=/sys/module/ib_sync_mem/parameters
@@ -28,82 +29,20 @@ restore() {
 	rm -rf "$tmp"
 }
 trap restore EXIT
-# rdma_link_on DEV NETDEV: the rxe device DEV exists on NETDEV (rdma link
-# show wants DEV/PORT: a bare device name is "Wrong device name").
-rdma_link_on() {
-	local out
-	out=$(rdma link show "$1/1" 2>&1)
-	echo "$out" >&2
-	grep -qE "^link $1/1 .* netdev $2( |\$)" <<<"$out"
-}
 
-# Every syncmemctl call is bounded: a hang is a failure, not a stall.
-CTL_TIMEOUT=${CTL_TIMEOUT:-$((30 * SYNCMEM_SLOW))}
-ctl() { timeout "$CTL_TIMEOUT" syncmemctl "$@"; }
-nobody() {
-	timeout "$CTL_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		--bounding-set=-all "$@"
-}
 # userns CMD...: uid 65534 without capabilities, then root with every
 # capability in a new user namespace (no new network namespace).
 userns() { nobody unshare -Ur "$@"; }
-# The sensitive fields of list -j: owner_pid, owner_portid, and the info
-# nest (sim, region or dmabuf in the JSON).
-is_id() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
-jq_of() {
-	local filter=$1 out
-	shift
-	out=$("$@") || return 1
-	echo "$out" >&2
-	jq -e "$filter" <<<"$out" >/dev/null
-}
-jq_list() { jq_of "$1" ctl list -j; }
-has_client() { jq_list "any(.[]; .id == $1)"; }
-lacks_client() { jq_list "all(.[]; .id != $1)"; }
-client_count() { local j; j=$(ctl list -j) && jq length <<<"$j"; }
-fails_with() {
-	local pat=$1 err rc
-	shift
-	err=$("$@" 2>&1 >/dev/null)
-	rc=$?
-	echo "exit $rc: $err" >&2
-	[ "$rc" -ne 0 ] && grep -q '^Error: ' <<<"$err" && grep -qE -- "$pat" <<<"$err"
-}
 EPERM='operation not permitted \(requires CAP_NET_ADMIN\)'
 LIMIT='client limit reached \(max_clients or max_clients_per_dev\)'
-# rmmod_busy MODULE: rmmod fails because the module is in use.
-rmmod_busy() {
-	local err rc
-	err=$(rmmod "$1" 2>&1)
-	rc=$?
-	echo "exit $rc: $err" >&2
-	[ "$rc" -ne 0 ] && grep -qiE 'in use|busy' <<<"$err"
-}
-# wait_until SECONDS CMD...: poll CMD until it succeeds (objects freed after
-# an RCU grace period or by deferred work need a moment).
-wait_until() {
-	local end=$((SECONDS + $1 * SYNCMEM_SLOW))
-	shift
-	until "$@" 2>/dev/null; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.1
-	done
-}
-loaded() { grep -q "^$1 " /proc/modules; }
-counter_is() { local v; v=$(counter "$1"); echo "$1=$v" >&2; [ "$v" = "$2" ]; }
 # The sim driver registers through the same core: refused at the limit.
 check_fail_sim() { ! sim_new rxe1 glob-k; }
 sensitive='(has("owner_pid") or has("owner_portid") or has("sim") or has("region") or has("dmabuf") or has("info"))'
-unregister_all() {
-	local ids
-	mapfile -t ids < <(ctl list -j | jq -r '.[].id')
-	[ "${#ids[@]}" = 0 ] || ctl unregister "${ids[@]}"
-}
 
 check "syncmemctl on PATH" command -v syncmemctl
 check "load ib_sync_mem" sm_load
 check "load ib_sync_mem_sim" sim_load
-check "no clients at start" test "$(client_count)" = 0
+check "no clients at start" expect clients "$(client_count)" 0
 
 id1=$(ctl register --dev rxe0 --name h-a --latency 5us --size 8K)
 check "register h-a" is_id "$id1"
@@ -163,7 +102,7 @@ else
 	if [ ! -e /proc/self/ns/user ] ||
 		{ [ -r "$cfg" ] && grep -q '^# CONFIG_USER_NS is not set' "$cfg"; } ||
 		{ [ -r /proc/config.gz ] && zgrep -q '^# CONFIG_USER_NS is not set' /proc/config.gz; }; then
-		ok "uid 65534 can unshare -Ur # SKIP CONFIG_USER_NS is not set: $why"
+		skip "uid 65534 can unshare -Ur" "CONFIG_USER_NS is not set: $why"
 	else
 		not_ok "uid 65534 can unshare -Ur # unshare failed: $why"
 	fi
@@ -183,7 +122,7 @@ done
 check "per-device limit 3: the 4th on rxe0 fails with ENOSPC's message" \
 	fails_with "$LIMIT" ctl register --dev rxe0 --name lim-4
 check "per-device limit: rxe1 still takes one" is_id "$(ctl register --dev rxe1 --name lim-r1)"
-check "per-device limit: 4 clients, nothing leaked" test "$(client_count)" = 4
+check "per-device limit: 4 clients, nothing leaked" expect clients "$(client_count)" 4
 check "per-device limit: registered counter 4" counter_is registered 4
 check "per-device limit: clients counter 4" counter_is clients 4
 check "restore max_clients_per_dev" bash -c "echo $orig_per_dev > $PARAMS/max_clients_per_dev"
@@ -199,7 +138,7 @@ check "global limit 3: a 4th on rxe1 fails with ENOSPC's message" \
 check "global limit 3: a 4th on rxe0 fails too" \
 	fails_with "$LIMIT" ctl register --dev rxe0 --name glob-4
 check "global limit: the sim driver is refused too" check_fail_sim
-check "global limit: 3 clients, nothing leaked" test "$(client_count)" = 3
+check "global limit: 3 clients, nothing leaked" expect clients "$(client_count)" 3
 check "global limit: registered counter 3" counter_is registered 3
 check "global limit: clients counter 3" counter_is clients 3
 check "restore max_clients" bash -c "echo $orig_max > $PARAMS/max_clients"
@@ -228,7 +167,7 @@ check "live-1 went with rxe0" wait_until 5 lacks_client "$s1"
 check "live-2 went with rxe0" lacks_client "$s2"
 check "registered counter dropped to 0" wait_until 5 counter_is registered 0
 check "clients counter dropped to 0" wait_until 5 counter_is clients 0
-check "rxe0 gone from devices" jq_of 'all(.[]; .name != "rxe0")' ctl devices -j
+check "rxe0 gone from devices" jq_of 'type == "array" and all(.[]; .name != "rxe0")' ctl devices -j
 check "unregister of a gone client: no such client" fails_with "no such client" ctl unregister "$s1"
 check "rdma link add rxe0 again" rdma link add rxe0 type rxe netdev veth0
 check "rxe0 back in devices" jq_of 'any(.[]; .name == "rxe0")' ctl devices -j
@@ -242,7 +181,7 @@ check "register drv-2 on rxe1" is_id "$s4"
 check "rmmod rdma_rxe with live clients on its devices" rmmod rdma_rxe
 check "rdma_rxe unloaded" bash -c "! grep -q '^rdma_rxe ' /proc/modules"
 check "drv-1 and drv-2 went with their devices" jq_of 'length == 0' ctl list -j
-check "no rxe device left in devices" jq_of 'all(.[]; .name | startswith("rxe") | not)' ctl devices -j
+check "no rxe device left in devices" jq_of 'type == "array" and all(.[]; .name | startswith("rxe") | not)' ctl devices -j
 check "counters zero after rmmod rdma_rxe" wait_until 5 counters_zero
 check "modprobe rdma_rxe" modprobe rdma_rxe
 check "rdma link add rxe0 (for the suites after this one)" rdma link add rxe0 type rxe netdev veth0
@@ -252,7 +191,56 @@ check "a client on the new rxe0" is_id "$s5"
 check "it syncs" jq_of '.run == 1 and .errors == 0' ctl sync --client "$s5" -j
 check "unregister it" ctl unregister "$s5"
 
-check "no clients left" test "$(client_count)" = 0
+# ---- timing windows ----
+# A device removed between a kind's create() and the netlink family
+# recording the client: the client must still go with its device. The sim
+# kind holds its next creation in that window (hold_create).
+check "rdma link add rxe1 (creation window)" rdma link add rxe1 type rxe netdev veth1
+check "sim: hold the next netlink creation in its window" bash -c "echo 1 > $SIMFS/hold_create"
+syncmemctl register --dev rxe1 --name in-window -j >"$tmp/window.json" 2>"$tmp/window.err" &
+creator=$!
+check "the creation is held, its client registered" \
+	wait_until 60 bash -c "[ \"\$(cat $SIMFS/held)\" = 1 ]"
+rdma link delete rxe1 >"$tmp/window-del.err" 2>&1 &
+remover=$!
+# The removal runs inside the window, or waits for it to close.
+if wait_until 5 gone "$remover"; then
+	echo "# creation window: the removal finished while the creation was held"
+else
+	echo "# creation window: the removal waits for the held creation"
+fi
+echo 0 > "$SIMFS/hold_create"
+check "the held creation returns" ended_ok "$creator" 60
+cat "$tmp/window.json" "$tmp/window.err" >&2
+check "the device removal completes" ended_ok "$remover" 120
+check "the client created in the window went with its device" \
+	jq_list 'all(.[]; .name != "in-window")'
+check "no client object left behind by the window" wait_until 30 counters_zero
+
+# Owned clients belong to their socket: a late NETLINK_URELEASE of a
+# closed socket whose port id a new socket already reuses (ib_sync_mem_test
+# holds that release back) deletes the old socket's clients only.
+check "load ib_sync_mem_test (a held release)" insmod "$KO/ib_sync_mem_test.ko" dev=rxe0
+run_prog owned_reuse --dev rxe0
+check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
+
+# The sim module's debugfs deletes only what debugfs created, and two
+# deleters of one client do not both delete it.
+nid=$(ctl register --dev rxe0 --name nl-sim)
+check "a sim client created through netlink" is_id "$nid"
+check_fail "debugfs del_client refuses a client the netlink family owns" sim_del "$nid"
+check "netlink deletes it" ctl unregister "$nid"
+twice=0
+for i in $(seq 20); do
+	rid=$(sim_new rxe0 "race-$i") || break
+	rm -f "$tmp/won"
+	(sim_del "$rid" 2>/dev/null && echo >>"$tmp/won") &
+	(sim_del "$rid" 2>/dev/null && echo >>"$tmp/won") &
+	wait
+	[ "$(wc -l <"$tmp/won" 2>/dev/null || echo 0)" = 1 ] || twice=$((twice + 1))
+done
+check "two debugfs deleters of one client: exactly one wins, 20 times" expect rounds "$twice" 0
+check "no clients left" expect clients "$(client_count)" 0
 check "object counters back to zero" counters_zero
 check "rmmod ib_sync_mem_sim" sim_unload
 check "rmmod ib_sync_mem" sm_unload

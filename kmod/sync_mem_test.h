@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ib_sync_mem_test: what the in-kernel test cases share (sync_mem_test.c has
+ * the runner, test_core.c and test_guarantees.c the cases).
+ */
+#ifndef _IB_SYNC_MEM_TEST_H
+#define _IB_SYNC_MEM_TEST_H
+
+#include <linux/completion.h>
+#include <linux/seq_buf.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_sync_mem.h>
+
+#include "sync_mem.h"
+
+/*
+ * The cases are written for the per-direction dirty state; until the core
+ * has it, the direction is dropped (the lazy cases then show the defect).
+ */
+#define ib_sync_mem_mark_dirty(c, dir) ((ib_sync_mem_mark_dirty)(c))
+
+/* Module parameters (sync_mem_test.c). */
+extern char *kt_dev;
+extern unsigned int kt_churn_iters;
+extern bool kt_shared;
+
+/* KTAP output of the running case. */
+extern struct seq_buf kt_out;
+extern int kt_fail;		/* failed expectations */
+extern atomic_t kt_bad;		/* failures seen in callbacks and threads */
+
+#define kt_diag(fmt, ...) \
+	seq_buf_printf(&kt_out, "    # " fmt "\n", ##__VA_ARGS__)
+
+#define KT_EXPECT(cond) do {						\
+	if (!(cond)) {							\
+		kt_fail++;						\
+		kt_diag("%s:%d: expected %s", __FILE__, __LINE__, #cond); \
+	}								\
+} while (0)
+
+#define KT_EXPECT_EQ(a, b) do {						\
+	long long _a = (a), _b = (b);					\
+	if (_a != _b) {							\
+		kt_fail++;						\
+		kt_diag("%s:%d: expected %s == %s, got %lld != %lld",	\
+			__FILE__, __LINE__, #a, #b, _a, _b);		\
+	}								\
+} while (0)
+
+/*
+ * KT_WAIT(cond, secs): poll @cond every 20 ms for at most @secs seconds (a
+ * hang guard, never a measurement). True once @cond holds.
+ */
+#define KT_WAIT(cond, secs) ({						\
+	unsigned long __end = jiffies + (secs) * HZ;			\
+	bool __ok;							\
+	while (!(__ok = (cond)) && time_before(jiffies, __end))	\
+		msleep(20);						\
+	__ok;								\
+})
+
+#define TC_LIVE		0x5a5a1234u
+#define TC_POISON	0xdeadbeefu
+
+/* What a test client's ->invalidate does besides counting. */
+enum tc_inval_mode {
+	TC_INVAL_COUNT,		/* nothing */
+	TC_INVAL_UNREGISTER,	/* unregister the client from the callback */
+	TC_INVAL_WORK,		/* unregister it from a work item */
+};
+
+/**
+ * struct tc - a test client
+ *
+ * Its private data outlives the client: release poisons the canary instead
+ * of freeing, so a callback after release is seen; @dead is set when
+ * ib_sync_mem_unregister() returned, so a callback after unregister is seen
+ * too (both count in kt_bad).
+ *
+ * @canary: TC_LIVE until released
+ * @idx: position in its array
+ * @fail: errno ->sync returns, negative
+ * @sleep_us: ->sync sleeps that long
+ * @gate: ->sync waits for it if set
+ * @gate_deadline: ... and then gives up at its deadline (-ETIMEDOUT) or on a
+ *	signal (-ERESTARTSYS), as a fence wait does
+ * @entered: completed once per ->sync entered
+ * @info_gate: ->fill_info waits for it if set (at most 60 s)
+ * @info_entered: completed once per ->fill_info entered
+ * @info_sleep_us: ->fill_info sleeps that long
+ * @syncs: ->sync calls
+ * @invalidates: ->invalidate calls
+ * @releases: ->release calls
+ * @prepares: ->prepare calls (batch ops)
+ * @finishes: ->finish calls (batch ops)
+ * @after_inval: ->sync calls after ->invalidate
+ * @order: records the order of ->sync calls
+ * @order_pos: next slot of @order
+ * @written: the producer's generation of the memory (tests bump it)
+ * @coherent: the newest @written a completed, successful ->sync covered
+ * @last_pid: the task that entered ->sync last
+ * @dead: ib_sync_mem_unregister() returned
+ * @inval_mode: enum tc_inval_mode
+ * @inval_locked: ->invalidate found the domain's lock held
+ * @unreg_work: unregisters the client (TC_INVAL_WORK)
+ * @client: the registry client
+ */
+struct tc {
+	u32 canary;
+	int idx;
+	int fail;
+	unsigned int sleep_us;
+	struct completion *gate;
+	bool gate_deadline;
+	struct completion entered;
+	struct completion *info_gate;
+	struct completion info_entered;
+	unsigned int info_sleep_us;
+	atomic_t syncs;
+	atomic_t invalidates;
+	atomic_t releases;
+	atomic_t prepares;
+	atomic_t finishes;
+	atomic_t after_inval;
+	int *order;
+	atomic_t *order_pos;
+	atomic64_t written;
+	atomic64_t coherent;
+	pid_t last_pid;
+	bool dead;
+	int inval_mode;
+	bool inval_locked;
+	struct work_struct unreg_work;
+	struct ib_sync_mem_client *client;
+};
+
+extern const struct ib_sync_mem_ops tc_ops;
+extern const struct ib_sync_mem_ops tc_batch_ops;
+
+struct tc *tc_alloc(int n);
+struct ib_sync_mem_client *tc_register(struct ib_device *ibdev, struct tc *t,
+				       u32 flags);
+struct ib_sync_mem_client *tc_register_ops(struct ib_device *ibdev,
+					   struct tc *t,
+					   const struct ib_sync_mem_ops *ops,
+					   u32 flags);
+bool tc_register_all(struct ib_device *ibdev, struct tc *t, int n, u32 flags);
+void tc_unregister(struct tc *t);
+void tc_unregister_all(struct tc *t, int n);
+struct ib_sync_mem_domain *test_domain(struct ib_device *ibdev);
+
+/* A call made from a kernel thread, for tests that need several at once. */
+struct kt_caller {
+	struct ib_device *ibdev;
+	struct ib_sync_mem_client *client;
+	struct tc *tc;
+	enum ib_sync_mem_dir dir;
+	unsigned int timeout_ms;
+	bool signal;		/* a SIGUSR1 may be sent to it */
+	struct ib_sync_mem_result res;
+	int ret;
+	pid_t pid;
+	struct task_struct *task;
+	struct completion done;
+};
+
+int kt_sync_device_fn(void *arg);
+int kt_sync_client_fn(void *arg);
+int kt_unregister_fn(void *arg);
+bool kt_start(int (*fn)(void *), struct kt_caller *k);
+unsigned int kt_waiters(struct wait_queue_head *wq);
+
+/* The cases, by file; each runs on @ibdev (the dev parameter's device). */
+void test_register_unregister(struct ib_device *ibdev);
+void test_bad_input(struct ib_device *ibdev);
+void test_fanout_order(struct ib_device *ibdev);
+void test_error_propagation(struct ib_device *ibdev);
+void test_lazy(struct ib_device *ibdev);
+void test_coalescing(struct ib_device *ibdev);
+void test_unregister_during_sync(struct ib_device *ibdev);
+void test_module_refcount(struct ib_device *ibdev);
+void test_invalidate_memory(struct ib_device *ibdev);
+void test_churn(struct ib_device *ibdev);
+int storm_start(const char *name);
+int storm_wait(void);
+void test_storm_check(void);
+bool storm_active(void);
+
+void test_lazy_inflight(struct ib_device *ibdev);
+void test_lazy_directions(struct ib_device *ibdev);
+void test_lazy_stress(struct ib_device *ibdev);
+void test_deadline_per_caller(struct ib_device *ibdev);
+void test_batch_pairing(struct ib_device *ibdev);
+void test_batch_churn(struct ib_device *ibdev);
+void test_invalidate_unregister(struct ib_device *ibdev);
+int fill_info_start(struct ib_device *ibdev);
+void test_fill_info_check(void);
+int killable_start(struct ib_device *ibdev);
+void test_killable_check(void);
+int inval_dev_start(const char *name);
+void test_inval_dev_check(void);
+int bulk_register(struct ib_device *ibdev, unsigned int n);
+void bulk_unregister(void);
+int urelease_hold(u32 portid);
+int urelease_held(void);
+void urelease_release(void);
+void test_guarantees_exit(void);
+
+#endif /* _IB_SYNC_MEM_TEST_H */

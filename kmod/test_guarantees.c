@@ -1,0 +1,826 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_sync_mem_test: the guarantees under concurrency, as the header
+ * (include/rdma/ib_sync_mem.h) states them:
+ *
+ *   lazy_inflight, lazy_directions, lazy_stress   a sync that returns 0 has
+ *	a completed ->sync behind it that saw the caller's writes; the dirty
+ *	state is per direction
+ *   deadline_per_caller    no caller sees -ETIMEDOUT before its own
+ *	deadline, nor another caller's -ERESTARTSYS
+ *   batch_pairing, batch_churn   every ->prepare has exactly one ->finish
+ *   invalidate_unregister, invalidate_unregister_device   a client may be
+ *	unregistered from its ->invalidate, or from a work item it queues
+ *   fill_info_after_unregister   no ->fill_info after unregister returned
+ *   killable_waits   a caller waiting for a pass can be killed
+ *
+ * and the helpers of the netlink suites: bulk registration (replies at the
+ * documented limits) and a held NETLINK_URELEASE (a portid reused before
+ * the release of its old socket arrives).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/netlink.h>
+#include <linux/notifier.h>
+#include <linux/random.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+
+#include "sync_mem_test.h"
+
+/* ---- lazy clients ---- */
+
+/*
+ * A pass is inside a lazy client's ->sync (it took the client's dirty
+ * state) when the producer writes again, marks the client dirty and syncs
+ * it: that sync may return 0 only after a ->sync that started after the
+ * mark has completed.
+ */
+void test_lazy_inflight(struct ib_device *ibdev)
+{
+	struct kt_caller pass = { .ibdev = ibdev, .dir = IB_SYNC_MEM_TO_DEVICE };
+	struct kt_caller single = { .dir = IB_SYNC_MEM_TO_DEVICE };
+	DECLARE_COMPLETION_ONSTACK(gate);
+	struct tc *t = tc_alloc(1);
+	s64 coherent_then = -1;
+	bool returned_early;
+
+	if (!t || IS_ERR(tc_register(ibdev, t, IB_SYNC_MEM_F_LAZY))) {
+		kt_fail++;
+		goto out;
+	}
+	t->gate = &gate;
+	atomic64_set(&t->written, 1);
+	ib_sync_mem_mark_dirty(t->client, IB_SYNC_MEM_TO_DEVICE);
+	if (!kt_start(kt_sync_device_fn, &pass))
+		goto out_open;
+	if (!KT_WAIT(atomic_read(&t->syncs) == 1, 60)) {
+		kt_fail++;
+		kt_diag("the pass never entered the client");
+		goto out_open;
+	}
+
+	/* The producer writes again while the pass's ->sync runs. */
+	atomic64_set(&t->written, 2);
+	ib_sync_mem_mark_dirty(t->client, IB_SYNC_MEM_TO_DEVICE);
+	single.client = t->client;
+	if (!kt_start(kt_sync_client_fn, &single))
+		goto out_open;
+	/* It either runs a ->sync of its own (blocked on the gate too)... */
+	KT_WAIT(completion_done(&single.done) || atomic_read(&t->syncs) >= 2, 60);
+	/* ...or returns, which is only right if the memory is coherent. */
+	returned_early = completion_done(&single.done);
+	if (returned_early)
+		coherent_then = atomic64_read(&t->coherent);
+out_open:
+	complete_all(&gate);
+	if (pass.task)
+		wait_for_completion(&pass.done);
+	if (single.task)
+		wait_for_completion(&single.done);
+	KT_EXPECT_EQ(pass.ret, 0);
+	KT_EXPECT_EQ(single.ret, 0);
+	if (returned_early) {
+		kt_diag("returned 0 inside the pass's ->sync: coherent %lld, not 2",
+			coherent_then);
+		KT_EXPECT(coherent_then >= 2);
+	}
+	/* Whichever way: once it returned, generation 2 is coherent. */
+	KT_EXPECT(atomic64_read(&t->coherent) >= 2);
+	if (!IS_ERR_OR_NULL(t->client))
+		tc_unregister(t);
+out:
+	kvfree(t);
+}
+
+/* The dirty state is per direction: a pass one way keeps the other owed. */
+void test_lazy_directions(struct ib_device *ibdev)
+{
+	struct ib_sync_mem_result res = {};
+	struct tc *t = tc_alloc(1);
+
+	if (!t || IS_ERR(tc_register(ibdev, t, IB_SYNC_MEM_F_LAZY))) {
+		kt_fail++;
+		goto out;
+	}
+	/* The CPU wrote: a to-cpu pass has nothing to do for it. */
+	ib_sync_mem_mark_dirty(t->client, IB_SYNC_MEM_TO_DEVICE);
+	KT_EXPECT_EQ(ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_TO_CPU, 0, &res), 0);
+	KT_EXPECT_EQ(res.skipped, 1);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 0);
+	/* The to-device sync it is owed still runs, once. */
+	KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_TO_DEVICE, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 1);
+	KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_TO_DEVICE, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 1);
+
+	/* The device wrote: to-device has nothing to do, to-cpu runs. */
+	ib_sync_mem_mark_dirty(t->client, IB_SYNC_MEM_TO_CPU);
+	KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_TO_DEVICE, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 1);
+	KT_EXPECT_EQ(ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_TO_CPU, 0, &res), 0);
+	KT_EXPECT_EQ(res.clients, 1);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 2);
+
+	/* Both: a bidirectional sync covers both, once. */
+	ib_sync_mem_mark_dirty(t->client, IB_SYNC_MEM_BIDIRECTIONAL);
+	KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_BIDIRECTIONAL, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 3);
+	KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_TO_DEVICE, 0), 0);
+	KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_TO_CPU, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 3);
+
+	/* A bidirectional pass covers one owed direction too. */
+	ib_sync_mem_mark_dirty(t->client, IB_SYNC_MEM_TO_CPU);
+	KT_EXPECT_EQ(ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_BIDIRECTIONAL, 0,
+					     &res), 0);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 4);
+	KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_TO_CPU, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 4);
+	tc_unregister(t);
+out:
+	kvfree(t);
+}
+
+#define LAZY_PRODUCERS	2
+
+struct lazy_producer {
+	struct ib_device *ibdev;
+	struct tc *t;
+	unsigned int iters;
+	unsigned int synced, violations, errors;
+	struct completion done;
+};
+
+static int lazy_producer_fn(void *arg)
+{
+	struct lazy_producer *p = arg;
+	unsigned int i;
+	s64 v;
+	int ret;
+
+	for (i = 0; i < p->iters; i++) {
+		/* Write, then say so, then give the passes a moment. */
+		v = atomic64_inc_return(&p->t->written);
+		ib_sync_mem_mark_dirty(p->t->client, IB_SYNC_MEM_TO_DEVICE);
+		udelay(get_random_u32() % 100);
+		if (i % 4)
+			ret = ib_sync_mem_sync(p->t->client,
+					       IB_SYNC_MEM_TO_DEVICE, 0);
+		else
+			ret = ib_sync_mem_sync_device(p->ibdev,
+						      IB_SYNC_MEM_TO_DEVICE, 0,
+						      NULL);
+		if (ret) {
+			p->errors++;
+			continue;
+		}
+		p->synced++;
+		if (atomic64_read(&p->t->coherent) < v)
+			p->violations++;
+		cond_resched();
+	}
+	complete(&p->done);
+	return 0;
+}
+
+static int lazy_passes_fn(void *arg)
+{
+	struct kt_caller *k = arg;
+
+	while (!kthread_should_stop()) {
+		/* To-device passes race the producers; to-cpu ones owe nothing. */
+		if (ib_sync_mem_sync_device(k->ibdev, k->dir, 0, NULL))
+			k->ret = -EIO;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Producers of lazy clients against device-wide passes both ways. */
+void test_lazy_stress(struct ib_device *ibdev)
+{
+	struct lazy_producer p[LAZY_PRODUCERS] = {};
+	struct kt_caller passes[2] = {
+		{ .ibdev = ibdev, .dir = IB_SYNC_MEM_TO_DEVICE },
+		{ .ibdev = ibdev, .dir = IB_SYNC_MEM_TO_CPU },
+	};
+	struct task_struct *pt[2] = {};
+	struct tc *t = tc_alloc(LAZY_PRODUCERS);
+	unsigned int i, started = 0;
+
+	if (!t || !tc_register_all(ibdev, t, LAZY_PRODUCERS, IB_SYNC_MEM_F_LAZY))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		pt[i] = kthread_run(lazy_passes_fn, &passes[i], "kt_lazy_pass/%u", i);
+		if (IS_ERR(pt[i])) {
+			kt_fail++;
+			pt[i] = NULL;
+		}
+	}
+	for (i = 0; i < LAZY_PRODUCERS; i++) {
+		t[i].sleep_us = 100;
+		p[i].ibdev = ibdev;
+		p[i].t = &t[i];
+		p[i].iters = max(kt_churn_iters / 2, 100u);
+		init_completion(&p[i].done);
+		if (IS_ERR(kthread_run(lazy_producer_fn, &p[i], "kt_lazy/%u", i)))
+			kt_fail++;
+		else
+			started |= BIT(i);
+	}
+	for (i = 0; i < LAZY_PRODUCERS; i++)
+		if (started & BIT(i))
+			wait_for_completion(&p[i].done);
+	for (i = 0; i < 2; i++)
+		if (pt[i])
+			kthread_stop(pt[i]);
+	for (i = 0; i < LAZY_PRODUCERS; i++) {
+		kt_diag("lazy: producer %u: %u syncs ok, %u not coherent, %u errors",
+			i, p[i].synced, p[i].violations, p[i].errors);
+		KT_EXPECT_EQ(p[i].violations, 0);
+		KT_EXPECT_EQ(p[i].errors, 0);
+		KT_EXPECT(p[i].synced > 0);
+	}
+	KT_EXPECT_EQ(passes[0].ret, 0);
+	KT_EXPECT_EQ(passes[1].ret, 0);
+	tc_unregister_all(t, LAZY_PRODUCERS);
+out:
+	kvfree(t);
+}
+
+/* ---- deadlines and signals of coalesced callers ---- */
+
+#define DEADLINE_ROUNDS		40
+#define DEADLINE_HASTY_MS	1000
+#define DEADLINE_PATIENT_MS	60000
+
+/*
+ * A pass blocks in a client that honours its deadline and signals. A hasty
+ * caller (a short timeout, or a signal pending) and a patient one queue
+ * behind it; when it ends, whichever wakes first runs the next pass. When
+ * that is the hasty one, its pass ends with its own -ETIMEDOUT or
+ * -ERESTARTSYS, which the patient caller, whose deadline is a minute away
+ * and who has no signal, must never see. Rounds go on until the hasty
+ * caller ran the next pass both ways (timeout and signal) twice.
+ */
+void test_deadline_per_caller(struct ib_device *ibdev)
+{
+	struct ib_sync_mem_domain *dom = test_domain(ibdev);
+	struct kt_caller r0, h, pt;
+	struct completion g1, g2;
+	struct sm_pass_queue *q;
+	struct tc *t = tc_alloc(1);
+	unsigned int round, hasty_ran[2] = {}, bad = 0, s0;
+	pid_t runner;
+	bool sig;
+
+	if (!t || !dom || !sm_coalesce || IS_ERR(tc_register(ibdev, t, 0))) {
+		kt_fail++;
+		kt_diag("needs the device's domain and coalesce=1");
+		goto out;
+	}
+	q = &dom->passes[IB_SYNC_MEM_TO_DEVICE - 1];
+	t->gate_deadline = true;
+	for (round = 0; round < DEADLINE_ROUNDS; round++) {
+		if (hasty_ran[0] >= 2 && hasty_ran[1] >= 2)
+			break;
+		sig = round & 1;
+		init_completion(&g1);
+		init_completion(&g2);
+		WRITE_ONCE(t->gate, &g1);
+		r0 = (struct kt_caller){ .ibdev = ibdev, .dir = IB_SYNC_MEM_TO_DEVICE,
+					 .timeout_ms = DEADLINE_PATIENT_MS };
+		h = r0;
+		pt = r0;
+		h.timeout_ms = sig ? DEADLINE_PATIENT_MS : DEADLINE_HASTY_MS;
+		h.signal = sig;
+		s0 = atomic_read(&t->syncs);
+		if (!kt_start(kt_sync_device_fn, &r0) ||
+		    !KT_WAIT(atomic_read(&t->syncs) == s0 + 1, 60) ||
+		    !kt_start(kt_sync_device_fn, &h) ||
+		    !KT_WAIT(kt_waiters(&q->wq) == 1, 60) ||
+		    !kt_start(kt_sync_device_fn, &pt) ||
+		    !KT_WAIT(kt_waiters(&q->wq) == 2, 60))
+			goto stuck;
+		if (sig)
+			send_sig(SIGUSR1, h.task, 0);
+		/* Pass 1 ends; the next one blocks in the client again. */
+		WRITE_ONCE(t->gate, &g2);
+		complete_all(&g1);
+		wait_for_completion(&r0.done);
+		if (!KT_WAIT(atomic_read(&t->syncs) >= s0 + 2, 60))
+			goto stuck;
+		runner = READ_ONCE(t->last_pid);
+		if (runner == h.pid) {
+			/* Its pass ends by its deadline or its signal. */
+			hasty_ran[sig]++;
+			if (!wait_for_completion_timeout(&h.done, 60 * HZ))
+				goto stuck;
+		}
+		complete_all(&g2);
+		wait_for_completion(&h.done);
+		wait_for_completion(&pt.done);
+		if (pt.ret) {
+			bad++;
+			kt_diag("round %u (%s, next pass by %s): patient %d, hasty %d",
+				round, sig ? "signal" : "timeout",
+				runner == h.pid ? "the hasty" : "the patient",
+				pt.ret, h.ret);
+		}
+		KT_EXPECT_EQ(r0.ret, 0);
+		continue;
+stuck:
+		kt_fail++;
+		kt_diag("round %u: a caller never got as far as expected", round);
+		complete_all(&g1);
+		complete_all(&g2);
+		if (r0.task)
+			wait_for_completion(&r0.done);
+		if (h.task)
+			wait_for_completion(&h.done);
+		if (pt.task)
+			wait_for_completion(&pt.done);
+		break;
+	}
+	kt_diag("deadline: %u rounds, hasty ran the next pass %u+%u times, %u bad",
+		round, hasty_ran[0], hasty_ran[1], bad);
+	KT_EXPECT_EQ(bad, 0);
+	/* Never the hasty runner: the case proved nothing. */
+	KT_EXPECT(hasty_ran[0] >= 1 && hasty_ran[1] >= 1);
+	WRITE_ONCE(t->gate, NULL);
+	tc_unregister(t);
+out:
+	kvfree(t);
+}
+
+/* ---- batch hooks ---- */
+
+/*
+ * A batch client is unregistered between a pass's prepare walk and its
+ * finish walk (the pass blocks in a later client meanwhile): it must still
+ * get its ->finish.
+ */
+void test_batch_pairing(struct ib_device *ibdev)
+{
+	struct kt_caller pass = { .ibdev = ibdev, .dir = IB_SYNC_MEM_TO_DEVICE };
+	struct kt_caller unreg = {};
+	DECLARE_COMPLETION_ONSTACK(gate);
+	struct tc *t = tc_alloc(2);
+
+	if (!t)
+		goto out;
+	if (IS_ERR(tc_register_ops(ibdev, &t[0], &tc_batch_ops, 0))) {
+		kt_fail++;
+		goto out;
+	}
+	t[1].gate = &gate;
+	if (IS_ERR(tc_register(ibdev, &t[1], 0))) {
+		kt_fail++;
+		tc_unregister(&t[0]);
+		goto out;
+	}
+	if (!kt_start(kt_sync_device_fn, &pass))
+		goto out_open;
+	if (!KT_WAIT(completion_done(&t[1].entered), 60))
+		goto out_open;
+	KT_EXPECT_EQ(atomic_read(&t[0].prepares), 1);
+	unreg.tc = &t[0];
+	if (!kt_start(kt_unregister_fn, &unreg))
+		goto out_open;
+	/* Off the list now; its unregister waits for the pass. */
+	KT_EXPECT(KT_WAIT(!READ_ONCE(t[0].client->listed), 60));
+out_open:
+	complete_all(&gate);
+	if (pass.task)
+		wait_for_completion(&pass.done);
+	if (unreg.task)
+		wait_for_completion(&unreg.done);
+	else
+		tc_unregister(&t[0]);
+	KT_EXPECT_EQ(atomic_read(&t[0].releases), 1);
+	KT_EXPECT_EQ(atomic_read(&t[0].prepares), 1);
+	KT_EXPECT_EQ(atomic_read(&t[0].finishes), 1);
+	tc_unregister(&t[1]);
+out:
+	kvfree(t);
+}
+
+struct batch_writer {
+	struct ib_device *ibdev;
+	struct tc *pool;
+	unsigned int iters, used, errors;
+	struct completion done;
+};
+
+static int batch_writer_fn(void *arg)
+{
+	struct batch_writer *w = arg;
+	struct tc *live[4] = {};
+	unsigned int i, slot;
+
+	for (i = 0; i < w->iters; i++) {
+		slot = get_random_u32() % ARRAY_SIZE(live);
+		if (live[slot]) {
+			tc_unregister(live[slot]);
+			live[slot] = NULL;
+		} else {
+			struct tc *t = &w->pool[w->used++];
+
+			t->sleep_us = 20;
+			if (IS_ERR(tc_register_ops(w->ibdev, t, &tc_batch_ops, 0)))
+				w->errors++;
+			else
+				live[slot] = t;
+		}
+		cond_resched();
+	}
+	for (slot = 0; slot < ARRAY_SIZE(live); slot++)
+		if (live[slot])
+			tc_unregister(live[slot]);
+	complete(&w->done);
+	return 0;
+}
+
+/* Batch clients registered and unregistered under passes: all paired. */
+void test_batch_churn(struct ib_device *ibdev)
+{
+	struct batch_writer w[2] = {};
+	struct kt_caller passes = { .ibdev = ibdev, .dir = IB_SYNC_MEM_BIDIRECTIONAL };
+	struct task_struct *pt;
+	unsigned int i, j, unpaired = 0, prepared = 0, started = 0;
+
+	for (i = 0; i < 2; i++) {
+		w[i].ibdev = ibdev;
+		w[i].iters = max(kt_churn_iters / 2, 100u);
+		w[i].pool = tc_alloc(w[i].iters);
+		init_completion(&w[i].done);
+		if (!w[i].pool) {
+			kt_fail++;
+			goto out;
+		}
+	}
+	pt = kthread_run(lazy_passes_fn, &passes, "kt_batch_pass");
+	if (IS_ERR(pt)) {
+		kt_fail++;
+		goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		if (IS_ERR(kthread_run(batch_writer_fn, &w[i], "kt_batch/%u", i)))
+			kt_fail++;
+		else
+			started |= BIT(i);
+	}
+	for (i = 0; i < 2; i++)
+		if (started & BIT(i))
+			wait_for_completion(&w[i].done);
+	kthread_stop(pt);
+	for (i = 0; i < 2; i++) {
+		KT_EXPECT_EQ(w[i].errors, 0);
+		for (j = 0; j < w[i].used; j++) {
+			struct tc *t = &w[i].pool[j];
+
+			prepared += atomic_read(&t->prepares) > 0;
+			if (atomic_read(&t->prepares) != atomic_read(&t->finishes))
+				unpaired++;
+		}
+	}
+	kt_diag("batch: %u+%u registrations, %u prepared, %u unpaired",
+		w[0].used, w[1].used, prepared, unpaired);
+	KT_EXPECT_EQ(unpaired, 0);
+	KT_EXPECT(prepared > 0);
+	KT_EXPECT_EQ(passes.ret, 0);
+out:
+	kvfree(w[0].pool);
+	kvfree(w[1].pool);
+}
+
+/* ---- unregister from ->invalidate ---- */
+
+/*
+ * The natural driver reaction to an invalidation is to unregister: from
+ * ->invalidate itself, or from a work item it queues. Both must work, on a
+ * memory invalidation and on a device removal (invalidate_unregister_device).
+ */
+void test_invalidate_unregister(struct ib_device *ibdev)
+{
+	struct tc *t = tc_alloc(2);
+	int i;
+
+	if (!t)
+		goto out;
+	t[0].inval_mode = TC_INVAL_UNREGISTER;
+	t[1].inval_mode = TC_INVAL_WORK;
+	if (!tc_register_all(ibdev, t, 2, 0))
+		goto out;
+	for (i = 0; i < 2; i++)
+		ib_sync_mem_invalidate(t[i].client, IB_SYNC_MEM_INVAL_MEMORY);
+	KT_EXPECT(KT_WAIT(atomic_read(&t[1].releases) == 1, 60));
+	flush_work(&t[1].unreg_work);
+	for (i = 0; i < 2; i++) {
+		KT_EXPECT_EQ(atomic_read(&t[i].invalidates), 1);
+		if (READ_ONCE(t[i].inval_locked)) {
+			kt_diag("client %d: ->invalidate ran under the domain's lock", i);
+			kt_fail++;
+			tc_unregister(&t[i]);
+		}
+		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
+	}
+out:
+	kvfree(t);
+}
+
+#define INVAL_DEV_N	4
+
+static struct {
+	struct tc *t;
+	int n;
+	bool active;
+} inval_dev;
+
+int inval_dev_start(const char *name)
+{
+	struct ib_device *ibdev = ib_sync_mem_device_get(name);
+	int i;
+
+	if (!ibdev)
+		return -ENODEV;
+	if (inval_dev.active) {
+		ib_device_put(ibdev);
+		return -EBUSY;
+	}
+	inval_dev.t = tc_alloc(INVAL_DEV_N);
+	if (!inval_dev.t) {
+		ib_device_put(ibdev);
+		return -ENOMEM;
+	}
+	for (i = 0; i < INVAL_DEV_N; i++) {
+		inval_dev.t[i].inval_mode = i % 2 ? TC_INVAL_WORK : TC_INVAL_UNREGISTER;
+		if (IS_ERR(tc_register(ibdev, &inval_dev.t[i], 0)))
+			break;
+	}
+	inval_dev.n = i;
+	inval_dev.active = true;
+	ib_device_put(ibdev);
+	return i == INVAL_DEV_N ? 0 : -EIO;
+}
+
+void test_inval_dev_check(void)
+{
+	struct tc *t;
+	int i;
+
+	if (!inval_dev.active) {
+		kt_fail++;
+		kt_diag("inval_dev_check without inval_dev_start");
+		return;
+	}
+	KT_EXPECT_EQ(inval_dev.n, INVAL_DEV_N);
+	for (i = 0; i < inval_dev.n; i++) {
+		t = &inval_dev.t[i];
+		KT_EXPECT(KT_WAIT(atomic_read(&t->invalidates) == 1, 60));
+		if (t->inval_mode == TC_INVAL_WORK)
+			flush_work(&t->unreg_work);
+		if (READ_ONCE(t->inval_locked)) {
+			kt_diag("client %d: ->invalidate ran under the domain's lock", i);
+			kt_fail++;
+			tc_unregister(t);
+		}
+		KT_EXPECT(KT_WAIT(atomic_read(&t->releases) == 1, 60));
+		KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
+	}
+	kvfree(inval_dev.t);
+	inval_dev.active = false;
+}
+
+/* ---- ->fill_info and unregister (two steps around a dump) ---- */
+
+static struct {
+	struct tc *t;
+	struct completion gate;
+	bool active;
+} fillt;
+
+int fill_info_start(struct ib_device *ibdev)
+{
+	if (fillt.active)
+		return -EBUSY;
+	fillt.t = tc_alloc(1);
+	if (!fillt.t)
+		return -ENOMEM;
+	init_completion(&fillt.gate);
+	fillt.t->info_gate = &fillt.gate;
+	if (IS_ERR(tc_register(ibdev, fillt.t, 0))) {
+		kvfree(fillt.t);
+		return -EIO;
+	}
+	fillt.active = true;
+	return 0;
+}
+
+/*
+ * A dump is inside the client's ->fill_info (userspace started it after
+ * fill_info_start): unregister must wait for it to return.
+ */
+void test_fill_info_check(void)
+{
+	struct kt_caller unreg = {};
+	bool early = false;
+
+	if (!fillt.active) {
+		kt_fail++;
+		kt_diag("fill_info_check without fill_info_start");
+		return;
+	}
+	if (!KT_WAIT(completion_done(&fillt.t->info_entered), 60)) {
+		kt_fail++;
+		kt_diag("no dump reached the client's ->fill_info");
+		goto out_open;
+	}
+	unreg.tc = fillt.t;
+	if (!kt_start(kt_unregister_fn, &unreg))
+		goto out_open;
+	/*
+	 * It cannot return while ->fill_info waits; if it does within a few
+	 * seconds, it did not wait.
+	 */
+	early = KT_WAIT(completion_done(&unreg.done), 3);
+	KT_EXPECT(!early);
+out_open:
+	complete_all(&fillt.gate);
+	if (unreg.task)
+		wait_for_completion(&unreg.done);
+	else
+		tc_unregister(fillt.t);
+	/* The dump's reference may be the last one. */
+	KT_EXPECT(KT_WAIT(atomic_read(&fillt.t->releases) == 1, 60));
+	kvfree(fillt.t);
+	fillt.active = false;
+}
+
+/* ---- killable waits (two steps around a netlink sync) ---- */
+
+static struct {
+	struct tc *t;
+	struct completion gate;
+	struct kt_caller pass;
+	bool active;
+} killt;
+
+/* A pass that blocks in a client until killable_check opens the gate. */
+int killable_start(struct ib_device *ibdev)
+{
+	if (killt.active)
+		return -EBUSY;
+	killt.t = tc_alloc(1);
+	if (!killt.t)
+		return -ENOMEM;
+	init_completion(&killt.gate);
+	killt.t->gate = &killt.gate;
+	if (IS_ERR(tc_register(ibdev, killt.t, 0))) {
+		kvfree(killt.t);
+		return -EIO;
+	}
+	killt.pass = (struct kt_caller){ .ibdev = ibdev, .dir = IB_SYNC_MEM_TO_DEVICE,
+					.timeout_ms = 600000 };
+	if (!kt_start(kt_sync_device_fn, &killt.pass)) {
+		tc_unregister(killt.t);
+		kvfree(killt.t);
+		return -EIO;
+	}
+	killt.active = true;
+	if (!KT_WAIT(completion_done(&killt.t->entered), 60))
+		return -ETIMEDOUT;
+	return 0;
+}
+
+void test_killable_check(void)
+{
+	if (!killt.active) {
+		kt_fail++;
+		kt_diag("killable_check without killable_start");
+		return;
+	}
+	complete_all(&killt.gate);
+	wait_for_completion(&killt.pass.done);
+	KT_EXPECT_EQ(killt.pass.ret, 0);
+	tc_unregister(killt.t);
+	KT_EXPECT_EQ(atomic_read(&killt.t->releases), 1);
+	kvfree(killt.t);
+	killt.active = false;
+}
+
+/* ---- many clients at once (replies at the documented limits) ---- */
+
+static struct {
+	struct tc *t;
+	unsigned int n;
+} bulk;
+
+int bulk_register(struct ib_device *ibdev, unsigned int n)
+{
+	unsigned int i;
+
+	if (bulk.t || !n)
+		return -EINVAL;
+	bulk.t = tc_alloc(n);
+	if (!bulk.t)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (IS_ERR(tc_register(ibdev, &bulk.t[i], 0))) {
+			bulk.n = i;
+			bulk_unregister();
+			return -ENOSPC;
+		}
+	}
+	bulk.n = n;
+	return 0;
+}
+
+void bulk_unregister(void)
+{
+	tc_unregister_all(bulk.t, bulk.n);
+	kvfree(bulk.t);
+	bulk.t = NULL;
+	bulk.n = 0;
+}
+
+/* ---- a NETLINK_URELEASE held back ---- */
+
+/*
+ * netlink frees a closing socket's portid before it tells the notifier
+ * chain: a new socket can get that portid in between. Holding the release
+ * of one portid here (first in the chain) makes that window as wide as a
+ * test needs.
+ */
+static struct {
+	u32 portid;
+	bool armed;
+	atomic_t held;
+	struct completion release;
+} urel;
+
+static int urel_notify(struct notifier_block *nb, unsigned long event,
+		       void *ptr)
+{
+	struct netlink_notify *n = ptr;
+
+	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
+	    !READ_ONCE(urel.armed) || n->portid != READ_ONCE(urel.portid))
+		return NOTIFY_DONE;
+	WRITE_ONCE(urel.armed, false);
+	atomic_inc(&urel.held);
+	wait_for_completion_timeout(&urel.release, 120 * HZ);
+	atomic_dec(&urel.held);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block urel_nb = {
+	.notifier_call = urel_notify,
+	.priority = INT_MAX,
+};
+
+static bool urel_registered;
+
+int urelease_hold(u32 portid)
+{
+	int ret;
+
+	if (!urel_registered) {
+		init_completion(&urel.release);
+		ret = netlink_register_notifier(&urel_nb);
+		if (ret)
+			return ret;
+		urel_registered = true;
+	}
+	reinit_completion(&urel.release);
+	WRITE_ONCE(urel.portid, portid);
+	WRITE_ONCE(urel.armed, true);
+	return 0;
+}
+
+/* 0 once the held release is waiting here, -EAGAIN before. */
+int urelease_held(void)
+{
+	return atomic_read(&urel.held) ? 0 : -EAGAIN;
+}
+
+void urelease_release(void)
+{
+	WRITE_ONCE(urel.armed, false);
+	complete_all(&urel.release);
+}
+
+void test_guarantees_exit(void)
+{
+	if (urel_registered) {
+		urelease_release();
+		netlink_unregister_notifier(&urel_nb);
+	}
+	if (bulk.t)
+		bulk_unregister();
+}
