@@ -302,7 +302,7 @@ int kt_sync_device_fn(void *arg)
 	k->pid = current->pid;
 	k->ret = ib_sync_mem_sync_device(k->ibdev, k->dir, k->timeout_ms,
 					 &k->res);
-	complete(&k->done);
+	complete_all(&k->done);
 	return 0;
 }
 
@@ -312,7 +312,7 @@ int kt_sync_client_fn(void *arg)
 
 	k->pid = current->pid;
 	k->ret = ib_sync_mem_sync(k->client, k->dir, k->timeout_ms);
-	complete(&k->done);
+	complete_all(&k->done);
 	return 0;
 }
 
@@ -324,7 +324,7 @@ int kt_unregister_fn(void *arg)
 		tc_unregister(k->tc);
 	else
 		ib_sync_mem_unregister(k->client);
-	complete(&k->done);
+	complete_all(&k->done);
 	return 0;
 }
 

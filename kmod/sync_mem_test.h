@@ -150,7 +150,11 @@ void tc_unregister(struct tc *t);
 void tc_unregister_all(struct tc *t, int n);
 struct ib_sync_mem_domain *test_domain(struct ib_device *ibdev);
 
-/* A call made from a kernel thread, for tests that need several at once. */
+/*
+ * A call made from a kernel thread, for tests that need several at once.
+ * @done is completed for good when the call returned: wait on it any
+ * number of times.
+ */
 struct kt_caller {
 	struct ib_device *ibdev;
 	struct ib_sync_mem_client *client;

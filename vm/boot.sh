@@ -25,9 +25,9 @@ fi
 
 if "$top/vm/kernels.sh" --is-debug "$kver"; then
 	cd "$("$top/vm/kernels.sh" --kdir "$kver")" || exit 1
-	exec "$VNG" "${args[@]}" --memory "${VM_DEBUG_MEMORY:-4G}" --cwd "$top" \
+	PATH=${VNG%/*}:$PATH exec "$VNG" "${args[@]}" --memory "${VM_DEBUG_MEMORY:-4G}" --cwd "$top" \
 		--rwdir "$rw" -- "SYNCMEM_ON_DEBUG_KERNEL=1 $cmd"
 fi
 cd "$top" || exit 1
-exec "$VNG" "${args[@]}" --memory "${VM_MEMORY:-2G}" \
+PATH=${VNG%/*}:$PATH exec "$VNG" "${args[@]}" --memory "${VM_MEMORY:-2G}" \
 	-r "$("$top/vm/kernels.sh" --image "$kver")" --rwdir "$rw" -- "$cmd"

@@ -76,7 +76,7 @@ items=()
 for c in "${CONFIG[@]}"; do
 	items+=(--configitem "CONFIG_$c")
 done
-"$VNG" --kconfig "${items[@]}" </dev/null >kconfig.log 2>&1 ||
+vng --kconfig "${items[@]}" </dev/null >kconfig.log 2>&1 ||
 	{ cat kconfig.log >&2; exit 1; }
 # virtme-ng appends defaults of its own after the items (debug info among
 # them): set every item again on its result, then resolve dependencies.

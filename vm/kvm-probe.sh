@@ -25,7 +25,7 @@ if [ -f "$cache/kvm-$key" ]; then
 fi
 mkdir -p "$cache"
 echo "kvm-probe: probing KVM with a short boot (20 s at most)" >&2
-if timeout --kill-after=5 20 "$VNG" -r "$image" -- true </dev/null >/dev/null 2>&1; then
+if timeout --kill-after=5 20 env PATH="${VNG%/*}:$PATH" "$VNG" -r "$image" -- true </dev/null >/dev/null 2>&1; then
 	echo kvm | tee "$cache/kvm-$key"
 else
 	echo "kvm-probe: KVM guest did not come up in 20 s, using TCG" >&2

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 suite_begin
 
-BIN=$SYNCMEM_TOP/build/bin
+BIN=$SYNCMEM_BIN
 
 dri_card() { compgen -G '/dev/dri/card*' >/dev/null; }
 

@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 suite_begin
 
-BIN=$SYNCMEM_TOP/build/bin/genl.test
+BIN=$SYNCMEM_BIN/genl.test
 GENL_TIMEOUT=${GENL_TIMEOUT:-180}
 
 # run_genl_tests: run the integration tests and re-emit their results.

@@ -194,28 +194,30 @@ check "unregister it" ctl unregister "$s5"
 # ---- timing windows ----
 # A device removed between a kind's create() and the netlink family
 # recording the client: the client must still go with its device. The sim
-# kind holds its next creation in that window (hold_create).
-check "rdma link add rxe1 (creation window)" rdma link add rxe1 type rxe netdev veth1
-check "sim: hold the next netlink creation in its window" bash -c "echo 1 > $SIMFS/hold_create"
-syncmemctl register --dev rxe1 --name in-window -j >"$tmp/window.json" 2>"$tmp/window.err" &
-creator=$!
-check "the creation is held, its client registered" \
-	wait_until 60 bash -c "[ \"\$(cat $SIMFS/held)\" = 1 ]"
-rdma link delete rxe1 >"$tmp/window-del.err" 2>&1 &
-remover=$!
-# The removal runs inside the window, or waits for it to close.
-if wait_until 5 gone "$remover"; then
-	echo "# creation window: the removal finished while the creation was held"
-else
-	echo "# creation window: the removal waits for the held creation"
-fi
-echo 0 > "$SIMFS/hold_create"
-check "the held creation returns" ended_ok "$creator" 60
-cat "$tmp/window.json" "$tmp/window.err" >&2
-check "the device removal completes" ended_ok "$remover" 120
-check "the client created in the window went with its device" \
-	jq_list 'all(.[]; .name != "in-window")'
-check "no client object left behind by the window" wait_until 30 counters_zero
+# kind holds its next creation after it registered (hold_create); the
+# removal starts meanwhile and, once the creation is let go, races it to the
+# record. Three rounds.
+window_round() {
+	local r=$1 creator remover
+	rdma link add rxe1 type rxe netdev veth1 || return 1
+	echo 1 > "$SIMFS/hold_create"
+	syncmemctl register --dev rxe1 --name "in-window-$r" -j >"$tmp/window.json" 2>"$tmp/window.err" &
+	creator=$!
+	wait_until 60 bash -c "[ \"\$(cat $SIMFS/held)\" = 1 ]" || { echo 0 > "$SIMFS/hold_create"; return 1; }
+	rdma link delete rxe1 >"$tmp/window-del.err" 2>&1 &
+	remover=$!
+	# The removal waits for the creation (which holds the device).
+	wait_until 30 waits_in_kernel "$remover" || echo "round $r: the removal is not waiting"
+	echo 0 > "$SIMFS/hold_create"
+	ended_ok "$creator" 60 || echo "round $r: the creation failed"
+	cat "$tmp/window.json" "$tmp/window.err" >&2
+	ended_ok "$remover" 120 || { echo "round $r: the removal did not complete"; return 1; }
+	jq_list "all(.[]; .name != \"in-window-$r\")" || { echo "round $r: its client stayed"; return 1; }
+	wait_until 30 counters_zero
+}
+for r in 1 2 3; do
+	check "creation window, round $r: the client goes with its device, nothing left" window_round "$r"
+done
 
 # Owned clients belong to their socket: a late NETLINK_URELEASE of a
 # closed socket whose port id a new socket already reuses (ib_sync_mem_test

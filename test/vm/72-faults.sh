@@ -19,7 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 suite_begin
 
-BIN=$SYNCMEM_TOP/build/bin
+BIN=$SYNCMEM_BIN
 PROG_TIMEOUT=${PROG_TIMEOUT:-$((300 * SYNCMEM_SLOW))}
 DBG=/sys/kernel/debug
 

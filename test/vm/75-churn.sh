@@ -26,7 +26,7 @@
 . "$(dirname "$0")/lib.sh"
 suite_begin
 
-BIN=$SYNCMEM_TOP/build/bin
+BIN=$SYNCMEM_BIN
 tmp=$(mktemp -d)
 S=$SYNCMEM_SLOW
 

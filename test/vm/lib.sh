@@ -17,6 +17,8 @@
 SYNCMEM_CACHE=${SYNCMEM_CACHE:-${HOME:-/root}/.cache/syncmem}
 # virtme-ng, in the project's own virtual environment (vm/setup.sh).
 VNG=$SYNCMEM_CACHE/venv/bin/vng
+# vng NAME...: run virtme-ng (it runs its own virtme-run from PATH).
+vng() { PATH=${VNG%/*}:$PATH "$VNG" "$@"; }
 
 # Kernel messages that fail a run: WARN/BUG/oops, sanitizers, lockdep,
 # RCU, refcount and list debugging, sleeping in atomic, kmemleak, hung
@@ -63,6 +65,13 @@ skip() {
 	echo "ok $KTAP_N $1 # SKIP $2"
 }
 
+# short TEXT...: TEXT on one line, cut to 200 characters (for KTAP lines).
+short() {
+	local t="$*"
+	t=${t//$'\n'/ }
+	[ ${#t} -le 200 ] && echo "$t" || echo "${t:0:200}..."
+}
+
 # check NAME CMD...: one test that passes when CMD exits 0.
 check() {
 	local name=$1
@@ -71,7 +80,7 @@ check() {
 	if "$@" >&2; then
 		ok "$name"
 	else
-		not_ok "$name # command failed: $*"
+		not_ok "$name # command failed: $(short "$*")"
 	fi
 }
 
@@ -81,7 +90,7 @@ check_fail() {
 	shift
 	echo "--- $name (must fail): $*" >&2
 	if "$@" >&2; then
-		not_ok "$name # command unexpectedly succeeded: $*"
+		not_ok "$name # command unexpectedly succeeded: $(short "$*")"
 	else
 		ok "$name"
 	fi
@@ -163,11 +172,11 @@ ended_ok() {
 	wait "$pid"
 }
 
-# gone PID: the process has exited (a zombie not yet reaped counts).
+# gone PID: every thread of the process has exited (a zombie not yet
+# reaped counts; a killed process with a thread still stuck in the kernel
+# does not).
 gone() {
-	local st
-	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
-	[ -z "$st" ] || [ "$st" = Z ]
+	! cat /proc/"$1"/task/*/stat 2>/dev/null | awk '$3 != "Z" && $3 != "X" { f = 1 } END { exit !f }'
 }
 
 # waits_in_kernel PID: one of its threads sleeps in the kernel without
@@ -301,7 +310,8 @@ fails_with() {
 
 # ---- programs that print KTAP ----
 
-# run_prog [--timeout SECONDS] PROG ARGS...: run build/bin/PROG and
+# run_prog [--timeout SECONDS] PROG ARGS...: run PROG (of build/bin, copied
+# to $SYNCMEM_BIN by vm/guest.sh) and
 # re-emit its results as "PROG: <test>". A program that is missing,
 # crashes, hangs, stops before its plan or exits inconsistently with its
 # results fails.
@@ -311,7 +321,7 @@ run_prog() {
 		limit=$2
 		shift 2
 	fi
-	local name=$1 prog=$SYNCMEM_TOP/build/bin/$1 out rc line desc plan='' n=0 failed=0
+	local name=$1 prog=$SYNCMEM_BIN/$1 out rc line desc plan='' n=0 failed=0
 	shift
 	if [ ! -x "$prog" ]; then
 		not_ok "$name: program present # $prog is missing (make tools)"
