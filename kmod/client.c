@@ -6,7 +6,8 @@
  * In short: a sync walks the domain's client list inside an SRCU read-side
  * section and calls every live client; writers change the list and client
  * states under dom->lock and wait with synchronize_srcu_expedited() for
- * passes that may still see the old state. Expedited: a grace period of a
+ * passes that may still see the old state. ->invalidate runs outside both,
+ * once, after the client's syncs are over; unregister waits for it. Expedited: a grace period of a
  * domain's own srcu_struct has no other readers to disturb, and the normal
  * one's timer-driven polling made every unregister take milliseconds
  * (BENCHMARKS.md, "register + unregister").
@@ -26,9 +27,21 @@ static unsigned int max_clients = 65536;
 module_param(max_clients, uint, 0644);
 MODULE_PARM_DESC(max_clients, "Most clients registered at once, all devices (default 65536)");
 
-static unsigned int max_clients_per_dev = 4096;
-module_param(max_clients_per_dev, uint, 0644);
-MODULE_PARM_DESC(max_clients_per_dev, "Most clients registered at once on one device (default 4096)");
+/* A device sync's reply has room for this many results (uapi header). */
+static int sm_set_max_per_dev(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, IB_SYNC_MEM_DEV_CLIENTS_MAX);
+}
+
+static const struct kernel_param_ops sm_max_per_dev_ops = {
+	.set = sm_set_max_per_dev,
+	.get = param_get_uint,
+};
+
+static unsigned int max_clients_per_dev = IB_SYNC_MEM_DEV_CLIENTS_MAX;
+module_param_cb(max_clients_per_dev, &sm_max_per_dev_ops, &max_clients_per_dev, 0644);
+MODULE_PARM_DESC(max_clients_per_dev,
+		 "Most clients registered at once on one device, 1 to 2048 (default 2048)");
 
 bool sm_coalesce = true;
 module_param_named(coalesce, sm_coalesce, bool, 0644);
@@ -234,12 +247,10 @@ static int sm_call_sync(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
 	*now = ktime_get_ns();
 	ns = *now - t0;
 
-	if (err && (c->flags & IB_SYNC_MEM_F_LAZY))
-		set_bit(SM_DIRTY, &c->bits);	/* retry next time */
 	if (READ_ONCE(c->last_err) != err)
 		WRITE_ONCE(c->last_err, err);
 	if (err)
-		sm_nl_notify_sync_failed(c, dir, err);
+		sm_event_sync_failed(c, dir, err);
 	sm_stats_add(c->stats, ns, c->size, err, pass);
 	if (acc) {
 		sm_acc_add(acc, ns, c->size, err);
@@ -251,11 +262,70 @@ static int sm_call_sync(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
 	return err;
 }
 
-/* A lazy client that is clean has nothing to do. */
-static bool sm_needs_sync(struct ib_sync_mem_client *c)
+/* Which dirty generations a sync in @dir covers. */
+static unsigned int sm_dirty_dirs(enum ib_sync_mem_dir dir)
 {
-	return !(c->flags & IB_SYNC_MEM_F_LAZY) ||
-	       test_and_clear_bit(SM_DIRTY, &c->bits);
+	switch (dir) {
+	case IB_SYNC_MEM_TO_DEVICE:
+		return BIT(SM_CPU_WROTE);
+	case IB_SYNC_MEM_TO_CPU:
+		return BIT(SM_DEVICE_WROTE);
+	default:
+		return BIT(SM_CPU_WROTE) | BIT(SM_DEVICE_WROTE);
+	}
+}
+
+/*
+ * Is a ->sync in @dir owed? Always for a client that is not lazy; for a
+ * lazy one, if a generation of writes in a direction @dir covers is newer
+ * than what a completed ->sync saw. The generations it saw now go to
+ * @gen, for sm_lazy_synced() once the ->sync succeeded.
+ *
+ * The acquire pairs with the full barrier of ib_sync_mem_mark_dirty():
+ * the ->sync that follows sees the writes made before the mark. A ->sync
+ * still running (another caller's, another pass's) does not count, so a
+ * caller whose sync returns 0 always has a completed ->sync behind it that
+ * began after its last mark.
+ */
+static bool sm_lazy_owed(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
+			 s64 gen[SM_DIRTY_DIRS])
+{
+	unsigned int dirs = sm_dirty_dirs(dir);
+	bool owed = false;
+	int d;
+
+	if (!(c->flags & IB_SYNC_MEM_F_LAZY))
+		return true;
+	for (d = 0; d < SM_DIRTY_DIRS; d++) {
+		if (!(dirs & BIT(d)))
+			continue;
+		gen[d] = atomic64_read_acquire(&c->dirty[d]);
+		if (atomic64_read_acquire(&c->clean[d]) < gen[d])
+			owed = true;
+	}
+	return owed;
+}
+
+/* A ->sync that began after seeing @gen succeeded: those are coherent. */
+static void sm_lazy_synced(struct ib_sync_mem_client *c,
+			   enum ib_sync_mem_dir dir,
+			   const s64 gen[SM_DIRTY_DIRS])
+{
+	unsigned int dirs = sm_dirty_dirs(dir);
+	s64 old;
+	int d;
+
+	if (!(c->flags & IB_SYNC_MEM_F_LAZY))
+		return;
+	for (d = 0; d < SM_DIRTY_DIRS; d++) {
+		if (!(dirs & BIT(d)))
+			continue;
+		/* Concurrent ->syncs finish in any order: keep the newest. */
+		old = atomic64_read(&c->clean[d]);
+		while (old < gen[d] &&
+		       !atomic64_try_cmpxchg_release(&c->clean[d], &old, gen[d]))
+			;
+	}
 }
 
 static int sm_state_errno(const struct ib_sync_mem_client *c)
@@ -404,7 +474,7 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	atomic_inc(&sm_generation);
 	trace_client_register(c);
 	mutex_unlock(&dom->lock);
-	sm_nl_notify_client(c, IB_SYNC_MEM_CMD_CLIENT_NEW);
+	sm_event_client(c, SM_EV_CLIENT_NEW);
 	return c;
 
 err_unlock:
@@ -439,28 +509,81 @@ static void sm_unlist(struct ib_sync_mem_client *c)
 		dom->nbatch--;
 }
 
-/* Run ->invalidate once, after syncs of the client are over. */
+/*
+ * Run ->invalidate once, after the syncs of the client are over (the
+ * caller waited for them), outside dom->lock; the caller holds a reference.
+ * Not for a client being unregistered: unregister wins, and waits for an
+ * ->invalidate already running. If ->invalidate unregisters its own
+ * client, the registration's reference is dropped here, after it returned,
+ * so that ->release never runs inside ->invalidate.
+ */
 static void sm_call_invalidate(struct ib_sync_mem_client *c)
 {
-	lockdep_assert_held(&c->dom->lock);
-	if (c->inval_called)
+	struct ib_sync_mem_domain *dom = c->dom;
+	bool put;
+
+	mutex_lock(&dom->lock);
+	if (c->inval_called || c->state == SM_DEAD) {
+		mutex_unlock(&dom->lock);
 		return;
+	}
 	c->inval_called = true;
+	c->inval_task = current;
+	mutex_unlock(&dom->lock);
+
 	atomic_inc(&sm_generation);
 	trace_client_invalidate(c);
-	sm_nl_notify_client(c, IB_SYNC_MEM_CMD_CLIENT_INVALIDATED);
+	sm_event_client(c, SM_EV_CLIENT_INVALIDATED);
 	if (c->ops->invalidate)
 		c->ops->invalidate(c, c->inval_reason);
+
+	mutex_lock(&dom->lock);
+	c->inval_task = NULL;
+	put = c->unreg_in_inval;
+	mutex_unlock(&dom->lock);
+	wake_up_all(&dom->inval_wq);
+	/* It unregistered itself: the reference unregister left to us. */
+	if (put)
+		kref_put(&c->kref, sm_client_release);
+}
+
+/* No ->invalidate of @c runs in another task. */
+static bool sm_inval_idle(struct ib_sync_mem_client *c)
+{
+	struct task_struct *task;
+
+	mutex_lock(&c->dom->lock);
+	task = c->inval_task;
+	mutex_unlock(&c->dom->lock);
+	return !task || task == current;
+}
+
+/* Called from @c's own ->invalidate: leave the last put to it. */
+static bool sm_inval_own(struct ib_sync_mem_client *c)
+{
+	bool own;
+
+	mutex_lock(&c->dom->lock);
+	own = c->inval_task == current;
+	if (own)
+		c->unreg_in_inval = true;
+	mutex_unlock(&c->dom->lock);
+	return own;
 }
 
 /**
  * ib_sync_mem_unregister() - unregister a client and drop its reference
  * @client: a client returned by ib_sync_mem_register()
  *
- * Waits for syncs running on the client's device to finish. When it returns
- * no callback of @client runs or will run, except ->release when the last
- * reference goes. Works on invalidated clients, also after their device is
- * gone. Must not be called from a callback of a client of the same device.
+ * Waits for syncs running on the client's device to finish, and for its
+ * ->invalidate if one runs in another task. When it returns no callback of
+ * @client runs or will run, except ->release when the last reference goes.
+ * Works on invalidated clients, also after their device is gone, and from
+ * the client's own ->invalidate (or a work item it queued). Must not be
+ * called from the other callbacks of any client of the same device: they
+ * run inside the syncs it waits for. The wait is not interruptible; it is
+ * as long as the longest callback in flight, which the callbacks' own
+ * deadlines bound.
  */
 void ib_sync_mem_unregister(struct ib_sync_mem_client *client)
 {
@@ -477,12 +600,14 @@ void ib_sync_mem_unregister(struct ib_sync_mem_client *client)
 
 	xa_erase(&sm_clients, client->id);
 	synchronize_srcu_expedited(&dom->srcu);
+	wait_event(dom->inval_wq, sm_inval_idle(client));
 
 	atomic_inc(&sm_generation);
 	trace_client_unregister(client);
-	sm_nl_notify_client(client, IB_SYNC_MEM_CMD_CLIENT_DEL);
+	sm_event_client(client, SM_EV_CLIENT_DEL);
 	atomic_dec(&sm_counters.registered);
-	kref_put(&client->kref, sm_client_release);
+	if (!sm_inval_own(client))
+		kref_put(&client->kref, sm_client_release);
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_unregister);
 
@@ -492,10 +617,14 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_unregister);
  * @reason: IB_SYNC_MEM_INVAL_MEMORY, usually
  *
  * Marks the client invalidated, waits for its syncs in flight, then calls
- * its ->invalidate once. Later syncs of the client fail with -ENXIO
- * (memory) or -ENODEV (device); device-wide syncs skip it. The client stays
- * registered until its owner unregisters it. Must not be called from the
- * client's own callbacks. Does nothing if the client is not live.
+ * its ->invalidate once, in the caller's context. Later syncs of the client
+ * fail with -ENXIO (memory) or -ENODEV (device); device-wide syncs skip it.
+ * The client stays registered until its owner unregisters it (which its
+ * ->invalidate may do). The caller holds a reference on @client (its
+ * registration's will do: if ->invalidate unregisters the client, the
+ * client may be gone when this returns). Must not be called from a
+ * callback other than ->invalidate of a client of the same device. Does
+ * nothing if the client is not live.
  */
 void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
 			    enum ib_sync_mem_inval reason)
@@ -512,11 +641,7 @@ void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
 	mutex_unlock(&dom->lock);
 
 	synchronize_srcu_expedited(&dom->srcu);
-
-	mutex_lock(&dom->lock);
-	if (client->state == SM_INVALIDATED)
-		sm_call_invalidate(client);
-	mutex_unlock(&dom->lock);
+	sm_call_invalidate(client);
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_invalidate);
 
@@ -525,12 +650,13 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_invalidate);
  * @dom: its domain, already unreachable by lookups
  *
  * Refuses new registrations and passes, waits for syncs in flight, then
- * takes every client off the list and calls its ->invalidate. The clients
- * stay valid for their owners, who still unregister them.
+ * takes every client off the list and calls its ->invalidate (outside the
+ * lock: it may unregister its client). The clients stay valid for their
+ * owners, who still unregister them.
  */
 void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 {
-	struct ib_sync_mem_client *c, *tmp;
+	struct ib_sync_mem_client *c;
 
 	mutex_lock(&dom->lock);
 	WRITE_ONCE(dom->dying, true);
@@ -545,12 +671,20 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 	/* Passes and syncs that saw the clients live are over after this. */
 	synchronize_srcu_expedited(&dom->srcu);
 
-	mutex_lock(&dom->lock);
-	list_for_each_entry_safe(c, tmp, &dom->clients, node) {
-		sm_unlist(c);
+	for (;;) {
+		mutex_lock(&dom->lock);
+		c = list_first_entry_or_null(&dom->clients,
+					     struct ib_sync_mem_client, node);
+		if (c) {
+			sm_unlist(c);
+			kref_get(&c->kref);
+		}
+		mutex_unlock(&dom->lock);
+		if (!c)
+			break;
 		sm_call_invalidate(c);
+		ib_sync_mem_put(c);
 	}
-	mutex_unlock(&dom->lock);
 }
 
 /**
@@ -560,8 +694,9 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
  * @timeout_ms: how long a wait inside ->sync may take; 0 for the module's
  *	sync_timeout_ms
  *
- * A lazy client that was not marked dirty since its last sync is not called
- * and the sync succeeds.
+ * A lazy client whose writes in @dir (ib_sync_mem_mark_dirty()) a completed
+ * ->sync has covered already is not called, and the sync succeeds; if a
+ * ->sync of it is still running elsewhere, this one runs another.
  *
  * Return: 0, the error of ->sync, -EINVAL for a bad @dir, -ENXIO if the
  * client's memory is gone, -ENODEV if its device is gone or it was
@@ -572,6 +707,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 {
 	struct ib_sync_mem_domain *dom = client->dom;
 	ktime_t deadline = sm_deadline(timeout_ms);
+	s64 gen[SM_DIRTY_DIRS];
 	u64 t0 = ktime_get_ns();
 	u64 now;
 	int idx, err, n = 0;
@@ -582,9 +718,11 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	trace_sync_start(dom, client->id, dir);
 	idx = srcu_read_lock(&dom->srcu);
 	err = sm_state_errno(client);
-	if (!err && sm_needs_sync(client)) {
+	if (!err && sm_lazy_owed(client, dir, gen)) {
 		now = ktime_get_ns();
 		err = sm_call_sync(client, dir, deadline, 0, &now, NULL);
+		if (!err)
+			sm_lazy_synced(client, dir, gen);
 		n = 1;
 	}
 	srcu_read_unlock(&dom->srcu, idx);
@@ -594,20 +732,43 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync);
 
+/* Errors a caller's signal causes, not the memory. */
+static bool sm_err_interrupted(int err)
+{
+	return err == -EINTR || err == -ERESTARTSYS || err == -ERESTARTNOINTR ||
+	       err == -ERESTARTNOHAND || err == -ERESTART_RESTARTBLOCK;
+}
+
+/* What a pass's result owes to the caller that ran it. */
+struct sm_pass_dep {
+	bool timed_out;		/* a client gave up at that caller's deadline */
+	bool interrupted;	/* a signal to that caller interrupted one */
+};
+
+/* Batch clients a pass prepares, on the stack up to this many. */
+#define SM_PREP_STACK	16
+
 /*
  * One pass over the domain: every client registered before the pass began,
- * live, and (if lazy) dirty, is synced once, in registration order.
+ * live, and (if lazy) owed a sync, is synced once, in registration order.
+ * Clients with batch hooks get ->prepare before the first ->sync and
+ * ->finish after the last, each exactly once, also if they are unlisted
+ * meanwhile (their unregister waits for this pass).
  */
 static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
-		       ktime_t deadline, struct ib_sync_mem_result *res)
+		       ktime_t deadline, struct ib_sync_mem_result *res,
+		       struct sm_pass_dep *dep)
 {
-	struct ib_sync_mem_client *c;
+	struct ib_sync_mem_client *stack_prep[SM_PREP_STACK];
+	struct ib_sync_mem_client **prep = stack_prep, *c;
 	struct sm_pass_acc acc = {};
 	u64 limit, now, t0 = ktime_get_ns();
-	bool batch;
+	u32 nbatch, nprep = 0, i;
+	s64 gen[SM_DIRTY_DIRS];
 	int idx, ret, err = 0;
 
 	memset(res, 0, sizeof(*res));
+	memset(dep, 0, sizeof(*dep));
 	res->pass = sm_pass_id();
 	trace_sync_start(dom, 0, dir);
 	idx = srcu_read_lock(&dom->srcu);
@@ -617,13 +778,29 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	}
 	/* Pairs with the release in ib_sync_mem_register(). */
 	limit = smp_load_acquire(&dom->next_seq);
-	batch = READ_ONCE(dom->nbatch);
+	/*
+	 * Read after limit: at least as many as the batch clients before
+	 * limit still listed now (clients listed later come after limit).
+	 */
+	nbatch = READ_ONCE(dom->nbatch);
 
-	if (batch) {
+	if (nbatch > SM_PREP_STACK) {
+		prep = kmalloc_array(nbatch, sizeof(*prep), GFP_KERNEL);
+		if (!prep) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	if (nbatch) {
 		list_for_each_entry_srcu(c, &dom->clients, node,
 					 srcu_read_lock_held(&dom->srcu)) {
 			if (c->seq >= limit)
 				break;
+			if (!c->ops->prepare && !c->ops->finish)
+				continue;
+			if (WARN_ON_ONCE(nprep == nbatch))
+				break;
+			prep[nprep++] = c;
 			if (c->ops->prepare)
 				c->ops->prepare(c, dir);
 		}
@@ -634,33 +811,34 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 				 srcu_read_lock_held(&dom->srcu)) {
 		if (c->seq >= limit)
 			break;
-		if (READ_ONCE(c->state) != SM_LIVE || !sm_needs_sync(c)) {
+		if (READ_ONCE(c->state) != SM_LIVE || !sm_lazy_owed(c, dir, gen)) {
 			res->skipped++;
 			continue;
 		}
 		ret = sm_call_sync(c, dir, deadline, res->pass, &now, &acc);
 		res->clients++;
-		if (ret) {
-			res->errors++;
-			if (!err)
-				err = ret;
+		if (!ret) {
+			sm_lazy_synced(c, dir, gen);
+			continue;
 		}
+		res->errors++;
+		if (!err)
+			err = ret;
+		if (ret == -ETIMEDOUT)
+			dep->timed_out = true;
+		else if (sm_err_interrupted(ret))
+			dep->interrupted = true;
 	}
 
 	/*
-	 * Clients unlinked meanwhile are still reachable from here, and
-	 * their unregister waits for this section: finish pairs with every
-	 * prepare above.
+	 * The clients prepared above, unlinked meanwhile or not: their
+	 * unregister waits for this section, so each is still there.
 	 */
-	if (batch) {
-		list_for_each_entry_srcu(c, &dom->clients, node,
-					 srcu_read_lock_held(&dom->srcu)) {
-			if (c->seq >= limit)
-				break;
-			if (c->ops->finish)
-				c->ops->finish(c, dir);
-		}
-	}
+	for (i = 0; i < nprep; i++)
+		if (prep[i]->ops->finish)
+			prep[i]->ops->finish(prep[i], dir);
+	if (prep != stack_prep)
+		kfree(prep);
 	this_cpu_inc(*dom->npasses);
 out:
 	srcu_read_unlock(&dom->srcu, idx);
@@ -671,12 +849,29 @@ out:
 	return err;
 }
 
-/* Serve a caller with the first pass that starts after it arrived. */
+/*
+ * Can a caller with @deadline take the result of pass q->done? Not if it
+ * depended on the caller that ran it: a client gave up at a deadline
+ * earlier than this caller's, or was interrupted by that caller's signal.
+ */
+static bool sm_pass_serves(const struct sm_pass_queue *q, ktime_t deadline)
+{
+	if (q->interrupted)
+		return false;
+	return !q->timed_out || !ktime_before(q->deadline, deadline);
+}
+
+/*
+ * Serve a caller with the first pass that starts after it arrived and
+ * whose result does not depend on another caller. The wait is killable
+ * (-EINTR) and bounded by the caller's deadline (-ETIMEDOUT).
+ */
 static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 			     enum ib_sync_mem_dir dir, ktime_t deadline,
 			     struct ib_sync_mem_result *res)
 {
 	struct sm_pass_queue *q = &dom->passes[dir - 1];
+	struct sm_pass_dep dep;
 	u64 want;
 	long left;
 	int err;
@@ -685,31 +880,44 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 	want = q->started + 1;
 	for (;;) {
 		if (q->done >= want) {
-			/* A pass that began after we arrived is complete. */
-			err = q->err;
-			*res = q->res;
-			break;
+			if (sm_pass_serves(q, deadline)) {
+				/* A pass that began after we arrived. */
+				err = q->err;
+				*res = q->res;
+				break;
+			}
+			/* Not ours to take: the next one (which began later). */
+			want = q->done + 1;
+			continue;
 		}
 		if (q->started == q->done) {
 			/* Idle: run the pass ourselves. */
 			q->started = want;
 			spin_unlock(&q->lock);
-			err = sm_run_pass(dom, dir, deadline, res);
+			err = sm_run_pass(dom, dir, deadline, res, &dep);
 			spin_lock(&q->lock);
 			q->done = want;
 			q->err = err;
 			q->res = *res;
+			q->deadline = deadline;
+			q->timed_out = dep.timed_out;
+			q->interrupted = dep.interrupted;
 			wake_up_all(&q->wq);
 			break;
 		}
 		spin_unlock(&q->lock);
 		left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
 		left = left > 0 ? nsecs_to_jiffies(left) + 1 : 0;
-		left = wait_event_timeout(q->wq,
-					  READ_ONCE(q->done) >= want ||
-					  READ_ONCE(q->started) == READ_ONCE(q->done),
-					  left);
+		left = wait_event_killable_timeout(q->wq,
+						   READ_ONCE(q->done) >= want ||
+						   READ_ONCE(q->started) == READ_ONCE(q->done),
+						   left);
 		spin_lock(&q->lock);
+		if (left < 0) {
+			memset(res, 0, sizeof(*res));
+			err = -EINTR;
+			break;
+		}
 		if (!left && q->done < want && q->started != q->done) {
 			memset(res, 0, sizeof(*res));
 			err = -ETIMEDOUT;
@@ -735,9 +943,11 @@ int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 {
 	ktime_t deadline = sm_deadline(timeout_ms);
 
+	struct sm_pass_dep dep;
+
 	if (READ_ONCE(sm_coalesce))
 		return sm_sync_coalesced(dom, dir, deadline, res);
-	return sm_run_pass(dom, dir, deadline, res);
+	return sm_run_pass(dom, dir, deadline, res, &dep);
 }
 
 /**
@@ -793,14 +1003,53 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_sync_device);
 /**
  * ib_sync_mem_mark_dirty() - a lazy client's memory changed
  * @client: the client
+ * @dir: the sync that is now owed: IB_SYNC_MEM_TO_DEVICE when the CPU
+ *	wrote, IB_SYNC_MEM_TO_CPU when the device wrote, or both
  *
- * The next sync that reaches @client calls its ->sync. Any context.
+ * A sync of @client in a direction that covers @dir (bidirectional covers
+ * both) calls its ->sync again, and returns 0 only once a ->sync that began
+ * after this call has completed. A sync the other way does not consume the
+ * mark. It is a full memory barrier: the caller's writes before it are seen
+ * by that ->sync. Any context; a no-op for clients that are not lazy.
  */
-void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client)
+void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client,
+			    enum ib_sync_mem_dir dir)
 {
-	set_bit(SM_DIRTY, &client->bits);
+	unsigned int dirs = sm_dirty_dirs(dir);
+	int d;
+
+	if (!(client->flags & IB_SYNC_MEM_F_LAZY) || !sm_dir_valid(dir))
+		return;
+	for (d = 0; d < SM_DIRTY_DIRS; d++)
+		if (dirs & BIT(d))
+			atomic64_inc_return(&client->dirty[d]);	/* ordered */
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_mark_dirty);
+
+/**
+ * sm_client_fill_info() - ->fill_info, with the guarantees of every callback
+ * @c: the client
+ * @msg: the netlink message being built (inside IB_SYNC_MEM_A_CLIENT_INFO)
+ *
+ * Calls ->fill_info inside the device's SRCU section and only while the
+ * client is live, so that unregister and invalidation wait for it, as they
+ * do for ->sync.
+ *
+ * Return: 0, -ENOENT if there is nothing to call (no ->fill_info, or the
+ * client is not live), or the callback's -EMSGSIZE.
+ */
+int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg)
+{
+	int idx, ret = -ENOENT;
+
+	if (!c->ops->fill_info)
+		return -ENOENT;
+	idx = srcu_read_lock(&c->dom->srcu);
+	if (READ_ONCE(c->state) == SM_LIVE)
+		ret = c->ops->fill_info(c, msg);
+	srcu_read_unlock(&c->dom->srcu, idx);
+	return ret;
+}
 
 /**
  * ib_sync_mem_lookup() - find a registered client by id

@@ -11,7 +11,8 @@
  * path of the registry through it. Under /sys/kernel/debug/ib_sync_mem_sim/:
  *
  *   new_client   write "DEV NAME [latency_us=N] [lazy] [batch] [size=N]"
- *   del_client   write "ID"
+ *   del_client   write "ID" (of a client created here: one the netlink
+ *                family created is its to delete, -EBUSY)
  *   last_id      id of the last client created through new_client
  *   hold_create  write N: the next N netlink creations stop after the
  *                client is registered, before the netlink family records
@@ -19,7 +20,8 @@
  *   held         how many creations are stopped there now
  *   clients/ID/  latency_us (rw), fail_next (rw), fail_errno (rw, positive),
  *                to_device, to_cpu, bidirectional, prepares, finishes,
- *                invalidations (ro), dirty (w: mark dirty)
+ *                invalidations (ro), dirty (w: mark dirty: "to-device",
+ *                the default, "to-cpu" or "bidirectional")
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -147,12 +149,32 @@ static const struct ib_sync_mem_ops sim_batch_ops = {
 	.fill_info = sim_fill_info,
 };
 
-static ssize_t sim_dirty_write(struct file *file, const char __user *buf,
+/* "to-device" (the CPU wrote; also the default), "to-cpu", "bidirectional". */
+static ssize_t sim_dirty_write(struct file *file, const char __user *ubuf,
 			       size_t count, loff_t *ppos)
 {
+	static const char *const dirs[] = {
+		[IB_SYNC_MEM_TO_DEVICE] = "to-device",
+		[IB_SYNC_MEM_TO_CPU] = "to-cpu",
+		[IB_SYNC_MEM_BIDIRECTIONAL] = "bidirectional",
+	};
 	struct sim_client *s = file->private_data;
+	enum ib_sync_mem_dir dir = IB_SYNC_MEM_TO_DEVICE;
+	char buf[16] = "";
+	int i;
 
-	ib_sync_mem_mark_dirty(s->client);
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	strim(buf);
+	if (*buf) {
+		i = match_string(dirs, ARRAY_SIZE(dirs), buf);
+		if (i < 0)
+			return -EINVAL;
+		dir = i;
+	}
+	ib_sync_mem_mark_dirty(s->client, dir);
 	return count;
 }
 
@@ -213,6 +235,7 @@ struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
 	s->latency_us = cfg->latency_us;
 	s->size = cfg->size;
 	s->batch = cfg->batch;
+	s->netlink = cfg->netlink;
 	s->fail_errno = cfg->fail_errno ?: EIO;
 	atomic_set(&s->fail_next, cfg->fail_next);
 	reg.priv = s;
@@ -240,7 +263,7 @@ EXPORT_SYMBOL_GPL(sim_client_create);
 void sim_client_destroy(struct sim_client *s)
 {
 	mutex_lock(&sim_lock);
-	list_del(&s->node);
+	list_del_init(&s->node);
 	mutex_unlock(&sim_lock);
 	ib_sync_mem_unregister(s->client);
 }
@@ -322,6 +345,11 @@ static ssize_t sim_del_write(struct file *file, const char __user *ubuf,
 	if (ret)
 		return ret;
 
+	/*
+	 * Found and taken off the list under the lock: a second writer of
+	 * the same id finds nothing. Clients the netlink family created are
+	 * its to delete, not debugfs's.
+	 */
 	mutex_lock(&sim_lock);
 	list_for_each_entry(s, &sim_list, node) {
 		if (ib_sync_mem_client_id(s->client) == id) {
@@ -329,10 +357,16 @@ static ssize_t sim_del_write(struct file *file, const char __user *ubuf,
 			break;
 		}
 	}
+	if (found && found->netlink)
+		ret = -EBUSY;
+	else if (found)
+		list_del_init(&found->node);
 	mutex_unlock(&sim_lock);
 	if (!found)
 		return -ENOENT;
-	sim_client_destroy(found);
+	if (ret)
+		return ret;
+	ib_sync_mem_unregister(found->client);
 	return count;
 }
 
@@ -402,6 +436,7 @@ sim_nl_create(struct ib_device *ibdev, const char *name, u32 flags,
 		cfg.size = nla_get_u64(tb[IB_SYNC_MEM_A_SIM_SIZE]);
 	cfg.batch = nla_get_flag(tb[IB_SYNC_MEM_A_SIM_BATCH]);
 
+	cfg.netlink = true;
 	s = sim_client_create(ibdev, name, &cfg);
 	if (IS_ERR(s))
 		return ERR_CAST(s);

@@ -16,6 +16,7 @@
  * @flags: IB_SYNC_MEM_F_*
  * @kind: userspace kind number
  * @batch: implement ->prepare and ->finish
+ * @netlink: created by the netlink family (which deletes it)
  */
 struct sim_config {
 	u32 latency_us;
@@ -25,6 +26,7 @@ struct sim_config {
 	u32 flags;
 	u32 kind;
 	bool batch;
+	bool netlink;
 };
 
 /**
@@ -37,6 +39,7 @@ struct sim_config {
  * @fail_next: injected failures left
  * @size: bytes it stands for
  * @batch: implements ->prepare and ->finish
+ * @netlink: created by the netlink family, not through debugfs
  * @calls: syncs asked, by enum ib_sync_mem_dir
  * @prepares: ->prepare calls
  * @finishes: ->finish calls
@@ -51,6 +54,7 @@ struct sim_client {
 	atomic_t fail_next;
 	u64 size;
 	bool batch;
+	bool netlink;
 	atomic64_t calls[IB_SYNC_MEM_BIDIRECTIONAL + 1];
 	atomic_t prepares;
 	atomic_t finishes;

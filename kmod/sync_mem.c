@@ -176,6 +176,7 @@ static int sm_add_one(struct ib_device *ibdev)
 	INIT_LIST_HEAD(&dom->clients);
 	for (i = 0; i < ARRAY_SIZE(dom->passes); i++)
 		sm_pass_queue_init(&dom->passes[i]);
+	init_waitqueue_head(&dom->inval_wq);
 	atomic_inc(&sm_counters.domains);
 
 	ret = xa_insert(&sm_domains, dom->index, dom, GFP_KERNEL);
@@ -185,7 +186,7 @@ static int sm_add_one(struct ib_device *ibdev)
 	ib_set_client_data(ibdev, &sm_ib_client, dom);
 	atomic_inc(&sm_generation);
 	trace_domain_add(dom);
-	sm_nl_notify_dev(dom, IB_SYNC_MEM_CMD_DEV_NEW);
+	sm_event_dev(dom, SM_EV_DEV_NEW);
 	return 0;
 
 err_put:
@@ -212,7 +213,7 @@ static void sm_remove_one(struct ib_device *ibdev, void *client_data)
 	/* ...and every client is invalidated once in-flight syncs are done. */
 	sm_domain_invalidate_all(dom);
 	/* Clients userspace created on the device go with it. */
-	sm_nl_domain_removed(dom);
+	sm_event_domain_removed(dom);
 
 	mutex_lock(&dom->lock);
 	WRITE_ONCE(dom->ibdev, NULL);
@@ -220,7 +221,7 @@ static void sm_remove_one(struct ib_device *ibdev, void *client_data)
 
 	atomic_inc(&sm_generation);
 	trace_domain_remove(dom);
-	sm_nl_notify_dev(dom, IB_SYNC_MEM_CMD_DEV_DEL);
+	sm_event_dev(dom, SM_EV_DEV_DEL);
 	sm_domain_put(dom);
 }
 

@@ -67,12 +67,20 @@ struct sm_stats_sum {
  * @done: passes finished; a pass is running when @started != @done
  * @err: result of pass @done
  * @res: counters of pass @done
+ * @deadline: the deadline pass @done ran with
+ * @timed_out: a client of pass @done gave up at that deadline (-ETIMEDOUT)
+ * @interrupted: a client of pass @done was interrupted by a signal to the
+ *	caller that ran it
  * @wq: callers waiting for a pass to finish
  *
  * A caller that arrives at sequence @started needs a pass numbered
  * @started + 1: one that begins after it arrived. If none runs, it runs it;
  * otherwise it sleeps, and the first waiter to find the queue idle runs the
- * pass that serves every caller that arrived meanwhile.
+ * pass that serves every caller that arrived meanwhile. A pass runs with
+ * the deadline and in the task of the caller that runs it: a waiter takes
+ * its result unless it depended on that caller (a timeout before the
+ * waiter's own deadline, or a signal), and then waits for, or runs, the
+ * next pass.
  */
 struct sm_pass_queue {
 	spinlock_t lock;		/* protects the fields below */
@@ -80,6 +88,9 @@ struct sm_pass_queue {
 	u64 done;
 	int err;
 	struct ib_sync_mem_result res;
+	ktime_t deadline;
+	bool timed_out;
+	bool interrupted;
 	wait_queue_head_t wq;
 };
 
@@ -98,6 +109,7 @@ struct sm_pass_queue {
  * @dying: set by the remove hook; no registration or pass after it
  * @nbatch: clients on @clients whose ops have ->prepare or ->finish
  * @passes: coalescing queues, one per enum ib_sync_mem_dir
+ * @inval_wq: unregisters waiting for an ->invalidate running elsewhere
  * @npasses: passes run on this domain, per CPU (sm_domain_passes())
  * @stats: per-CPU sync counters of all clients of this domain
  *
@@ -125,6 +137,7 @@ struct ib_sync_mem_domain {
 	bool dying;
 	u32 nbatch;
 	struct sm_pass_queue passes[IB_SYNC_MEM_BIDIRECTIONAL];
+	wait_queue_head_t inval_wq;
 	u64 __percpu *npasses;
 	struct sm_stats __percpu *stats;
 };
@@ -135,9 +148,15 @@ enum sm_client_state {
 	SM_DEAD,		/* unregistered */
 };
 
-/* Bits of ib_sync_mem_client.bits. */
+/*
+ * The dirty state of a lazy client, per direction: [SM_CPU_WROTE] the CPU
+ * wrote, a to-device sync is owed; [SM_DEVICE_WROTE] the device wrote, a
+ * to-cpu sync is owed. A bidirectional sync covers both.
+ */
 enum {
-	SM_DIRTY,		/* lazy client marked dirty since its last sync */
+	SM_CPU_WROTE,
+	SM_DEVICE_WROTE,
+	SM_DIRTY_DIRS,
 };
 
 /**
@@ -155,8 +174,13 @@ enum {
  * @state: enum sm_client_state; written under dom->lock, read anywhere
  * @inval_reason: enum ib_sync_mem_inval once invalidated
  * @listed: on @dom's list (under dom->lock)
- * @inval_called: ->invalidate has run (under dom->lock)
- * @bits: SM_DIRTY
+ * @inval_called: ->invalidate has run or runs (under dom->lock)
+ * @inval_task: the task in ->invalidate, NULL when none (under dom->lock)
+ * @unreg_in_inval: ->invalidate unregistered the client (under dom->lock)
+ * @dirty: lazy clients: per direction, the generation of the owner's
+ *	writes, bumped by ib_sync_mem_mark_dirty()
+ * @clean: per direction, the newest generation a ->sync that completed
+ *	successfully had seen before it began
  * @last_err: result of the last sync (written only when it changes)
  * @pinned_pages: pages the client keeps pinned (region clients)
  * @stats: per-CPU counters
@@ -177,7 +201,10 @@ struct ib_sync_mem_client {
 	u8 inval_reason;
 	bool listed;
 	bool inval_called;
-	unsigned long bits;
+	struct task_struct *inval_task;
+	bool unreg_in_inval;
+	atomic64_t dirty[SM_DIRTY_DIRS];
+	atomic64_t clean[SM_DIRTY_DIRS];
 	int last_err;
 	atomic_t pinned_pages;
 	struct sm_stats __percpu *stats;
@@ -225,15 +252,49 @@ struct ib_sync_mem_client *sm_client_next(unsigned long *id);
 
 int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		   unsigned int timeout_ms, struct ib_sync_mem_result *res);
+int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg);
 
-/* netlink.c */
+/*
+ * What the core reports to the layer above it (the netlink family), which
+ * registers a listener: the core never calls up into that layer by name.
+ */
+enum sm_event {
+	SM_EV_CLIENT_NEW,
+	SM_EV_CLIENT_DEL,
+	SM_EV_CLIENT_INVALIDATED,
+	SM_EV_DEV_NEW,
+	SM_EV_DEV_DEL,
+};
+
+/**
+ * struct sm_listener - the upper layer's side of the core's events
+ * @client: a client was registered, unregistered or invalidated
+ * @dev: a device was attached or removed
+ * @sync_failed: a client's ->sync failed
+ * @domain_removed: the device of @dom is going away and its clients are
+ *	invalidated: the clients the upper layer created there go with it
+ *	(returns when they are unregistered)
+ *
+ * Called from process context, outside the domain's lock; each may sleep.
+ */
+struct sm_listener {
+	void (*client)(struct ib_sync_mem_client *c, enum sm_event ev);
+	void (*dev)(struct ib_sync_mem_domain *dom, enum sm_event ev);
+	void (*sync_failed)(struct ib_sync_mem_client *c,
+			    enum ib_sync_mem_dir dir, int err);
+	void (*domain_removed)(struct ib_sync_mem_domain *dom);
+};
+
+void sm_listen(const struct sm_listener *l);
+void sm_event_client(struct ib_sync_mem_client *c, enum sm_event ev);
+void sm_event_dev(struct ib_sync_mem_domain *dom, enum sm_event ev);
+void sm_event_sync_failed(struct ib_sync_mem_client *c,
+			  enum ib_sync_mem_dir dir, int err);
+void sm_event_domain_removed(struct ib_sync_mem_domain *dom);
+
+/* netlink.c: the generic netlink family (and its listener) */
 int sm_nl_init(void);
 void sm_nl_exit(void);
-void sm_nl_notify_client(struct ib_sync_mem_client *c, u8 cmd);
-void sm_nl_notify_dev(struct ib_sync_mem_domain *dom, u8 cmd);
-void sm_nl_notify_sync_failed(struct ib_sync_mem_client *c,
-			      enum ib_sync_mem_dir dir, int err);
-void sm_nl_domain_removed(struct ib_sync_mem_domain *dom);
 
 /* region.c, dmabuf.c: the client kinds built into the module */
 extern struct ib_sync_mem_client_kind sm_region_kind;

@@ -13,12 +13,6 @@
 
 #include "sync_mem.h"
 
-/*
- * The cases are written for the per-direction dirty state; until the core
- * has it, the direction is dropped (the lazy cases then show the defect).
- */
-#define ib_sync_mem_mark_dirty(c, dir) ((ib_sync_mem_mark_dirty)(c))
-
 /* Module parameters (sync_mem_test.c). */
 extern char *kt_dev;
 extern unsigned int kt_churn_iters;

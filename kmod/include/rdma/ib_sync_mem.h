@@ -8,11 +8,12 @@
  * of ops; a producer about to hand memory to the device (or back to the CPU)
  * syncs one client or fans a sync out to every client of the device.
  *
- * Guarantees (each is exercised by the in-kernel test module, sync_mem_test.c):
+ * Guarantees (each is exercised by the in-kernel test module, sync_mem_test.c
+ * with test_core.c and test_guarantees.c):
  *
  * - After ib_sync_mem_unregister() returns, no callback of that client is
  *   running and none will run again (except ops->release, which runs when the
- *   last reference is dropped).
+ *   last reference is dropped). ->fill_info is no exception.
  * - A device-wide sync runs ops->sync of every live client that was
  *   registered when the pass started, exactly once, in registration order. It
  *   returns the first error but still runs the rest, and records each
@@ -22,14 +23,45 @@
  * - When the RDMA device goes away, syncs in flight finish, later ones fail
  *   with -ENODEV, every client gets ops->invalidate(IB_SYNC_MEM_INVAL_DEVICE),
  *   and the ib_client remove hook returns only when all of that is done. The
- *   owner still holds its client and must still unregister it.
+ *   owner still holds its client and must still unregister it (it may do so
+ *   from ->invalidate).
  * - A client holds a reference on ops->owner: the module that implements the
  *   ops cannot be unloaded while one of its clients is registered.
  * - Concurrent device-wide syncs in the same direction coalesce: a caller
  *   that arrives while a pass runs waits for the next complete pass instead
- *   of starting its own (unless the module parameter coalesce=0).
- * - A client registered with IB_SYNC_MEM_F_LAZY is synced only if
- *   ib_sync_mem_mark_dirty() was called since its last successful sync.
+ *   of starting its own (unless the module parameter coalesce=0). A pass
+ *   runs in the task and with the deadline of the caller that runs it; a
+ *   caller it serves never sees -ETIMEDOUT before its own deadline, nor an
+ *   -ERESTARTSYS or -EINTR caused by that caller's signal: such a pass does
+ *   not serve it, the next one does.
+ * - Lazy clients (IB_SYNC_MEM_F_LAZY) keep their dirty state per direction
+ *   (ib_sync_mem_mark_dirty()). A sync that returns 0 has a ->sync of each
+ *   client it covers behind it that began after the caller's last mark in
+ *   that direction and completed: a ->sync still running elsewhere does not
+ *   count, another one runs. A sync one way does not consume a mark the
+ *   other way.
+ * - Every ->prepare is paired with exactly one ->finish, also when the
+ *   client is unregistered or invalidated during the pass.
+ *
+ * Rules for callbacks:
+ *
+ * - ->sync, ->prepare, ->finish and ->fill_info run inside the device's
+ *   read-side section: they must not call ib_sync_mem_unregister() or
+ *   ib_sync_mem_invalidate() for any client of the same device (those wait
+ *   for the section to end). ->sync of one client may run concurrently with
+ *   itself (two callers, or a pass and a single sync; in the same or other
+ *   directions), never concurrently with or after its ->invalidate.
+ * - ->invalidate runs once, in process context, outside every lock of the
+ *   registry and after the client's syncs are over. It may sleep, and it may
+ *   unregister its own client (or queue a work item that does): a concurrent
+ *   ib_sync_mem_unregister() from another task waits for it to return.
+ * - ->release runs when the last reference is dropped, from unregister or
+ *   from the put of whoever held the client last.
+ *
+ * Waits: ib_sync_mem_unregister() and ib_sync_mem_invalidate() wait, not
+ * interruptibly, for the callbacks in flight on the device; callbacks bound
+ * their waits by the deadline they are given. A caller waiting for another
+ * caller's pass in ib_sync_mem_sync_device() can be killed (-EINTR).
  *
  * Context: every function here may sleep, except ib_sync_mem_mark_dirty(),
  * ib_sync_mem_get() and the accessors.
@@ -75,7 +107,7 @@ enum ib_sync_mem_inval {
 };
 
 /* Client flags (struct ib_sync_mem_reg.flags). */
-#define IB_SYNC_MEM_F_LAZY	BIT(0)	/* sync only when marked dirty */
+#define IB_SYNC_MEM_F_LAZY	BIT(0)	/* sync only what is marked dirty */
 #define IB_SYNC_MEM_F_ALL	(IB_SYNC_MEM_F_LAZY)
 
 /**
@@ -85,17 +117,20 @@ enum ib_sync_mem_inval {
  *	the absolute CLOCK_MONOTONIC time by which a wait must give up with
  *	-ETIMEDOUT. Returns 0 or a negative errno. May sleep.
  * @invalidate: optional. The device or the memory is gone (@reason); no sync
- *	runs after it. Called once, never concurrently with @sync. It must not
- *	call back into the registry for the same device.
+ *	runs after it. Called once, never concurrently with @sync, outside the
+ *	registry's locks; it may unregister the client (see the rules above).
  * @release: optional. The last reference is gone; free the private data.
  * @prepare: optional batching hook. A device-wide pass calls it for every
  *	client on the device's list when the pass began (live or already
  *	invalidated) before the first ->sync of the pass.
- * @finish: optional batching hook, called for every client @prepare was
- *	called for, after the last ->sync of the pass; never after ->release.
+ * @finish: optional batching hook, called exactly once for every client
+ *	@prepare was called for, after the last ->sync of the pass, even if the
+ *	client was unregistered or invalidated meanwhile; never after ->release.
  * @fill_info: optional. Describe the client to userspace by adding netlink
  *	attributes to @msg (inside IB_SYNC_MEM_A_CLIENT_INFO, which only
- *	CAP_NET_ADMIN callers see). Returns 0 or -EMSGSIZE.
+ *	CAP_NET_ADMIN callers see). Returns 0 or -EMSGSIZE. Called like @sync,
+ *	only while the client is live: never after unregister returned, never
+ *	concurrently with or after @invalidate.
  */
 struct ib_sync_mem_ops {
 	struct module *owner;
@@ -156,7 +191,8 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 			    unsigned int timeout_ms,
 			    struct ib_sync_mem_result *result);
 
-void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client);
+void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client,
+			    enum ib_sync_mem_dir dir);
 void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
 			    enum ib_sync_mem_inval reason);
 
