@@ -282,6 +282,26 @@ func TestMethods(t *testing.T) {
 			{ID: 4, Err: unix.EIO, Duration: 1}, {ID: 3, Duration: 2},
 		}},
 	}, {
+		// Past about 2,000 results the kernel goes on in another nest.
+		name: "Sync results split across nests",
+		call: func(c *Conn) (any, error) {
+			return c.Sync(SyncRequest{Device: "rxe0", Dir: DirToDevice})
+		},
+		cmd:   cmdSync,
+		flags: doFlags,
+		sent:  []attr{str(attrDevName, "rxe0"), u32(attrSyncDir, 1)},
+		reply: []msg{{Attrs: []attr{
+			s32(attrSyncErr, 0), u32(attrSyncRun, 3), u32(attrSyncErrors, 0),
+			nest(attrSyncResults,
+				nest(attrSyncResult, u32(attrClientID, 7), s32(attrSyncErr, 0), u64(attrSyncNS, 1)),
+				nest(attrSyncResult, u32(attrClientID, 5), s32(attrSyncErr, 0), u64(attrSyncNS, 2))),
+			nest(attrSyncResults,
+				nest(attrSyncResult, u32(attrClientID, 9), s32(attrSyncErr, 0), u64(attrSyncNS, 3))),
+		}}},
+		want: &SyncResult{Run: 3, Results: []ClientResult{
+			{ID: 7, Duration: 1}, {ID: 5, Duration: 2}, {ID: 9, Duration: 3},
+		}},
+	}, {
 		name:  "Stats module-wide with histogram",
 		call:  func(c *Conn) (any, error) { return c.Stats(StatsRequest{}) },
 		cmd:   cmdStatsGet,

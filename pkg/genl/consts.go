@@ -15,6 +15,11 @@ const (
 	// NameLen is the size of a client name buffer in the kernel, with the
 	// terminating NUL: names are 1 to NameLen-1 bytes.
 	NameLen = 32
+	// SyncBatchMax is the most client ids one batch sync may name.
+	SyncBatchMax = 2048
+	// DevClientsMax is the most clients one device may have (the
+	// module's max_clients_per_dev is at most this).
+	DevClientsMax = 2048
 )
 
 // enum ib_sync_mem_cmd

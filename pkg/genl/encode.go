@@ -52,7 +52,8 @@ type SimConfig struct {
 
 // SyncRequest selects what Conn.Sync syncs: either every client of
 // Device, or the clients in Clients. One id syncs that client; several are
-// a batch, synced in that order (rejected whole if one id is unknown).
+// a batch of at most SyncBatchMax, synced in that order (rejected whole if
+// one id is unknown).
 type SyncRequest struct {
 	Device  string
 	Clients []uint32
@@ -167,6 +168,9 @@ func encodeSync(r SyncRequest) ([]byte, error) {
 	ae := netlink.NewAttributeEncoder()
 	if r.Device != "" {
 		ae.String(attrDevName, r.Device)
+	}
+	if len(r.Clients) > SyncBatchMax {
+		return nil, invalidf("a batch names at most %d clients, not %d", SyncBatchMax, len(r.Clients))
 	}
 	switch len(r.Clients) {
 	case 0:

@@ -193,6 +193,10 @@ func TestRefusedLocally(t *testing.T) {
 			_, err := c.Sync(SyncRequest{Device: "rxe0", Dir: DirToDevice, Timeout: new(1500 * time.Microsecond)})
 			return err
 		}, "sync timeout 1.5ms is not a whole number of 1ms"},
+		{"a batch past the limit", func(c *Conn) error {
+			_, err := c.Sync(SyncRequest{Clients: make([]uint32, SyncBatchMax+1), Dir: DirToDevice})
+			return err
+		}, "a batch names at most 2048 clients, not 2049"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, k := dialFake(t, func(request) ([]msg, error) { return nil, nil })

@@ -75,9 +75,10 @@
  * Reply: the new client, as IB_SYNC_MEM_CMD_CLIENT_GET describes it.
  * Errors: -ENODEV no such device, -EOPNOTSUPP kind not available (its module
  * is not loaded), -ENOSPC past the module's max_clients or
- * max_clients_per_dev, -EINVAL bad or missing attribute (an empty or
- * over-long name too; for a region: unaligned, zero or too long, wrapping
- * around, or not user memory), -EFAULT region not mapped, -ENOMEM region
+ * max_clients_per_dev (at most IB_SYNC_MEM_DEV_CLIENTS_MAX), -EINVAL bad
+ * or missing attribute (an empty or over-long name too; for a region:
+ * unaligned, zero or too long, wrapping around, or not user memory),
+ * -EFAULT region not mapped, -ENOMEM region
  * past RLIMIT_MEMLOCK, -EBADF not a dma-buf fd, -EPERM.
  *
  * IB_SYNC_MEM_CMD_CLIENT_DEL (CAP_NET_ADMIN)
@@ -86,8 +87,10 @@
  *    IB_SYNC_MEM_A_CLIENT_ID: NLA_U32 (required)
  *
  * Returns when the client is unregistered: none of its callbacks runs after.
- * Errors: -ENOENT no such client, -EBUSY registered by a kernel driver,
- * -EPERM.
+ * Unregistering waits for the syncs in flight on the device (as long as
+ * their timeouts); a caller killed meanwhile returns at once (-EINTR) and
+ * the client is deleted all the same. Errors: -ENOENT no such client (or
+ * being deleted), -EBUSY registered by a kernel driver, -EPERM.
  *
  * IB_SYNC_MEM_CMD_CLIENT_GET
  * --------------------------
@@ -141,8 +144,9 @@
  *    IB_SYNC_MEM_A_DEV_NAME or IB_SYNC_MEM_A_DEV_INDEX: every client of the
  *       device, in one pass (concurrent device-wide syncs share passes)
  *    IB_SYNC_MEM_A_CLIENT_ID: one client
- *    IB_SYNC_MEM_A_SYNC_CLIENTS: NLA_NESTED, 1 to 65536
+ *    IB_SYNC_MEM_A_SYNC_CLIENTS: NLA_NESTED, 1 to IB_SYNC_MEM_SYNC_BATCH_MAX
  *       IB_SYNC_MEM_A_CLIENT_ID attributes: a batch, synced in that order
+ *       (an id may repeat: it is synced that many times)
  *
  * and
  *
@@ -161,11 +165,19 @@
  *    IB_SYNC_MEM_A_SYNC_SKIPPED: NLA_U32, not run: lazy and clean, or
  *       invalidated (device-wide only)
  *    IB_SYNC_MEM_A_SYNC_NS: NLA_U64, wall time of the sync in the kernel
- *    IB_SYNC_MEM_A_SYNC_RESULTS: NLA_NESTED, per client:
+ *    IB_SYNC_MEM_A_SYNC_RESULTS: NLA_NESTED, one or more (a nest holds at
+ *    most 64 KiB, about 2,000 results; the next results follow in the next
+ *    nest, in order), per client:
  *       IB_SYNC_MEM_A_SYNC_RESULT: NLA_NESTED
  *          IB_SYNC_MEM_A_CLIENT_ID: NLA_U32
  *          IB_SYNC_MEM_A_SYNC_ERR: NLA_S32, 0 or the client's errno
  *          IB_SYNC_MEM_A_SYNC_NS: NLA_U64, time in its sync callback
+ *
+ * The reply of a batch of IB_SYNC_MEM_SYNC_BATCH_MAX clients, or of a
+ * device with IB_SYNC_MEM_DEV_CLIENTS_MAX, is about 64 KiB: one datagram,
+ * well inside the default netlink receive buffer. A wait interrupted by a
+ * signal is -EINTR (never a kernel-internal -ERESTART* value); a caller
+ * killed while it waits for a pass returns at once.
  *
  * What a sync does per kind: a region syncs every DMA segment for the
  * direction (dma_sync_*_for_device / _for_cpu); a dma-buf waits, bounded by
@@ -181,7 +193,8 @@
  * a client synced again by a later pass before the reply was built is
  * reported by that pass instead. Errors: -ENODEV no such device or it went
  * away, -ENOENT unknown client id, -ENXIO a single client whose memory is
- * gone, -ETIMEDOUT waited past the timeout for a pass, -EINVAL, -EPERM.
+ * gone, -ETIMEDOUT waited past the timeout for a pass, -EINTR killed while
+ * waiting, -EINVAL (a batch past IB_SYNC_MEM_SYNC_BATCH_MAX too), -EPERM.
  *
  * IB_SYNC_MEM_CMD_STATS_GET
  * -------------------------
@@ -231,6 +244,11 @@
 #define IB_SYNC_MEM_GENL_MCGRP_EVENTS	"events"
 
 #define IB_SYNC_MEM_NAME_LEN		32	/* with the NUL */
+
+/* Most clients one IB_SYNC_MEM_A_SYNC_CLIENTS batch may name. */
+#define IB_SYNC_MEM_SYNC_BATCH_MAX	2048
+/* Most clients one device may have (the module's max_clients_per_dev). */
+#define IB_SYNC_MEM_DEV_CLIENTS_MAX	2048
 
 enum ib_sync_mem_cmd {
 	IB_SYNC_MEM_CMD_UNSPEC,

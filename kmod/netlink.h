@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The generic netlink family, by job: netlink.c has the family, its
+ * policies and commands table; nl_client.c the client kinds and the clients
+ * userspace creates (create, delete, get, dump, ownership); nl_sync.c the
+ * syncs and their results; nl_stats.c devices and statistics; nl_events.c
+ * the multicast events (the core's listener). The protocol is documented in
+ * include/uapi/linux/ib_sync_mem.h.
+ */
+#ifndef _IB_SYNC_MEM_NETLINK_H
+#define _IB_SYNC_MEM_NETLINK_H
+
+#include <net/genetlink.h>
+#include <net/netlink.h>
+#include <uapi/linux/ib_sync_mem.h>
+
+#include "sync_mem.h"
+
+extern struct genl_family sm_nl_family;
+extern const struct nla_policy sm_nl_policy[IB_SYNC_MEM_A_MAX + 1];
+
+/*
+ * GENL_REQ_ATTR_CHECK() with a message: the missing-attribute type alone
+ * is not shown by every client. (Its locals must not shadow the ones
+ * GENL_REQ_ATTR_CHECK() declares, __info among them.)
+ */
+#define SM_NL_REQUIRE(info, attr, msg) ({				\
+	struct genl_info *sm_info_ = (info);				\
+	bool sm_missing_ = GENL_REQ_ATTR_CHECK(sm_info_, attr);	\
+	if (sm_missing_)						\
+		NL_SET_ERR_MSG(sm_info_->extack, msg);			\
+	sm_missing_;							\
+})
+
+/* How much of a client a message shows. */
+enum sm_nl_detail {
+	SM_NL_EVENT,		/* no origin, stats or sensitive fields */
+	SM_NL_PUBLIC,		/* everything but the sensitive fields */
+	SM_NL_ADMIN,		/* everything */
+};
+
+/* netlink.c */
+enum sm_nl_detail sm_nl_detail_for(struct sk_buff *skb);
+struct ib_sync_mem_domain *sm_nl_domain(struct nlattr **attrs,
+					struct netlink_ext_ack *extack);
+int sm_nl_put_dev(struct sk_buff *skb, struct ib_sync_mem_domain *dom);
+int sm_nl_dump_ret(struct sk_buff *skb, int ret);
+int sm_nl_errno(int err);
+
+/* nl_client.c */
+int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
+		      u32 portid, u32 seq, int flags, u8 cmd,
+		      enum sm_nl_detail detail);
+int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info);
+int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info);
+int sm_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info);
+int sm_nl_client_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+void sm_nl_domain_removed(struct ib_sync_mem_domain *dom);
+int sm_nl_clients_init(void);
+void sm_nl_clients_exit(void);
+
+/* nl_sync.c */
+int sm_nl_sync_doit(struct sk_buff *skb, struct genl_info *info);
+
+/* nl_stats.c */
+int sm_nl_put_stats(struct sk_buff *skb, struct sm_stats __percpu *stats,
+		    bool hist, u32 clients);
+int sm_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info);
+int sm_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int sm_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info);
+
+/* nl_events.c */
+enum sm_nl_groups {
+	SM_NL_GRP_EVENTS,
+};
+
+extern const struct sm_listener sm_nl_listener;
+void sm_nl_events_init(void);
+void sm_nl_events_exit(void);
+
+#endif /* _IB_SYNC_MEM_NETLINK_H */

@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Clients userspace creates, and the kinds it may create: CLIENT_NEW,
+ * CLIENT_DEL, CLIENT_GET (do and dump).
+ *
+ * A client created through netlink is kept in sm_nl_objs with who created
+ * it, so that it can be deleted by userspace, die with its owning socket,
+ * or go with its device. Ownership is the socket's, not its port id's:
+ * netlink frees a closing socket's port id before NETLINK_URELEASE
+ * arrives, and a new socket (of the same process, most likely) can have
+ * that port id meanwhile. The object holds the creating socket and the
+ * release deletes the clients of a socket that is dead (SOCK_DEAD is set
+ * before the release is sent) with that port id.
+ *
+ * Deleting a client unregisters it, which waits for the syncs in flight on
+ * its device: that runs in a work item (sm_nl_wq), so that the deleting
+ * caller's wait can be killed and a closing socket's release does not wait
+ * at all. A device's removal deletes its clients itself, synchronously.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/notifier.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <net/sock.h>
+
+#include "netlink.h"
+
+/* What a message shows of who created a client (a copy, under xa_lock). */
+struct sm_nl_owner {
+	bool netlink;		/* created through netlink at all */
+	bool owned;
+	u32 portid;
+	u32 pid;
+};
+
+/**
+ * struct sm_nl_obj - a client created through netlink
+ * @client: the client (its registration reference is the object's)
+ * @kind: its kind, whose module the object holds
+ * @owner: who created it
+ * @sk: the creating socket, held for an owned client (its identity)
+ * @dying: being deleted (under sm_nl_lock)
+ * @ref: the table's reference, and each waiter's
+ * @gone: completed when the client is unregistered
+ * @destroy_work: deletes it (CLIENT_DEL, NETLINK_URELEASE)
+ * @doomed: on the way out (sm_nl_destroy_matching())
+ */
+struct sm_nl_obj {
+	struct ib_sync_mem_client *client;
+	struct ib_sync_mem_client_kind *kind;
+	struct sm_nl_owner owner;
+	struct sock *sk;
+	bool dying;
+	struct kref ref;
+	struct completion gone;
+	struct work_struct destroy_work;
+	struct list_head doomed;
+};
+
+static DEFINE_MUTEX(sm_kinds_lock);	/* protects sm_kinds */
+static LIST_HEAD(sm_kinds);
+/* Netlink-created clients by id; xa_lock for readers, sm_nl_lock for writers. */
+static DEFINE_XARRAY(sm_nl_objs);
+static DEFINE_MUTEX(sm_nl_lock);	/* serialises changes of sm_nl_objs */
+static struct workqueue_struct *sm_nl_wq;
+
+/*
+ * Creations between a kind's create() and the record of their client (the
+ * client is registered, not yet in sm_nl_objs): a device's removal waits
+ * for those on its device, then deletes what they recorded.
+ */
+struct sm_nl_creation {
+	struct ib_sync_mem_domain *dom;
+	struct list_head node;
+};
+
+static LIST_HEAD(sm_nl_creations);	/* under sm_nl_lock */
+static DECLARE_WAIT_QUEUE_HEAD(sm_nl_created);
+
+/**
+ * ib_sync_mem_kind_register() - offer a client kind to userspace
+ * @kind: the kind; must stay valid until unregistered
+ *
+ * Return: 0, or -EEXIST if a kind with that id is registered.
+ */
+int ib_sync_mem_kind_register(struct ib_sync_mem_client_kind *kind)
+{
+	struct ib_sync_mem_client_kind *k;
+	int ret = 0;
+
+	mutex_lock(&sm_kinds_lock);
+	list_for_each_entry(k, &sm_kinds, node) {
+		if (k->id == kind->id) {
+			ret = -EEXIST;
+			goto out;
+		}
+	}
+	list_add_tail(&kind->node, &sm_kinds);
+out:
+	mutex_unlock(&sm_kinds_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_kind_register);
+
+/**
+ * ib_sync_mem_kind_unregister() - withdraw a client kind
+ * @kind: a registered kind
+ *
+ * Clients of the kind hold a reference on its module, so none exist when
+ * the module that offers the kind is unloading.
+ */
+void ib_sync_mem_kind_unregister(struct ib_sync_mem_client_kind *kind)
+{
+	mutex_lock(&sm_kinds_lock);
+	list_del(&kind->node);
+	mutex_unlock(&sm_kinds_lock);
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_kind_unregister);
+
+/* The kind with that id, with a reference on its module, or NULL. */
+static struct ib_sync_mem_client_kind *sm_kind_get(u32 id)
+{
+	struct ib_sync_mem_client_kind *k;
+
+	mutex_lock(&sm_kinds_lock);
+	list_for_each_entry(k, &sm_kinds, node) {
+		if (k->id == id && try_module_get(k->owner)) {
+			mutex_unlock(&sm_kinds_lock);
+			return k;
+		}
+	}
+	mutex_unlock(&sm_kinds_lock);
+	return NULL;
+}
+
+int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
+		      u32 portid, u32 seq, int flags, u8 cmd,
+		      enum sm_nl_detail detail)
+{
+	struct sm_nl_owner o = {};
+	struct sm_nl_obj *obj;
+	struct nlattr *info;
+	int state = sm_client_state(c);
+	void *hdr;
+	int ret;
+
+	hdr = genlmsg_put(skb, portid, seq, &sm_nl_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+
+	xa_lock(&sm_nl_objs);
+	obj = xa_load(&sm_nl_objs, c->id);
+	if (obj && obj->client == c)
+		o = obj->owner;
+	xa_unlock(&sm_nl_objs);
+
+	if (nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_ID, c->id) ||
+	    nla_put_string(skb, IB_SYNC_MEM_A_CLIENT_NAME, c->name) ||
+	    sm_nl_put_dev(skb, c->dom) ||
+	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_KIND, c->kind) ||
+	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_FLAGS,
+			(c->flags & IB_SYNC_MEM_F_LAZY ?
+			 IB_SYNC_MEM_CLIENT_F_LAZY : 0) |
+			(o.owned ? IB_SYNC_MEM_CLIENT_F_OWNED : 0)) ||
+	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_STATE,
+			state == SM_LIVE ? IB_SYNC_MEM_CLIENT_LIVE :
+			IB_SYNC_MEM_CLIENT_INVALIDATED) ||
+	    nla_put_u64_64bit(skb, IB_SYNC_MEM_A_CLIENT_SIZE, c->size,
+			      IB_SYNC_MEM_A_PAD) ||
+	    nla_put_s32(skb, IB_SYNC_MEM_A_CLIENT_LAST_ERR,
+			READ_ONCE(c->last_err)))
+		goto cancel;
+	/* A client deleted while live (CLIENT_DEL's event) has no reason. */
+	if (state != SM_LIVE && READ_ONCE(c->inval_reason) &&
+	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_INVAL_REASON,
+			READ_ONCE(c->inval_reason)))
+		goto cancel;
+	if (c->kind == IB_SYNC_MEM_KIND_REGION &&
+	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_PINNED_PAGES,
+			atomic_read(&c->pinned_pages)))
+		goto cancel;
+	if (detail == SM_NL_EVENT)
+		goto done;
+
+	if (nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_ORIGIN,
+			o.netlink ? IB_SYNC_MEM_ORIGIN_NETLINK :
+			IB_SYNC_MEM_ORIGIN_KERNEL) ||
+	    sm_nl_put_stats(skb, c->stats, false, U32_MAX))
+		goto cancel;
+	if (detail != SM_NL_ADMIN)
+		goto done;
+
+	if (o.netlink &&
+	    (nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_OWNER_PORTID, o.portid) ||
+	     nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_OWNER_PID, o.pid)))
+		goto cancel;
+	if (c->ops->fill_info) {
+		info = nla_nest_start(skb, IB_SYNC_MEM_A_CLIENT_INFO);
+		if (!info)
+			goto cancel;
+		/* Under the same guarantee as every callback (client.c). */
+		ret = sm_client_fill_info(c, skb);
+		if (ret == -ENOENT)
+			nla_nest_cancel(skb, info);
+		else if (ret)
+			goto cancel;
+		else
+			nla_nest_end(skb, info);
+	}
+done:
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static void sm_nl_obj_release(struct kref *ref)
+{
+	struct sm_nl_obj *obj = container_of(ref, struct sm_nl_obj, ref);
+
+	if (obj->sk)
+		sock_put(obj->sk);
+	kfree(obj);
+}
+
+static void sm_nl_obj_put(struct sm_nl_obj *obj)
+{
+	kref_put(&obj->ref, sm_nl_obj_release);
+}
+
+/*
+ * Delete the client of an object marked dying (or never recorded), then
+ * forget the object. It stays in sm_nl_objs until its client is gone, so
+ * that a CLIENT_DEL meanwhile learns that the client is being deleted
+ * rather than taking it for a kernel driver's.
+ */
+static void sm_nl_obj_destroy(struct sm_nl_obj *obj)
+{
+	struct ib_sync_mem_client_kind *kind = obj->kind;
+	u32 id = obj->client->id;
+
+	kind->destroy(obj->client);
+	mutex_lock(&sm_nl_lock);
+	xa_cmpxchg(&sm_nl_objs, id, obj, NULL, 0);
+	mutex_unlock(&sm_nl_lock);
+	module_put(kind->owner);
+	complete_all(&obj->gone);
+	sm_nl_obj_put(obj);
+}
+
+static void sm_nl_obj_destroy_work(struct work_struct *work)
+{
+	sm_nl_obj_destroy(container_of(work, struct sm_nl_obj, destroy_work));
+}
+
+static void sm_nl_obj_init(struct sm_nl_obj *obj, struct ib_sync_mem_client *c,
+			   struct ib_sync_mem_client_kind *kind,
+			   struct sk_buff *skb, struct genl_info *info,
+			   bool owned)
+{
+	obj->client = c;
+	obj->kind = kind;
+	obj->owner = (struct sm_nl_owner){
+		.netlink = true,
+		.owned = owned,
+		.portid = info->snd_portid,
+		.pid = task_tgid_nr(current),
+	};
+	if (owned) {
+		obj->sk = NETLINK_CB(skb).sk;
+		sock_hold(obj->sk);
+	}
+}
+
+static struct sm_nl_obj *sm_nl_obj_alloc(void)
+{
+	struct sm_nl_obj *obj = kzalloc(sizeof(*obj), GFP_KERNEL);
+
+	if (obj) {
+		kref_init(&obj->ref);
+		init_completion(&obj->gone);
+		INIT_WORK(&obj->destroy_work, sm_nl_obj_destroy_work);
+	}
+	return obj;
+}
+
+/* Free an object whose client was never made (or NULL). */
+static void sm_nl_obj_free(struct sm_nl_obj *obj)
+{
+	kfree(obj);
+}
+
+/*
+ * Mark every object @match selects dying and destroy it, here or (@queue)
+ * from sm_nl_wq.
+ */
+static void sm_nl_destroy_matching(bool (*match)(struct sm_nl_obj *obj,
+						 const void *arg),
+				   const void *arg, bool queue)
+{
+	struct sm_nl_obj *obj, *tmp;
+	unsigned long id;
+	LIST_HEAD(doomed);
+
+	mutex_lock(&sm_nl_lock);
+	xa_for_each(&sm_nl_objs, id, obj) {
+		if (obj->dying || !match(obj, arg))
+			continue;
+		obj->dying = true;
+		list_add_tail(&obj->doomed, &doomed);
+	}
+	mutex_unlock(&sm_nl_lock);
+
+	/* Unregistering sleeps for syncs in flight: not under the lock. */
+	list_for_each_entry_safe(obj, tmp, &doomed, doomed) {
+		if (queue)
+			queue_work(sm_nl_wq, &obj->destroy_work);
+		else
+			sm_nl_obj_destroy(obj);
+	}
+}
+
+static bool sm_nl_match_domain(struct sm_nl_obj *obj, const void *dom)
+{
+	return obj->client->dom == dom;
+}
+
+static bool sm_nl_none_creating_on(struct ib_sync_mem_domain *dom)
+{
+	struct sm_nl_creation *cr;
+	bool found = false;
+
+	mutex_lock(&sm_nl_lock);
+	list_for_each_entry(cr, &sm_nl_creations, node)
+		found |= cr->dom == dom;
+	mutex_unlock(&sm_nl_lock);
+	return !found;
+}
+
+void sm_nl_domain_removed(struct ib_sync_mem_domain *dom)
+{
+	sm_nl_destroy_matching(sm_nl_match_domain, dom, false);
+	/* Clients registered before the removal, recorded after it began. */
+	wait_event(sm_nl_created, sm_nl_none_creating_on(dom));
+	sm_nl_destroy_matching(sm_nl_match_domain, dom, false);
+}
+
+/* An owned client of a socket that closed with this port id. */
+static bool sm_nl_match_released(struct sm_nl_obj *obj, const void *portid)
+{
+	return obj->owner.owned && obj->owner.portid == *(const u32 *)portid &&
+	       sock_flag(obj->sk, SOCK_DEAD);
+}
+
+static bool sm_nl_match_all(struct sm_nl_obj *obj, const void *arg)
+{
+	return true;
+}
+
+static int sm_nl_urelease(struct notifier_block *nb, unsigned long event,
+			  void *ptr)
+{
+	struct netlink_notify *n = ptr;
+
+	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
+	    !net_eq(n->net, &init_net))
+		return NOTIFY_DONE;
+	/* The closing process does not wait for the syncs in flight. */
+	sm_nl_destroy_matching(sm_nl_match_released, &n->portid, true);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block sm_nl_notifier = {
+	.notifier_call = sm_nl_urelease,
+};
+
+int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sm_nl_creation creating;
+	struct nlattr **attrs = info->attrs;
+	struct ib_sync_mem_domain *dom;
+	struct ib_sync_mem_client *c;
+	struct ib_sync_mem_client_kind *kind;
+	struct ib_device *ibdev;
+	struct sm_nl_obj *obj;
+	struct sk_buff *msg;
+	const char *name;
+	u32 flags = 0;
+	int ret;
+
+	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_NAME,
+			  "missing client name (CLIENT_NAME)") ||
+	    SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_KIND,
+			  "missing client kind (CLIENT_KIND)"))
+		return -EINVAL;
+	name = nla_data(attrs[IB_SYNC_MEM_A_CLIENT_NAME]);
+	if (!*name) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    attrs[IB_SYNC_MEM_A_CLIENT_NAME],
+				    "client name is empty");
+		return -EINVAL;
+	}
+	if (attrs[IB_SYNC_MEM_A_CLIENT_FLAGS])
+		flags = nla_get_u32(attrs[IB_SYNC_MEM_A_CLIENT_FLAGS]);
+
+	kind = sm_kind_get(nla_get_u32(attrs[IB_SYNC_MEM_A_CLIENT_KIND]));
+	if (!kind) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    attrs[IB_SYNC_MEM_A_CLIENT_KIND],
+				    "client kind not available (module not loaded?)");
+		return -EOPNOTSUPP;
+	}
+
+	dom = sm_nl_domain(attrs, info->extack);
+	if (IS_ERR(dom)) {
+		ret = PTR_ERR(dom);
+		goto err_kind;
+	}
+	ibdev = sm_domain_device_get(dom);
+	if (!ibdev) {
+		NL_SET_ERR_MSG(info->extack, "RDMA device is going away");
+		ret = -ENODEV;
+		goto err_dom;
+	}
+	creating.dom = dom;
+	mutex_lock(&sm_nl_lock);
+	list_add(&creating.node, &sm_nl_creations);
+	mutex_unlock(&sm_nl_lock);
+
+	/*
+	 * The reply is allocated before the client exists: failing to
+	 * answer must not leave a client the caller never heard of.
+	 */
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	obj = sm_nl_obj_alloc();
+	if (!obj || !msg) {
+		ret = -ENOMEM;
+		goto err_obj;
+	}
+	c = kind->create(ibdev, name,
+			 flags & IB_SYNC_MEM_CLIENT_F_LAZY ? IB_SYNC_MEM_F_LAZY : 0,
+			 attrs, info->extack);
+	if (IS_ERR(c)) {
+		ret = PTR_ERR(c);
+		/* The kind may have said why already; keep its message. */
+		if (info->extack && info->extack->_msg)
+			goto err_obj;
+		if (ret == -ENOSPC)
+			NL_SET_ERR_MSG(info->extack,
+				       "client limit reached (max_clients or max_clients_per_dev)");
+		else if (ret == -ENODEV)
+			NL_SET_ERR_MSG(info->extack, "RDMA device is going away");
+		else
+			NL_SET_ERR_MSG(info->extack, "cannot register the client");
+		goto err_obj;
+	}
+	sm_nl_obj_init(obj, c, kind, skb, info, flags & IB_SYNC_MEM_CLIENT_F_OWNED);
+
+	/*
+	 * Once recorded, CLIENT_DEL or the device's removal may delete the
+	 * client at any time: hold it for the reply. A removal that began
+	 * meanwhile waits for the record, then takes the client along.
+	 */
+	ib_sync_mem_get(c);
+	mutex_lock(&sm_nl_lock);
+	ret = xa_insert(&sm_nl_objs, c->id, obj, GFP_KERNEL);
+	list_del(&creating.node);
+	mutex_unlock(&sm_nl_lock);
+	wake_up_all(&sm_nl_created);
+	ib_device_put(ibdev);
+	sm_domain_put(dom);
+	if (ret) {
+		NL_SET_ERR_MSG(info->extack, "cannot record the client");
+		ib_sync_mem_put(c);
+		sm_nl_obj_destroy(obj);
+		nlmsg_free(msg);
+		return ret;
+	}
+
+	ret = sm_nl_fill_client(msg, c, info->snd_portid, info->snd_seq, 0,
+				IB_SYNC_MEM_CMD_CLIENT_NEW, SM_NL_ADMIN);
+	ib_sync_mem_put(c);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+
+err_obj:
+	sm_nl_obj_free(obj);
+	nlmsg_free(msg);
+	mutex_lock(&sm_nl_lock);
+	list_del(&creating.node);
+	mutex_unlock(&sm_nl_lock);
+	wake_up_all(&sm_nl_created);
+	ib_device_put(ibdev);
+err_dom:
+	sm_domain_put(dom);
+err_kind:
+	module_put(kind->owner);
+	return ret;
+}
+
+int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct ib_sync_mem_client *c;
+	struct sm_nl_obj *obj;
+	struct nlattr *attr;
+	bool dying = false;
+	int ret;
+	u32 id;
+
+	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_ID,
+			  "missing client id (CLIENT_ID)"))
+		return -EINVAL;
+	attr = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
+	id = nla_get_u32(attr);
+
+	mutex_lock(&sm_nl_lock);
+	obj = xa_load(&sm_nl_objs, id);
+	if (obj && obj->dying) {
+		dying = true;
+		obj = NULL;
+	} else if (obj) {
+		obj->dying = true;
+		kref_get(&obj->ref);
+	}
+	mutex_unlock(&sm_nl_lock);
+	if (obj) {
+		/*
+		 * Unregistering waits for the syncs in flight on the device,
+		 * as long as their deadlines: that wait runs in a work item,
+		 * and this one can be killed. The client goes either way.
+		 */
+		queue_work(sm_nl_wq, &obj->destroy_work);
+		ret = wait_for_completion_killable(&obj->gone) ? -EINTR : 0;
+		sm_nl_obj_put(obj);
+		return ret;
+	}
+	if (dying) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "no such client (being deleted)");
+		return -ENOENT;
+	}
+
+	c = ib_sync_mem_lookup(id);
+	if (c) {
+		ib_sync_mem_put(c);
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "client was registered by a kernel driver");
+		return -EBUSY;
+	}
+	NL_SET_ERR_MSG_ATTR(info->extack, attr, "no such client");
+	return -ENOENT;
+}
+
+int sm_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct ib_sync_mem_client *c;
+	struct sk_buff *msg;
+	int ret;
+
+	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_ID,
+			  "missing client id (CLIENT_ID)"))
+		return -EINVAL;
+	c = ib_sync_mem_lookup(nla_get_u32(info->attrs[IB_SYNC_MEM_A_CLIENT_ID]));
+	if (!c) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[IB_SYNC_MEM_A_CLIENT_ID],
+				    "no such client");
+		return -ENOENT;
+	}
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = sm_nl_fill_client(msg, c, info->snd_portid, info->snd_seq, 0,
+				IB_SYNC_MEM_CMD_CLIENT_GET,
+				sm_nl_detail_for(skb));
+	if (ret) {
+		nlmsg_free(msg);
+		goto out;
+	}
+	ret = genlmsg_reply(msg, info);
+out:
+	ib_sync_mem_put(c);
+	return ret;
+}
+
+/*
+ * Dump state in cb->args: [1] device filter, index + 1, 0 for none, [2]
+ * next client id and [3] filter resolved.
+ *
+ * Resolve a dump's device filter into cb->args[1]. Done in the first
+ * dumpit call rather than in .start, where some kernels (6.1) have no
+ * extack to say what went wrong; an error here ends the dump with the
+ * error and its message in NLMSG_DONE.
+ */
+static int sm_nl_client_dump_filter(struct netlink_callback *cb)
+{
+	struct nlattr *attrs[IB_SYNC_MEM_A_MAX + 1];
+	struct ib_sync_mem_domain *dom;
+	int ret;
+
+	/* Already validated by genl; parse again for the attributes. */
+	ret = nlmsg_parse(cb->nlh, GENL_HDRLEN, attrs, IB_SYNC_MEM_A_MAX,
+			  sm_nl_policy, cb->extack);
+	if (ret)
+		return ret;
+	cb->args[1] = 0;
+	if (!attrs[IB_SYNC_MEM_A_DEV_INDEX] && !attrs[IB_SYNC_MEM_A_DEV_NAME])
+		return 0;
+	dom = sm_nl_domain(attrs, cb->extack);
+	if (IS_ERR(dom))
+		return PTR_ERR(dom);
+	cb->args[1] = (unsigned long)dom->index + 1;
+	sm_domain_put(dom);
+	return 0;
+}
+
+int sm_nl_client_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	enum sm_nl_detail detail = sm_nl_detail_for(cb->skb);
+	struct ib_sync_mem_client *c;
+	struct nlmsghdr *nlh;
+	unsigned long id;
+	int ret = 0;
+
+	if (!cb->args[3]) {
+		ret = sm_nl_client_dump_filter(cb);
+		if (ret)
+			return ret;
+		cb->args[3] = 1;
+	}
+	id = cb->args[2];
+	cb->seq = atomic_read(&sm_generation);
+	for (; (c = sm_client_next(&id)); id++) {
+		if (cb->args[1] && c->dom->index + 1 != cb->args[1]) {
+			ib_sync_mem_put(c);
+			continue;
+		}
+		nlh = (struct nlmsghdr *)skb_tail_pointer(skb);
+		ret = sm_nl_fill_client(skb, c, NETLINK_CB(cb->skb).portid,
+					cb->nlh->nlmsg_seq, NLM_F_MULTI,
+					IB_SYNC_MEM_CMD_CLIENT_GET, detail);
+		ib_sync_mem_put(c);
+		if (ret)
+			break;
+		nl_dump_check_consistent(cb, nlh);
+	}
+	cb->args[2] = id;
+	return sm_nl_dump_ret(skb, ret);
+}
+
+int sm_nl_clients_init(void)
+{
+	int ret;
+
+	sm_nl_wq = alloc_workqueue("ib_sync_mem_nl", WQ_UNBOUND, 0);
+	if (!sm_nl_wq)
+		return -ENOMEM;
+	ret = netlink_register_notifier(&sm_nl_notifier);
+	if (ret)
+		destroy_workqueue(sm_nl_wq);
+	return ret;
+}
+
+void sm_nl_clients_exit(void)
+{
+	netlink_unregister_notifier(&sm_nl_notifier);
+	/* Deletions queued by CLIENT_DEL and closing sockets finish first. */
+	destroy_workqueue(sm_nl_wq);
+	sm_nl_destroy_matching(sm_nl_match_all, NULL, false);
+	WARN_ON(!xa_empty(&sm_nl_objs));
+}

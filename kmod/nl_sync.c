@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SYNC: a device in one pass, one client, or a batch, and the per-client
+ * results. The results come in one or more IB_SYNC_MEM_A_SYNC_RESULTS
+ * nests, in order, each holding as many results as fit in a nest's 64 KiB;
+ * the documented limits (IB_SYNC_MEM_SYNC_BATCH_MAX clients in a batch,
+ * IB_SYNC_MEM_DEV_CLIENTS_MAX on a device) keep the reply well under what
+ * the YNL CLI and pkg/genl receive at once.
+ */
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/stringify.h>
+
+#include "netlink.h"
+
+#define SM_NL_BATCH_MSG \
+	"a batch names 1 to " __stringify(IB_SYNC_MEM_SYNC_BATCH_MAX) " clients"
+
+/* Bytes of one result nest. */
+#define SM_NL_RESULT_SIZE	(nla_total_size(0) + 2 * nla_total_size(sizeof(u32)) + \
+				 nla_total_size_64bit(sizeof(u64)))
+
+/* Bytes of the results of @n clients, the nests' own headers included. */
+static size_t sm_nl_results_size(u32 n)
+{
+	size_t per_nest = (U16_MAX - nla_total_size(0)) / SM_NL_RESULT_SIZE;
+
+	return (size_t)n * SM_NL_RESULT_SIZE +
+	       (n / per_nest + 1) * nla_total_size(0);
+}
+
+/* Results being written: the open nest, a new one when it is full. */
+struct sm_nl_results {
+	struct sk_buff *msg;
+	struct nlattr *nest;
+};
+
+static int sm_nl_results_begin(struct sm_nl_results *r, struct sk_buff *msg)
+{
+	r->msg = msg;
+	r->nest = nla_nest_start(msg, IB_SYNC_MEM_A_SYNC_RESULTS);
+	return r->nest ? 0 : -EMSGSIZE;
+}
+
+static int sm_nl_put_result(struct sm_nl_results *r, u32 id, int err, u64 ns)
+{
+	struct sk_buff *msg = r->msg;
+	struct nlattr *res;
+
+	/* nla_len is a u16: past it, the results go on in another nest. */
+	if (skb_tail_pointer(msg) - (unsigned char *)r->nest +
+	    SM_NL_RESULT_SIZE > U16_MAX) {
+		nla_nest_end(msg, r->nest);
+		r->nest = nla_nest_start(msg, IB_SYNC_MEM_A_SYNC_RESULTS);
+		if (!r->nest)
+			return -EMSGSIZE;
+	}
+	res = nla_nest_start(msg, IB_SYNC_MEM_A_SYNC_RESULT);
+	if (!res || nla_put_u32(msg, IB_SYNC_MEM_A_CLIENT_ID, id) ||
+	    nla_put_s32(msg, IB_SYNC_MEM_A_SYNC_ERR, sm_nl_errno(err)) ||
+	    nla_put_u64_64bit(msg, IB_SYNC_MEM_A_SYNC_NS, ns, IB_SYNC_MEM_A_PAD))
+		return -EMSGSIZE;
+	nla_nest_end(msg, res);
+	return 0;
+}
+
+static void sm_nl_results_end(struct sm_nl_results *r)
+{
+	nla_nest_end(r->msg, r->nest);
+}
+
+static int sm_nl_put_totals(struct sk_buff *msg, int err, u32 run, u32 errors,
+			    u32 skipped, u64 ns)
+{
+	if (nla_put_s32(msg, IB_SYNC_MEM_A_SYNC_ERR, sm_nl_errno(err)) ||
+	    nla_put_u32(msg, IB_SYNC_MEM_A_SYNC_RUN, run) ||
+	    nla_put_u32(msg, IB_SYNC_MEM_A_SYNC_ERRORS, errors) ||
+	    nla_put_u32(msg, IB_SYNC_MEM_A_SYNC_SKIPPED, skipped) ||
+	    nla_put_u64_64bit(msg, IB_SYNC_MEM_A_SYNC_NS, ns, IB_SYNC_MEM_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
+			     unsigned int timeout_ms)
+{
+	struct ib_sync_mem_result res;
+	struct ib_sync_mem_domain *dom;
+	struct ib_sync_mem_client *c;
+	struct sm_nl_results results;
+	struct sk_buff *msg;
+	int idx, err, ret;
+	void *hdr;
+	u64 ns;
+
+	dom = sm_nl_domain(info->attrs, info->extack);
+	if (IS_ERR(dom))
+		return PTR_ERR(dom);
+
+	err = sm_sync_domain(dom, dir, timeout_ms, &res);
+	if (err == -ENODEV || err == -ETIMEDOUT || err == -EINTR) {
+		if (err == -ENODEV)
+			NL_SET_ERR_MSG(info->extack, "RDMA device went away");
+		else if (err == -ETIMEDOUT)
+			NL_SET_ERR_MSG(info->extack,
+				       "timed out waiting for a sync pass");
+		else
+			NL_SET_ERR_MSG(info->extack,
+				       "interrupted waiting for a sync pass");
+		ret = err;
+		goto out;
+	}
+
+	msg = genlmsg_new(NLMSG_GOODSIZE +
+			  sm_nl_results_size(READ_ONCE(dom->nclients)),
+			  GFP_KERNEL);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	hdr = genlmsg_put_reply(msg, info, &sm_nl_family, 0, IB_SYNC_MEM_CMD_SYNC);
+	ret = -EMSGSIZE;
+	if (!hdr || sm_nl_put_dev(msg, dom) ||
+	    sm_nl_put_totals(msg, err, res.clients, res.errors, res.skipped,
+			     res.ns) ||
+	    sm_nl_results_begin(&results, msg))
+		goto err_msg;
+	idx = srcu_read_lock(&dom->srcu);
+	list_for_each_entry_srcu(c, &dom->clients, node,
+				 srcu_read_lock_held(&dom->srcu)) {
+		if (!sm_client_pass_ns(c, res.pass, &ns))
+			continue;
+		if (sm_nl_put_result(&results, c->id, READ_ONCE(c->last_err), ns))
+			break;	/* clients registered since: no room, no need */
+	}
+	srcu_read_unlock(&dom->srcu, idx);
+	sm_nl_results_end(&results);
+	genlmsg_end(msg, hdr);
+	ret = genlmsg_reply(msg, info);
+	goto out;
+
+err_msg:
+	nlmsg_free(msg);
+out:
+	sm_domain_put(dom);
+	return ret;
+}
+
+struct sm_nl_result {
+	struct ib_sync_mem_client *client;
+	int err;
+	u64 ns;
+};
+
+/* Take a reference on every client a request names, or fail naming one. */
+static int sm_nl_resolve(struct genl_info *info, struct sm_nl_result *r, u32 n)
+{
+	struct nlattr *single = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
+	struct nlattr *attr = single;
+	u32 i = 0;
+	int rem;
+
+	if (single) {
+		r[i].client = ib_sync_mem_lookup(nla_get_u32(single));
+		if (r[i].client)
+			i++;
+	} else {
+		nla_for_each_nested(attr, info->attrs[IB_SYNC_MEM_A_SYNC_CLIENTS],
+				    rem) {
+			r[i].client = ib_sync_mem_lookup(nla_get_u32(attr));
+			if (!r[i].client)
+				break;
+			i++;
+		}
+	}
+	if (i == n)
+		return 0;
+	NL_SET_ERR_MSG_ATTR(info->extack, attr, "no such client");
+	while (i--)
+		ib_sync_mem_put(r[i].client);
+	return -ENOENT;
+}
+
+static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
+			      unsigned int timeout_ms)
+{
+	struct nlattr *single = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
+	struct sm_nl_results results;
+	u32 n = 0, i, errors = 0;
+	struct sm_nl_result *r;
+	int rem, first = 0, ret;
+	struct nlattr *attr;
+	struct sk_buff *msg;
+	u64 t0, total;
+	void *hdr;
+
+	if (single) {
+		n = 1;
+	} else {
+		nla_for_each_nested(attr, info->attrs[IB_SYNC_MEM_A_SYNC_CLIENTS],
+				    rem)
+			n++;
+		if (!n || n > IB_SYNC_MEM_SYNC_BATCH_MAX) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[IB_SYNC_MEM_A_SYNC_CLIENTS],
+					    SM_NL_BATCH_MSG);
+			return -EINVAL;
+		}
+	}
+	r = kvcalloc(n, sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	/* Every id resolves before anything is synced. */
+	ret = sm_nl_resolve(info, r, n);
+	if (ret)
+		goto out_free;
+
+	total = ktime_get_ns();
+	for (i = 0; i < n; i++) {
+		/* A caller killed in a batch stops there. */
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto out;
+		}
+		t0 = ktime_get_ns();
+		r[i].err = ib_sync_mem_sync(r[i].client, dir, timeout_ms);
+		r[i].ns = ktime_get_ns() - t0;
+		if (r[i].err) {
+			errors++;
+			first = first ?: r[i].err;
+		}
+	}
+	total = ktime_get_ns() - total;
+
+	/* One client that cannot be synced at all fails the command. */
+	if (single && (first == -ENXIO || first == -ENODEV)) {
+		if (first == -ENXIO)
+			NL_SET_ERR_MSG_ATTR(info->extack, single,
+					    "client's memory is gone (invalidated)");
+		else
+			NL_SET_ERR_MSG_ATTR(info->extack, single,
+					    "client's device is gone");
+		ret = first;
+		goto out;
+	}
+
+	ret = -ENOMEM;
+	msg = genlmsg_new(NLMSG_GOODSIZE + sm_nl_results_size(n), GFP_KERNEL);
+	if (!msg)
+		goto out;
+	ret = -EMSGSIZE;
+	hdr = genlmsg_put_reply(msg, info, &sm_nl_family, 0, IB_SYNC_MEM_CMD_SYNC);
+	if (!hdr || sm_nl_put_totals(msg, first, n, errors, 0, total) ||
+	    sm_nl_results_begin(&results, msg))
+		goto err_msg;
+	for (i = 0; i < n; i++)
+		if (sm_nl_put_result(&results, r[i].client->id, r[i].err,
+				     r[i].ns))
+			goto err_msg;
+	sm_nl_results_end(&results);
+	genlmsg_end(msg, hdr);
+	ret = genlmsg_reply(msg, info);
+	goto out;
+
+err_msg:
+	nlmsg_free(msg);
+out:
+	for (i = 0; i < n; i++)
+		ib_sync_mem_put(r[i].client);
+out_free:
+	kvfree(r);
+	return ret;
+}
+
+int sm_nl_sync_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **attrs = info->attrs;
+	unsigned int timeout_ms = 0;
+	int targets;
+
+	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_SYNC_DIR,
+			  "missing sync direction (SYNC_DIR)"))
+		return -EINVAL;
+	if (attrs[IB_SYNC_MEM_A_SYNC_TIMEOUT_MS])
+		timeout_ms = nla_get_u32(attrs[IB_SYNC_MEM_A_SYNC_TIMEOUT_MS]);
+	targets = !!(attrs[IB_SYNC_MEM_A_DEV_INDEX] ||
+		     attrs[IB_SYNC_MEM_A_DEV_NAME]) +
+		  !!attrs[IB_SYNC_MEM_A_CLIENT_ID] +
+		  !!attrs[IB_SYNC_MEM_A_SYNC_CLIENTS];
+	if (targets != 1) {
+		NL_SET_ERR_MSG(info->extack,
+			       "name exactly one target: a device, CLIENT_ID or SYNC_CLIENTS");
+		return -EINVAL;
+	}
+	if (attrs[IB_SYNC_MEM_A_DEV_INDEX] || attrs[IB_SYNC_MEM_A_DEV_NAME])
+		return sm_nl_sync_device(info,
+					 nla_get_u32(attrs[IB_SYNC_MEM_A_SYNC_DIR]),
+					 timeout_ms);
+	return sm_nl_sync_clients(info, nla_get_u32(attrs[IB_SYNC_MEM_A_SYNC_DIR]),
+				  timeout_ms);
+}
