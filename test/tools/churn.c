@@ -454,7 +454,12 @@ static void do_reopen(void)
 	}
 	cnt.reopen++;
 	for (i = 0; i < n; i++) {
-		ret = smnl_client_get(&nl, gone[i], &c);
+		/* Deleted shortly after the close (the release's work item). */
+		ret = smnl_wait_gone(&nl, gone[i], bound_ms(30000));
+		if (!ret)
+			ret = -ENOENT;
+		else if (ret == -ETIMEDOUT)
+			ret = smnl_client_get(&nl, gone[i], &c);
 		/*
 		 * One that its device's removal is deleting right now is
 		 * left to that (invalidated, reason device).

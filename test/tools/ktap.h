@@ -82,18 +82,6 @@ static inline int ktap_finish(void)
 	return ktap_failed ? 1 : 0;
 }
 
-/*
- * A hang guard for a wait on an event: @ms times SYNCMEM_SLOW (the suites'
- * factor for a slow guest). A bound, never a measurement.
- */
-static inline int bound_ms(int ms)
-{
-	const char *slow = getenv("SYNCMEM_SLOW");
-	int f = slow ? atoi(slow) : 1;
-
-	return ms * (f > 0 ? f : 1);
-}
-
 static inline double now_ms(void)
 {
 	struct timespec ts;

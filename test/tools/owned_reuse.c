@@ -62,20 +62,6 @@ static void *closer(void *arg)
 	return NULL;
 }
 
-/* Poll CLIENT_GET until @id is gone (1) or @ms pass (0). */
-static int gone_within(struct smnl *nl, uint32_t id, int ms)
-{
-	struct smnl_client c;
-	double t0 = now_ms();
-
-	while (now_ms() - t0 < ms) {
-		if (smnl_client_get(nl, id, &c) == -ENOENT)
-			return 1;
-		usleep(20000);
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct smnl s1, s2, s3;
@@ -127,14 +113,14 @@ int main(int argc, char **argv)
 	kt_cmd("urelease_release");
 	pthread_join(th, NULL);
 
-	ktap_result(gone_within(&s3, id1, bound_ms(30000)),
+	ktap_result(!smnl_wait_gone(&s3, id1, bound_ms(30000)),
 		    "the late release deletes the old socket's client");
 	ret = id2 > 0 ? smnl_client_get(&s3, id2, &c) : -EINVAL;
 	ktap_result(ret == 0, "and leaves the new socket's client alone (%s)",
 		    errstr(ret));
 	if (id2 > 0) {
 		smnl_close(&s2);
-		ktap_result(gone_within(&s3, id2, bound_ms(30000)),
+		ktap_result(!smnl_wait_gone(&s3, id2, bound_ms(30000)),
 			    "closing the new socket deletes its client");
 	}
 	smnl_close(&s3);

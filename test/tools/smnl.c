@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
@@ -850,4 +851,24 @@ const char *smnl_state_name(uint32_t state)
 	case IB_SYNC_MEM_CLIENT_INVALIDATED: return "invalidated";
 	}
 	return "?";
+}
+
+int smnl_wait_gone(struct smnl *nl, uint32_t id, int ms)
+{
+	struct smnl_client c;
+	struct timespec t0, t;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		ret = smnl_client_get(nl, id, &c);
+		if (ret == -ENOENT)
+			return 0;
+		if (ret)
+			return ret;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
+			return -ETIMEDOUT;
+		usleep(10000);
+	}
 }

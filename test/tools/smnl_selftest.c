@@ -164,8 +164,8 @@ int main(int argc, char **argv)
 	ktap_result(id3 > 0 && ret == 0 && (c.flags & IB_SYNC_MEM_CLIENT_F_OWNED),
 		    "an owned client carries IB_SYNC_MEM_CLIENT_F_OWNED");
 	smnl_close(&nl2);
-	ret = id3 > 0 ? smnl_client_get(&nl, id3, &c) : id3;
-	ktap_result(ret == -ENOENT, "closing its socket deletes the owned client");
+	ret = id3 > 0 ? smnl_wait_gone(&nl, id3, bound_ms(30000)) : id3;
+	ktap_result(ret == 0, "closing its socket deletes the owned client");
 
 	ret = smnl_unregister(&nl, id);
 	ktap_result(ret == 0, "unregister: 0");
