@@ -33,9 +33,15 @@ dir=test/mutants
 # field PATCH NAME: a header field of a patch.
 field() { sed -n "s/^$2: *//p" "$1" | head -n1; }
 
+shopt -s nullglob
 if [ "${1:-}" = --check ]; then
 	bad=0
-	for p in "$dir"/*.patch; do
+	all=("$dir"/*.patch)
+	if [ "${#all[@]}" -lt 15 ]; then
+		echo "only ${#all[@]} seeded defects in $dir (at least 15)"
+		bad=1
+	fi
+	for p in "${all[@]}"; do
 		for f in Mutant Suites Kernel Breaks; do
 			[ -n "$(field "$p" "$f")" ] || { echo "$p: no $f: line"; bad=1; }
 		done
