@@ -10,9 +10,9 @@
 suite_begin
 
 TR=/sys/kernel/tracing
-N=50		# single-client syncs of each of the fast and the slow client
+N=50		# syncs of each of the fast and the slow client
 P=4		# device-wide passes
-M=20		# batches of the burst the outside reader counts (2 syncs each)
+M=20		# rounds of the burst the outside reader counts (2 syncs each)
 SLOW_US=1500	# the slow client's latency
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
@@ -76,13 +76,14 @@ mass() {
 		'[.histograms[] | select(.kind == $k and .client == $c and .dir == $d) |
 		  .buckets[] | select(.slot >= $lo and .slot <= $hi) | .count] | add // 0'
 }
-# sync_n N ID DIR: N single-client syncs; fails if any failed.
+# sync_n N ID DIR: N syncs of one client, in one batch that names it N
+# times (one netlink request, N ->sync calls, N client_sync events); fails
+# unless all N ran and none failed.
 sync_n() {
-	local i bad=0
-	for ((i = 0; i < $1; i++)); do
-		syncmemctl sync --client "$2" --dir "$3" >/dev/null || bad=$((bad + 1))
-	done
-	expect "failed syncs of client $2" $bad 0
+	local ids
+	ids=$(yes "$2" | head -n "$1" | paste -sd,)
+	jq_of ".run == $1 and .errors == 0 and (.results | length) == $1" \
+		syncmemctl sync --client "$ids" --dir "$3" -j
 }
 # Our programs and maps, by the names pkg/trace gives them.
 our_progs() {
@@ -205,10 +206,11 @@ bt_attached() {
 }
 check "bpftrace attached to client_sync" wait_until 120 bt_attached
 burst() {
-	local i
-	for ((i = 0; i < M; i++)); do syncmemctl sync --client "$fast,$slow" >/dev/null || return 1; done
+	local ids
+	ids=$(yes "$fast,$slow" | head -n "$M" | paste -sd,)
+	jq_of ".run == $((2 * M)) and .errors == 0" syncmemctl sync --client "$ids" -j
 }
-check "burst: $M batches of the fast and slow clients" burst
+check "burst: $M times the fast and slow clients, in one batch" burst
 check "rdma link delete rxe1" rdma link delete rxe1
 gone_client() {
 	syncmemctl sync --client "$other" 2>&1 | tee /dev/stderr | grep -q "no such client"
