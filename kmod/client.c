@@ -46,7 +46,7 @@ MODULE_PARM_DESC(max_clients_per_dev,
 bool sm_coalesce = true;
 module_param_named(coalesce, sm_coalesce, bool, 0644);
 MODULE_PARM_DESC(coalesce, "Concurrent device-wide syncs share passes (default Y)");
-EXPORT_SYMBOL_NS_GPL(sm_coalesce, IB_SYNC_MEM_INTERNAL);
+EXPORT_SYMBOL_NS_GPL(sm_coalesce, "IB_SYNC_MEM_INTERNAL");
 
 static unsigned int sync_timeout_ms = 10000;
 module_param(sync_timeout_ms, uint, 0644);

@@ -31,7 +31,7 @@
 
 #include "sync_mem.h"
 
-MODULE_IMPORT_NS(DMA_BUF);
+MODULE_IMPORT_NS("DMA_BUF");
 
 static struct platform_device *sm_dma_standin;
 

@@ -25,7 +25,7 @@
 DEFINE_XARRAY(sm_domains);
 
 struct sm_counters sm_counters;
-EXPORT_SYMBOL_NS_GPL(sm_counters, IB_SYNC_MEM_INTERNAL);
+EXPORT_SYMBOL_NS_GPL(sm_counters, "IB_SYNC_MEM_INTERNAL");
 struct sm_stats __percpu *sm_global_stats;
 
 static struct ib_client sm_ib_client;
@@ -47,7 +47,7 @@ void sm_domain_put(struct ib_sync_mem_domain *dom)
 {
 	kref_put(&dom->kref, sm_domain_release);
 }
-EXPORT_SYMBOL_NS_GPL(sm_domain_put, IB_SYNC_MEM_INTERNAL);
+EXPORT_SYMBOL_NS_GPL(sm_domain_put, "IB_SYNC_MEM_INTERNAL");
 
 /**
  * sm_domain_get() - the domain of a device, with a reference
@@ -67,7 +67,7 @@ struct ib_sync_mem_domain *sm_domain_get(struct ib_device *ibdev)
 	xa_unlock(&sm_domains);
 	return dom;
 }
-EXPORT_SYMBOL_NS_GPL(sm_domain_get, IB_SYNC_MEM_INTERNAL);
+EXPORT_SYMBOL_NS_GPL(sm_domain_get, "IB_SYNC_MEM_INTERNAL");
 
 /**
  * sm_domain_passes() - device-wide passes run on a domain
@@ -84,7 +84,7 @@ u64 sm_domain_passes(struct ib_sync_mem_domain *dom)
 		sum += READ_ONCE(*per_cpu_ptr(dom->npasses, cpu));
 	return sum;
 }
-EXPORT_SYMBOL_NS_GPL(sm_domain_passes, IB_SYNC_MEM_INTERNAL);
+EXPORT_SYMBOL_NS_GPL(sm_domain_passes, "IB_SYNC_MEM_INTERNAL");
 
 /**
  * sm_domain_get_by_name() - look a domain up by device name

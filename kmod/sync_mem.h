@@ -17,6 +17,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_sync_mem.h>
 
+#include "compat.h"
+
 /* log2 latency buckets: bucket i counts ns in [2^(i-1), 2^i), the last one
  * everything above. 2^31 ns is about 2.1 s.
  */

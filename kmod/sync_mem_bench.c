@@ -873,4 +873,4 @@ module_exit(bm_exit);
 MODULE_AUTHOR("syncmem developers");
 MODULE_DESCRIPTION("Micro-benchmarks of ib_sync_mem");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(IB_SYNC_MEM_INTERNAL);
+MODULE_IMPORT_NS("IB_SYNC_MEM_INTERNAL");

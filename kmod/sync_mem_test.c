@@ -591,4 +591,4 @@ module_exit(kt_exit);
 MODULE_AUTHOR("syncmem developers");
 MODULE_DESCRIPTION("In-kernel KTAP tests of ib_sync_mem");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(IB_SYNC_MEM_INTERNAL);
+MODULE_IMPORT_NS("IB_SYNC_MEM_INTERNAL");

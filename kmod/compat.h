@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Differences between the kernels ib_sync_mem builds for (6.1 to 7.x). The
+ * sources are written for the newest kernel; each entry here maps an older
+ * one onto that form, names the API and the release that changed it, and
+ * is the only place a kernel version is tested. Include it after the
+ * kernel headers it adapts.
+ *
+ * Not here because the module no longer needs it: ib_device_get_by_name(),
+ * gone from ib_core by 7.2 (the module looks devices up in its own domains:
+ * ib_sync_mem_device_get()).
+ */
+#ifndef _IB_SYNC_MEM_COMPAT_H
+#define _IB_SYNC_MEM_COMPAT_H
+
+#include <linux/export.h>
+#include <linux/module.h>
+#include <linux/version.h>
+
+/*
+ * Symbol namespaces are string literals since 6.13 (commit cdd30ebb1b9f,
+ * "module: Convert symbol namespace to string literal"): the sources write
+ * EXPORT_SYMBOL_NS_GPL(sym, "NS") and MODULE_IMPORT_NS("NS"). Before, both
+ * macros stringified a bare token; here they take the literal as it is.
+ * __EXPORT_SYMBOL() names the GPL license "GPL" since 6.5 ("kbuild:
+ * generate KSYMTAB entries by modpost"), "_gpl" before.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+#undef MODULE_IMPORT_NS
+#define MODULE_IMPORT_NS(ns)		MODULE_INFO(import_ns, ns)
+#undef EXPORT_SYMBOL_NS_GPL
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+#define EXPORT_SYMBOL_NS_GPL(sym, ns)	__EXPORT_SYMBOL(sym, "_gpl", ns)
+#else
+#define EXPORT_SYMBOL_NS_GPL(sym, ns)	__EXPORT_SYMBOL(sym, "GPL", ns)
+#endif
+#endif
+
+#endif /* _IB_SYNC_MEM_COMPAT_H */
