@@ -6,7 +6,9 @@
 # Kbuild of these kernels cannot put an external module's objects outside its
 # source directory, so each kernel gets a directory of symlinks to the
 # sources and Kbuild runs there. The build is always W=1; the log is kept in
-# build/<kver>/build.log for the warning checks.
+# build/<kver>/build.log for the warning checks. A 7.x kernel builds inside
+# the trixie root (vm/trixie-root.sh, vm/kernels.sh --root), whose tools
+# its kbuild needs.
 set -euo pipefail
 
 kver=$1
@@ -15,8 +17,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 src=$top/kmod
 out=$top/build/$kver/kmod
 kdir=$("$top/vm/kernels.sh" --kdir "$kver")
+root=$("$top/vm/kernels.sh" --root "$kver")
 
-[ -e "$kdir/Makefile" ] || { echo "build.sh: no build tree at $kdir" >&2; exit 1; }
+[ -e "$root$kdir/Makefile" ] || { echo "build.sh: no build tree at $root$kdir" >&2; exit 1; }
 
 mkdir -p "$out"
 # Refresh the symlink forest: drop links whose source is gone, add new ones.
@@ -26,5 +29,11 @@ for f in "$src"/*; do
 	ln -sfn "$f" "$out/${f##*/}"
 done
 
-make -C "$kdir" M="$out" W=1 "$@" modules 2>&1 | tee "$top/build/$kver/build.log"
+if [ "$root" = / ]; then
+	make -C "$kdir" M="$out" W=1 "$@" modules 2>&1 | tee "$top/build/$kver/build.log"
+else
+	# A kernel whose kbuild tools need another userland (7.x: trixie's).
+	. "$top/test/vm/lib.sh"
+	in_root "$root" make -C "$kdir" M="$out" W=1 "$@" modules 2>&1 | tee "$top/build/$kver/build.log"
+fi
 exit "${PIPESTATUS[0]}"

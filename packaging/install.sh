@@ -34,14 +34,32 @@ SRCTREE=$D/usr/src
 
 log() { printf 'install: %s\n' "$*" >&2; }
 
+# dkms_ [--root ROOT] ARGS...: DKMS, on DESTDIR's trees if there is one;
+# with a ROOT other than /, the DKMS of that build root (a 7.x kernel's
+# kbuild runs only in the trixie root, vm/trixie-root.sh), on the same
+# trees, which the project's mount makes visible there.
 dkms_() {
+	local root=/
+	if [ "$1" = --root ]; then
+		root=$2
+		shift 2
+	fi
 	if [ -n "$D" ]; then
 		mkdir -p "$D/var/lib/dkms" "$D/lib/modules"
-		mok_signing_key=$D/var/lib/dkms/mok.key mok_certificate=$D/var/lib/dkms/mok.pub \
-			dkms "$@" --dkmstree "$D/var/lib/dkms" --sourcetree "$SRCTREE" \
-			--installtree "$D/lib/modules"
-	else
+		if [ "$root" = / ]; then
+			mok_signing_key=$D/var/lib/dkms/mok.key mok_certificate=$D/var/lib/dkms/mok.pub \
+				dkms "$@" --dkmstree "$D/var/lib/dkms" --sourcetree "$SRCTREE" \
+				--installtree "$D/lib/modules"
+		else
+			(. test/vm/lib.sh && in_root "$root" env mok_signing_key="$D/var/lib/dkms/mok.key" \
+				mok_certificate="$D/var/lib/dkms/mok.pub" dkms "$@" \
+				--dkmstree "$D/var/lib/dkms" --sourcetree "$SRCTREE" \
+				--installtree "$D/lib/modules")
+		fi
+	elif [ "$root" = / ]; then
 		dkms "$@"
+	else
+		log "skipping $* for a kernel built in $root: install it on its own system"
 	fi
 }
 
@@ -85,12 +103,16 @@ install_() {
 	dkms_ add -m "$NAME" -v "$version" >/dev/null
 	for k in $kernels; do
 		log "dkms build + install $NAME/$version for $k"
-		dkms_ build -m "$NAME" -v "$version" -k "$k" >/dev/null
+		kroot=$(vm/kernels.sh --root "$k")
+		kopt=()
+		[ "$kroot" = / ] || kopt=(--kernelsourcedir "$(vm/kernels.sh --kdir "$k")")
+		dkms_ --root "$kroot" build -m "$NAME" -v "$version" -k "$k" "${kopt[@]}" >/dev/null
 		if [ -n "$D" ]; then
 			mkdir -p "$D/lib/modules/$k"
-			dkms_ install -m "$NAME" -v "$version" -k "$k" --no-depmod >/dev/null
+			dkms_ --root "$kroot" install -m "$NAME" -v "$version" -k "$k" "${kopt[@]}" \
+				--no-depmod >/dev/null
 		else
-			dkms_ install -m "$NAME" -v "$version" -k "$k" >/dev/null
+			dkms_ --root "$kroot" install -m "$NAME" -v "$version" -k "$k" "${kopt[@]}" >/dev/null
 		fi
 	done
 

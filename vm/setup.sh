@@ -22,6 +22,8 @@ PKGS=(
 	dkms curl linux-source-6.12 python3-jsonschema python3-yaml
 	# the debug kernel (vm/debug-kernel.sh)
 	bc flex bison libelf-dev libssl-dev dwarves
+	# the trixie root of the newest kernel, 7.x (vm/trixie-root.sh)
+	debootstrap
 )
 
 missing=()
@@ -84,6 +86,11 @@ if [ ! -x "$VNG" ] ||
 	"$venv/bin/python3" -m pip install -q --disable-pip-version-check \
 		"virtme-ng==$VIRTME_NG_VERSION"
 fi
+
+# Debian's newest kernel series (7.x, trixie-backports) and the trixie
+# root its kbuild runs in, made and cached once, updated when a newer 7.x
+# kernel is out.
+"$(dirname "$0")/trixie-root.sh" >/dev/null
 
 # Go modules.
 if [ -f go.mod ]; then

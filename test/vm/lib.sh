@@ -20,6 +20,26 @@ VNG=$SYNCMEM_CACHE/venv/bin/vng
 # vng NAME...: run virtme-ng (it runs its own virtme-run from PATH).
 vng() { PATH=${VNG%/*}:$PATH "$VNG" "$@"; }
 
+# The project's top directory (where this file is test/vm/lib.sh).
+SYNCMEM_PROJECT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# in_root ROOT CMD...: CMD in the chroot ROOT (the trixie root of the 7.x
+# kernel), in a mount namespace of its own: /proc, /sys, /dev and the
+# project (at the same path, for Kbuild's absolute paths) are mounted there
+# for CMD and gone when it ends.
+in_root() {
+	unshare -m --propagation private sh -c '
+		root=$1 top=$2
+		shift 2
+		mount -t proc proc "$root/proc" &&
+		mount --rbind /sys "$root/sys" &&
+		mount --rbind /dev "$root/dev" &&
+		mkdir -p "$root$top" && mount --bind "$top" "$root$top" &&
+		exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			HOME=/root LANG=C DEBIAN_FRONTEND=noninteractive "$@"' \
+		sh "$1" "$SYNCMEM_PROJECT" "${@:2}"
+}
+
 # Kernel messages that fail a run: WARN/BUG/oops, sanitizers, lockdep,
 # RCU, refcount and list debugging, sleeping in atomic, kmemleak, hung
 # tasks.
@@ -76,7 +96,7 @@ short() {
 check() {
 	local name=$1
 	shift
-	echo "--- $name: $*" >&2
+	echo "--- [${SECONDS}s] $name: $*" >&2
 	if "$@" >&2; then
 		ok "$name"
 	else
@@ -88,7 +108,7 @@ check() {
 check_fail() {
 	local name=$1
 	shift
-	echo "--- $name (must fail): $*" >&2
+	echo "--- [${SECONDS}s] $name (must fail): $*" >&2
 	if "$@" >&2; then
 		not_ok "$name # command unexpectedly succeeded: $(short "$*")"
 	else
