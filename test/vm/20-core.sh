@@ -92,7 +92,7 @@ kid=$(ctl register --dev rxe0 --name killable-del)
 check "killable: a netlink client on the device" is_id "$kid"
 syncmemctl unregister "$kid" >"$tmp/kd.out" 2>&1 &
 deleter=$!
-check "killable: its netlink delete waits for the pass" wait_until 60 waits_in_kernel "$deleter"
+check "killable: its netlink delete waits for the pass" wait_until 60 waits_in "$deleter" sm_nl_client_del_doit
 kill -KILL "$deleter"
 check "killable: SIGKILL ends the waiting netlink delete" wait_until 30 gone "$deleter"
 check "killable: the pass ends" run_step killable_check

@@ -207,7 +207,7 @@ window_round() {
 	rdma link delete rxe1 >"$tmp/window-del.err" 2>&1 &
 	remover=$!
 	# The removal waits for the creation (which holds the device).
-	wait_until 30 waits_in_kernel "$remover" || echo "round $r: the removal is not waiting"
+	wait_until 30 waits_in "$remover" sm_nl_domain_removed disable_device __ib_unregister_device || echo "round $r: the removal is not waiting"
 	echo 0 > "$SIMFS/hold_create"
 	ended_ok "$creator" 60 || echo "round $r: the creation failed"
 	cat "$tmp/window.json" "$tmp/window.err" >&2

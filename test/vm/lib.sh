@@ -199,10 +199,24 @@ gone() {
 	! cat /proc/"$1"/task/*/stat 2>/dev/null | awk '$3 != "Z" && $3 != "X" { f = 1 } END { exit !f }'
 }
 
-# waits_in_kernel PID: one of its threads sleeps in the kernel without
-# being interruptible (state D: uninterruptible, or killable only).
-waits_in_kernel() {
-	cat /proc/"$1"/task/*/stat 2>/dev/null | awk '$3 == "D" { f = 1 } END { exit !f }'
+# waits_in PID FUNC...: one of its threads sleeps in one of the kernel
+# functions FUNC (its wchan: the first caller outside the scheduler and the
+# wait primitives); if not, says where its threads are.
+# A state-D check is not enough: a thread of a process that has not yet
+# sent its request can sleep uninterruptibly elsewhere (a page fault, a
+# lock), most often on the debug kernel.
+waits_in() {
+	local pid=$1 w f at=
+	shift
+	for w in /proc/"$pid"/task/*/wchan; do
+		w=$(cat "$w" 2>/dev/null) || continue
+		for f in "$@"; do
+			[ "$w" = "$f" ] && return 0
+		done
+		at+=" $w"
+	done
+	echo "pid $pid waits in:${at:- (gone)}, not in $*" >&2
+	return 1
 }
 
 # ---- JSON ----
