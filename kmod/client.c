@@ -528,7 +528,7 @@ static void sm_call_invalidate(struct ib_sync_mem_client *c)
 		return;
 	}
 	c->inval_called = true;
-	c->inval_task = current;
+	WRITE_ONCE(c->inval_task, current);
 	mutex_unlock(&dom->lock);
 
 	atomic_inc(&sm_generation);
@@ -538,7 +538,7 @@ static void sm_call_invalidate(struct ib_sync_mem_client *c)
 		c->ops->invalidate(c, c->inval_reason);
 
 	mutex_lock(&dom->lock);
-	c->inval_task = NULL;
+	WRITE_ONCE(c->inval_task, NULL);
 	put = c->unreg_in_inval;
 	mutex_unlock(&dom->lock);
 	wake_up_all(&dom->inval_wq);
@@ -547,14 +547,15 @@ static void sm_call_invalidate(struct ib_sync_mem_client *c)
 		kref_put(&c->kref, sm_client_release);
 }
 
-/* No ->invalidate of @c runs in another task. */
+/*
+ * No ->invalidate of @c runs in another task. A wait_event() condition: it
+ * runs in a sleeping task state, so it must not block (no dom->lock); the
+ * wake_up_all() after inval_task is cleared orders the two.
+ */
 static bool sm_inval_idle(struct ib_sync_mem_client *c)
 {
-	struct task_struct *task;
+	struct task_struct *task = READ_ONCE(c->inval_task);
 
-	mutex_lock(&c->dom->lock);
-	task = c->inval_task;
-	mutex_unlock(&c->dom->lock);
 	return !task || task == current;
 }
 

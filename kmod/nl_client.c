@@ -68,15 +68,10 @@ static struct workqueue_struct *sm_nl_wq;
 
 /*
  * Creations between a kind's create() and the record of their client (the
- * client is registered, not yet in sm_nl_objs): a device's removal waits
- * for those on its device, then deletes what they recorded.
+ * client is registered, not yet in sm_nl_objs) are counted on their domain
+ * (dom->nl_creating, under sm_nl_lock): a device's removal waits for those
+ * on its device, then deletes what they recorded.
  */
-struct sm_nl_creation {
-	struct ib_sync_mem_domain *dom;
-	struct list_head node;
-};
-
-static LIST_HEAD(sm_nl_creations);	/* under sm_nl_lock */
 static DECLARE_WAIT_QUEUE_HEAD(sm_nl_created);
 
 /**
@@ -328,23 +323,15 @@ static bool sm_nl_match_domain(struct sm_nl_obj *obj, const void *dom)
 	return obj->client->dom == dom;
 }
 
-static bool sm_nl_none_creating_on(struct ib_sync_mem_domain *dom)
-{
-	struct sm_nl_creation *cr;
-	bool found = false;
-
-	mutex_lock(&sm_nl_lock);
-	list_for_each_entry(cr, &sm_nl_creations, node)
-		found |= cr->dom == dom;
-	mutex_unlock(&sm_nl_lock);
-	return !found;
-}
-
 void sm_nl_domain_removed(struct ib_sync_mem_domain *dom)
 {
 	sm_nl_destroy_matching(sm_nl_match_domain, dom, false);
-	/* Clients registered before the removal, recorded after it began. */
-	wait_event(sm_nl_created, sm_nl_none_creating_on(dom));
+	/*
+	 * Clients registered before the removal, recorded after it began.
+	 * The count drops under sm_nl_lock, after the record, and the
+	 * second walk takes that lock: it finds what they recorded.
+	 */
+	wait_event(sm_nl_created, !atomic_read(&dom->nl_creating));
 	sm_nl_destroy_matching(sm_nl_match_domain, dom, false);
 }
 
@@ -379,7 +366,6 @@ static struct notifier_block sm_nl_notifier = {
 
 int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct sm_nl_creation creating;
 	struct nlattr **attrs = info->attrs;
 	struct ib_sync_mem_domain *dom;
 	struct ib_sync_mem_client *c;
@@ -425,9 +411,8 @@ int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = -ENODEV;
 		goto err_dom;
 	}
-	creating.dom = dom;
 	mutex_lock(&sm_nl_lock);
-	list_add(&creating.node, &sm_nl_creations);
+	atomic_inc(&dom->nl_creating);
 	mutex_unlock(&sm_nl_lock);
 
 	/*
@@ -467,7 +452,7 @@ int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 	ib_sync_mem_get(c);
 	mutex_lock(&sm_nl_lock);
 	ret = xa_insert(&sm_nl_objs, c->id, obj, GFP_KERNEL);
-	list_del(&creating.node);
+	atomic_dec(&dom->nl_creating);
 	mutex_unlock(&sm_nl_lock);
 	wake_up_all(&sm_nl_created);
 	ib_device_put(ibdev);
@@ -493,7 +478,7 @@ err_obj:
 	sm_nl_obj_free(obj);
 	nlmsg_free(msg);
 	mutex_lock(&sm_nl_lock);
-	list_del(&creating.node);
+	atomic_dec(&dom->nl_creating);
 	mutex_unlock(&sm_nl_lock);
 	wake_up_all(&sm_nl_created);
 	ib_device_put(ibdev);

@@ -177,6 +177,7 @@ static int sm_add_one(struct ib_device *ibdev)
 	for (i = 0; i < ARRAY_SIZE(dom->passes); i++)
 		sm_pass_queue_init(&dom->passes[i]);
 	init_waitqueue_head(&dom->inval_wq);
+	atomic_set(&dom->nl_creating, 0);
 	atomic_inc(&sm_counters.domains);
 
 	ret = xa_insert(&sm_domains, dom->index, dom, GFP_KERNEL);

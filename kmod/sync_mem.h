@@ -112,6 +112,8 @@ struct sm_pass_queue {
  * @nbatch: clients on @clients whose ops have ->prepare or ->finish
  * @passes: coalescing queues, one per enum ib_sync_mem_dir
  * @inval_wq: unregisters waiting for an ->invalidate running elsewhere
+ * @nl_creating: netlink creations on this device between a kind's create()
+ *	and the record of their client (nl_client.c; changed under its lock)
  * @npasses: passes run on this domain, per CPU (sm_domain_passes())
  * @stats: per-CPU sync counters of all clients of this domain
  *
@@ -140,6 +142,7 @@ struct ib_sync_mem_domain {
 	u32 nbatch;
 	struct sm_pass_queue passes[IB_SYNC_MEM_BIDIRECTIONAL];
 	wait_queue_head_t inval_wq;
+	atomic_t nl_creating;
 	u64 __percpu *npasses;
 	struct sm_stats __percpu *stats;
 };
@@ -177,7 +180,8 @@ enum {
  * @inval_reason: enum ib_sync_mem_inval once invalidated
  * @listed: on @dom's list (under dom->lock)
  * @inval_called: ->invalidate has run or runs (under dom->lock)
- * @inval_task: the task in ->invalidate, NULL when none (under dom->lock)
+ * @inval_task: the task in ->invalidate, NULL when none (written under
+ *	dom->lock; read without it by an unregister waiting on @dom->inval_wq)
  * @unreg_in_inval: ->invalidate unregistered the client (under dom->lock)
  * @dirty: lazy clients: per direction, the generation of the owner's
  *	writes, bumped by ib_sync_mem_mark_dirty()

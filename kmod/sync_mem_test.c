@@ -144,7 +144,15 @@ static void tc_invalidate(struct ib_sync_mem_client *client,
 		tc_unregister(t);
 		break;
 	case TC_INVAL_WORK:
+		/*
+		 * Return only once the work's unregister waits for this
+		 * ->invalidate to finish: that wait is the path under test.
+		 */
 		schedule_work(&t->unreg_work);
+		if (!KT_WAIT(wq_has_sleeper(&client->dom->inval_wq), 60)) {
+			kt_fail++;
+			kt_diag("the unregister from a work item never waited");
+		}
 		break;
 	}
 }
