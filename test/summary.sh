@@ -17,6 +17,7 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/test/vm/lib.sh"
 dir=${1:-$top/results}
 allow=$top/test/expected-skips
 passed=0 failed=0 skipped=0
@@ -55,7 +56,7 @@ fi
 declare -A want=() seen=()
 if [ -f "$allow" ]; then
 	while IFS='|' read -r c s d; do
-		c=$(echo "$c" | xargs) s=$(echo "$s" | xargs) d=$(echo "$d" | sed -E 's/^ +| +$//g')
+		c=$(trim "$c") s=$(trim "$s") d=$(trim "$d")
 		[ -n "$c" ] && [ "${c:0:1}" != "#" ] || continue
 		want["$c|$s|$d"]=1
 	done <"$allow"

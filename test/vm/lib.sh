@@ -12,6 +12,14 @@
 
 # ---- the machine and the harness ----
 
+# trim TEXT: TEXT without its leading and trailing blanks (no quoting rules,
+# unlike xargs: an apostrophe is text).
+trim() {
+	local x=$1
+	x=${x#"${x%%[![:space:]]*}"}
+	printf '%s' "${x%"${x##*[![:space:]]}"}"
+}
+
 # Where the project keeps what it builds or downloads outside the checkout
 # (the debug kernel, the trixie root, virtme-ng's virtual environment).
 SYNCMEM_CACHE=${SYNCMEM_CACHE:-${HOME:-/root}/.cache/syncmem}
