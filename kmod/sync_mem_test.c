@@ -351,6 +351,30 @@ bool kt_start(int (*fn)(void *), struct kt_caller *k)
 	return true;
 }
 
+/*
+ * Like kt_start(), with the thread bound to @cpu and, if @first, at a
+ * real-time priority: of two callers woken together on one CPU, the
+ * first one runs first whatever the scheduler would prefer.
+ */
+bool kt_start_on(int (*fn)(void *), struct kt_caller *k, int cpu, bool first)
+{
+	struct task_struct *task;
+
+	init_completion(&k->done);
+	task = kthread_create(fn, k, "kt_caller");
+	if (IS_ERR(task)) {
+		kt_fail++;
+		kt_diag("kthread_create: %ld", PTR_ERR(task));
+		return false;
+	}
+	kthread_bind(task, cpu);
+	if (first)
+		sched_set_fifo(task);
+	k->task = task;
+	wake_up_process(task);
+	return true;
+}
+
 unsigned int kt_waiters(struct wait_queue_head *wq)
 {
 	struct wait_queue_entry *w;

@@ -167,6 +167,7 @@ int kt_sync_device_fn(void *arg);
 int kt_sync_client_fn(void *arg);
 int kt_unregister_fn(void *arg);
 bool kt_start(int (*fn)(void *), struct kt_caller *k);
+bool kt_start_on(int (*fn)(void *), struct kt_caller *k, int cpu, bool first);
 unsigned int kt_waiters(struct wait_queue_head *wq);
 
 /* The cases, by file; each runs on @ibdev (the dev parameter's device). */

@@ -260,11 +260,14 @@ out:
 /*
  * A pass blocks in a client that honours its deadline and signals. A hasty
  * caller (a short timeout, or a signal pending) and a patient one queue
- * behind it; when it ends, whichever wakes first runs the next pass. When
- * that is the hasty one, its pass ends with its own -ETIMEDOUT or
- * -ERESTARTSYS, which the patient caller, whose deadline is a minute away
- * and who has no signal, must never see. Rounds go on until the hasty
- * caller ran the next pass both ways (timeout and signal) twice.
+ * behind it. Both are bound to one CPU and the hasty one has a real-time
+ * priority, so when the pass ends the hasty caller runs the next pass,
+ * serving the patient one: that pass ends with the hasty caller's own
+ * -ETIMEDOUT or -ERESTARTSYS, which the patient caller, whose deadline is a
+ * minute away and who has no signal, must never see. Rounds go on until the
+ * hasty caller ran the next pass both ways (timeout and signal) twice; a
+ * round where it did not (the scheduler is not bound to the priority on
+ * every kernel) proves nothing and counts for nothing.
  */
 void test_deadline_per_caller(struct ib_device *ibdev)
 {
@@ -274,6 +277,7 @@ void test_deadline_per_caller(struct ib_device *ibdev)
 	struct sm_pass_queue *q;
 	struct tc *t = tc_alloc(1);
 	unsigned int round, hasty_ran[2] = {}, bad = 0, s0;
+	int cpu = raw_smp_processor_id();
 	pid_t runner;
 	bool sig;
 
@@ -300,9 +304,9 @@ void test_deadline_per_caller(struct ib_device *ibdev)
 		s0 = atomic_read(&t->syncs);
 		if (!kt_start(kt_sync_device_fn, &r0) ||
 		    !KT_WAIT(atomic_read(&t->syncs) == s0 + 1, 60) ||
-		    !kt_start(kt_sync_device_fn, &h) ||
+		    !kt_start_on(kt_sync_device_fn, &h, cpu, true) ||
 		    !KT_WAIT(kt_waiters(&q->wq) == 1, 60) ||
-		    !kt_start(kt_sync_device_fn, &pt) ||
+		    !kt_start_on(kt_sync_device_fn, &pt, cpu, false) ||
 		    !KT_WAIT(kt_waiters(&q->wq) == 2, 60))
 			goto stuck;
 		if (sig)
