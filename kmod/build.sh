@@ -30,10 +30,10 @@ for f in "$src"/*; do
 done
 
 if [ "$root" = / ]; then
-	make -C "$kdir" M="$out" W=1 "$@" modules 2>&1 | tee "$top/build/$kver/build.log"
+	make -j"$(nproc)" -C "$kdir" M="$out" W=1 "$@" modules 2>&1 | tee "$top/build/$kver/build.log"
 else
 	# A kernel whose kbuild tools need another userland (7.x: trixie's).
 	. "$top/test/vm/lib.sh"
-	in_root "$root" make -C "$kdir" M="$out" W=1 "$@" modules 2>&1 | tee "$top/build/$kver/build.log"
+	in_root "$root" make -j"$(nproc)" -C "$kdir" M="$out" W=1 "$@" modules 2>&1 | tee "$top/build/$kver/build.log"
 fi
 exit "${PIPESTATUS[0]}"
