@@ -76,11 +76,12 @@ fi
 
 # boot_test KVER DIR: one VM run of the suites, results in DIR.
 boot_test() {
-	local kver=$1 dir=$2 t0=$SECONDS rc
+	local kver=$1 dir=$2 t0=$SECONDS rc class
+	class=$(vm/kernels.sh --class "$kver")
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	timeout --kill-after=20 "$limit" \
-		vm/boot.sh "$kver" "$dir" "SYNCMEM_SLOW_HOST='${SYNCMEM_SLOW:-1}' SYNCMEM_LANE='${SYNCMEM_LANE:-test}' SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' vm/guest.sh test '$dir'" \
+		vm/boot.sh "$kver" "$dir" "SYNCMEM_SLOW_HOST='${SYNCMEM_SLOW:-1}' SYNCMEM_LANE='${SYNCMEM_LANE:-test}' SYNCMEM_CLASS='$class' SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' vm/guest.sh test '$dir'" \
 		</dev/null >"$dir/console.log" 2>&1
 	rc=$?
 	echo "$rc" > "$dir/vng.rc"

@@ -161,6 +161,21 @@ expect() {
 # fuzz messages, more churn rounds).
 SYNCMEM_LANE=${SYNCMEM_LANE:-test}
 
+# A line "CLASS | SUITE | the whole suite" of test/expected-skips keeps
+# SUITE off that kernel class's lane: the guest writes one skipped check
+# with this description in its place.
+WHOLE_SUITE="the whole suite"
+# lane_skips_suite CLASS SUITE: test/expected-skips keeps SUITE off CLASS.
+lane_skips_suite() {
+	local c s d
+	[ -n "$1" ] || return 1
+	while IFS='|' read -r c s d; do
+		[ "$(trim "$c")" = "$1" ] && [ "$(trim "$s")" = "$2" ] &&
+			[ "$(trim "$d")" = "$WHOLE_SUITE" ] && return 0
+	done <"$SYNCMEM_PROJECT/test/expected-skips"
+	return 1
+}
+
 # ---- waiting for events ----
 
 # Suites multiply their bounds by this: the debug kernel (KASAN, lockdep)
