@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# What one command costs inside a guest: the floor under every check of
+# the VM suites. Run in a VM, e.g.
+#   KVER=6.1.192 vm/run.sh --cmd 'bash bench/exec-cost.sh'
+set -uo pipefail
+runs=${1:-5}
+cost() {
+	local s e i
+	s=$(date +%s.%N)
+	for ((i = 0; i < runs; i++)); do "$@" >/dev/null 2>&1; done
+	e=$(date +%s.%N)
+	printf '%-45s %6.3f s per run\n' "$*" "$(echo "($e - $s) / $runs" | bc -l)"
+}
+echo "kernel $(uname -r), $runs runs each"
+cost /bin/true
+cost jq -n 1
+cost python3 -c 1
+cost rdma link show
+cost syncmemctl --version
+cost syncmemctl devices -j
+cost setpriv --reuid 65534 --regid 65534 --clear-groups syncmemctl --version
