@@ -95,7 +95,10 @@ out:
 	kvfree(t);
 }
 
-/* The dirty state is per direction: a pass one way keeps the other owed. */
+/*
+ * The dirty state is per direction: a pass one way keeps the other owed;
+ * and only a ->sync that succeeded pays what is owed.
+ */
 void test_lazy_directions(struct ib_device *ibdev)
 {
 	struct ib_sync_mem_result res = {};
@@ -139,6 +142,15 @@ void test_lazy_directions(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&t->syncs), 4);
 	KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_TO_CPU, 0), 0);
 	KT_EXPECT_EQ(atomic_read(&t->syncs), 4);
+
+	/* A ->sync that failed covered nothing: the writes stay owed. */
+	ib_sync_mem_mark_dirty(t->client, IB_SYNC_MEM_TO_DEVICE);
+	WRITE_ONCE(t->fail, -EIO);
+	KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_TO_DEVICE, 0), -EIO);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 5);
+	WRITE_ONCE(t->fail, 0);
+	KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_TO_DEVICE, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 6);
 	tc_unregister(t);
 out:
 	kvfree(t);
