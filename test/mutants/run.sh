@@ -78,9 +78,20 @@ for p in "${patches[@]}"; do
 	mkdir -p "$copy"
 	git ls-files -z | xargs -0 cp --parents -t "$copy"
 	verdict= caught_by=
-	if ! (cd "$copy" && git apply "$top/$p") >"$work/$name.log" 2>&1; then
+	# The copy lies inside this work tree (build/ is ignored): git apply
+	# run there would take the patch's paths as the work tree's, skip them
+	# as outside its directory and succeed having changed nothing. The
+	# ceiling keeps git from finding the work tree; every file the patch
+	# names must then differ from the tree's.
+	if ! (cd "$copy" && GIT_CEILING_DIRECTORIES=$work git apply "$top/$p") \
+		>"$work/$name.log" 2>&1; then
 		verdict=error caught_by="the patch does not apply"
 	fi
+	for f in $(sed -n 's|^+++ b/||p' "$p"); do
+		if [ -z "$verdict" ] && cmp -s "$top/$f" "$copy/$f"; then
+			verdict=error caught_by="the patch left $f unchanged"
+		fi
+	done
 	case $kind in
 	newest) kver=$newest ;;
 	debug) kver=$debugk ;;
