@@ -470,8 +470,8 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 		dom->nbatch++;
 	/* Passes that read next_seq past this client see it on the list. */
 	smp_store_release(&dom->next_seq, c->seq + 1);
+	sm_generation_bump();
 	xa_store(&sm_clients, c->id, c, GFP_KERNEL);
-	atomic_inc(&sm_generation);
 	trace_client_register(c);
 	mutex_unlock(&dom->lock);
 	sm_event_client(c, SM_EV_CLIENT_NEW);
@@ -531,7 +531,7 @@ static void sm_call_invalidate(struct ib_sync_mem_client *c)
 	WRITE_ONCE(c->inval_task, current);
 	mutex_unlock(&dom->lock);
 
-	atomic_inc(&sm_generation);
+	sm_generation_bump();
 	trace_client_invalidate(c);
 	sm_event_client(c, SM_EV_CLIENT_INVALIDATED);
 	if (c->ops->invalidate)
@@ -595,6 +595,8 @@ void ib_sync_mem_unregister(struct ib_sync_mem_client *client)
 		mutex_unlock(&dom->lock);
 		return;
 	}
+	/* Dumps skip it from here on. */
+	sm_generation_bump();
 	WRITE_ONCE(client->state, SM_DEAD);
 	sm_unlist(client);
 	mutex_unlock(&dom->lock);
@@ -603,7 +605,6 @@ void ib_sync_mem_unregister(struct ib_sync_mem_client *client)
 	synchronize_srcu_expedited(&dom->srcu);
 	wait_event(dom->inval_wq, sm_inval_idle(client));
 
-	atomic_inc(&sm_generation);
 	trace_client_unregister(client);
 	sm_event_client(client, SM_EV_CLIENT_DEL);
 	atomic_dec(&sm_counters.registered);

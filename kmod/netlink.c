@@ -65,6 +65,7 @@ const struct nla_policy sm_nl_policy[IB_SYNC_MEM_A_MAX + 1] = {
 	[IB_SYNC_MEM_A_SYNC_CLIENTS] = NLA_POLICY_NESTED(sm_batch_policy),
 	[IB_SYNC_MEM_A_REGION] = NLA_POLICY_NESTED(sm_region_policy),
 	[IB_SYNC_MEM_A_DMABUF] = NLA_POLICY_NESTED(sm_dmabuf_policy),
+	[IB_SYNC_MEM_A_DUMP_END] = { .type = NLA_FLAG },
 };
 
 static const struct genl_multicast_group sm_nl_mcgrps[] = {
@@ -112,9 +113,77 @@ enum sm_nl_detail sm_nl_detail_for(struct sk_buff *skb)
 	return netlink_capable(skb, CAP_NET_ADMIN) ? SM_NL_ADMIN : SM_NL_PUBLIC;
 }
 
-/* A full skb ends this round of a dump; the next round goes on from there. */
-int sm_nl_dump_ret(struct sk_buff *skb, int ret)
+/*
+ * The first round of a dump parses its request into @attrs (genl validated
+ * it already; its info is laid out differently across kernels) and notes
+ * IB_SYNC_MEM_A_DUMP_END. Returns 1 in that round, 0 in the later ones, or
+ * a negative errno, with an extack message for NLMSG_DONE.
+ */
+int sm_nl_dump_parse(struct netlink_callback *cb, struct nlattr **attrs)
 {
+	struct sm_nl_dump *d = sm_nl_dump(cb);
+	int ret;
+
+	if (d->parsed)
+		return 0;
+	ret = nlmsg_parse(cb->nlh, GENL_HDRLEN, attrs, IB_SYNC_MEM_A_MAX,
+			  sm_nl_policy, cb->extack);
+	if (ret)
+		return ret;
+	d->want_end = nla_get_flag(attrs[IB_SYNC_MEM_A_DUMP_END]);
+	d->parsed = true;
+	return 1;
+}
+
+/*
+ * A round of a dump begins: its messages carry the generation read here.
+ * False once the end message is out: the dump is over.
+ */
+bool sm_nl_dump_round(struct netlink_callback *cb)
+{
+	if (sm_nl_dump(cb)->ended)
+		return false;
+	cb->seq = sm_generation_read();
+	return true;
+}
+
+static int sm_nl_dump_put_end(struct sk_buff *skb, struct netlink_callback *cb,
+			      u8 cmd)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)skb_tail_pointer(skb);
+	void *hdr;
+
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &sm_nl_family, NLM_F_MULTI, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_flag(skb, IB_SYNC_MEM_A_DUMP_END) ||
+	    nla_put_u32(skb, IB_SYNC_MEM_A_GENERATION, cb->seq) ||
+	    nla_put_u32(skb, IB_SYNC_MEM_A_END_GENERATION,
+			sm_generation_read())) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	nl_dump_check_consistent(cb, nlh);
+	return 0;
+}
+
+/*
+ * A round of a dump ends with @ret, the result of its walk: 0 when it went
+ * past the last object, which is when the end message goes out (in the
+ * next round if this one's skb is full), or -EMSGSIZE for a full skb, when
+ * the next round goes on from where this one stopped.
+ */
+int sm_nl_dump_done(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
+		    int ret)
+{
+	struct sm_nl_dump *d = sm_nl_dump(cb);
+
+	if (!ret && d->want_end) {
+		ret = sm_nl_dump_put_end(skb, cb, cmd);
+		d->ended = !ret;
+	}
 	if (ret == -EMSGSIZE && skb->len)
 		return skb->len;
 	return ret ?: skb->len;

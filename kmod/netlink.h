@@ -39,18 +39,40 @@ enum sm_nl_detail {
 	SM_NL_ADMIN,		/* everything */
 };
 
+/*
+ * The state of a CLIENT_GET or DEV_GET dump, over cb->ctx. Each round puts
+ * the generation it began at (cb->seq) in its messages; a request with
+ * IB_SYNC_MEM_A_DUMP_END ends with the end message (sm_nl_dump_done()).
+ */
+struct sm_nl_dump {
+	unsigned long next;	/* the client id or device index to go on from */
+	u32 dev;		/* client dumps: device filter, index + 1; 0: none */
+	bool parsed;		/* the request was parsed (first round) */
+	bool want_end;		/* it asked for the end message */
+	bool ended;		/* the end message is out */
+};
+
+static inline struct sm_nl_dump *sm_nl_dump(struct netlink_callback *cb)
+{
+	BUILD_BUG_ON(sizeof(struct sm_nl_dump) > sizeof(cb->ctx));
+	return (struct sm_nl_dump *)cb->ctx;
+}
+
 /* netlink.c */
+int sm_nl_dump_parse(struct netlink_callback *cb, struct nlattr **attrs);
+bool sm_nl_dump_round(struct netlink_callback *cb);
+int sm_nl_dump_done(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
+		    int ret);
 enum sm_nl_detail sm_nl_detail_for(struct sk_buff *skb);
 struct ib_sync_mem_domain *sm_nl_domain(struct nlattr **attrs,
 					struct netlink_ext_ack *extack);
 int sm_nl_put_dev(struct sk_buff *skb, struct ib_sync_mem_domain *dom);
-int sm_nl_dump_ret(struct sk_buff *skb, int ret);
 int sm_nl_errno(int err);
 
 /* nl_client.c */
 int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
 		      u32 portid, u32 seq, int flags, u8 cmd,
-		      enum sm_nl_detail detail);
+		      enum sm_nl_detail detail, const u32 *gen);
 int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info);
 int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info);
 int sm_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info);

@@ -130,9 +130,13 @@ static struct ib_sync_mem_client_kind *sm_kind_get(u32 id)
 	return NULL;
 }
 
+/*
+ * One client's message; @gen, when not NULL, is the generation of the dump
+ * round it is part of.
+ */
 int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
 		      u32 portid, u32 seq, int flags, u8 cmd,
-		      enum sm_nl_detail detail)
+		      enum sm_nl_detail detail, const u32 *gen)
 {
 	struct sm_nl_owner o = {};
 	struct sm_nl_obj *obj;
@@ -166,6 +170,8 @@ int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
 			      IB_SYNC_MEM_A_PAD) ||
 	    nla_put_s32(skb, IB_SYNC_MEM_A_CLIENT_LAST_ERR,
 			READ_ONCE(c->last_err)))
+		goto cancel;
+	if (gen && nla_put_u32(skb, IB_SYNC_MEM_A_GENERATION, *gen))
 		goto cancel;
 	/* A client deleted while live (CLIENT_DEL's event) has no reason. */
 	if (state != SM_LIVE && READ_ONCE(c->inval_reason) &&
@@ -466,7 +472,7 @@ int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 
 	ret = sm_nl_fill_client(msg, c, info->snd_portid, info->snd_seq, 0,
-				IB_SYNC_MEM_CMD_CLIENT_NEW, SM_NL_ADMIN);
+				IB_SYNC_MEM_CMD_CLIENT_NEW, SM_NL_ADMIN, NULL);
 	ib_sync_mem_put(c);
 	if (ret) {
 		nlmsg_free(msg);
@@ -565,7 +571,7 @@ int sm_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	ret = sm_nl_fill_client(msg, c, info->snd_portid, info->snd_seq, 0,
 				IB_SYNC_MEM_CMD_CLIENT_GET,
-				sm_nl_detail_for(skb));
+				sm_nl_detail_for(skb), NULL);
 	if (ret) {
 		nlmsg_free(msg);
 		goto out;
@@ -577,13 +583,10 @@ out:
 }
 
 /*
- * Dump state in cb->args: [1] device filter, index + 1, 0 for none, [2]
- * next client id and [3] filter resolved.
- *
- * Resolve a dump's device filter into cb->args[1]. Done in the first
- * dumpit call rather than in .start, where some kernels (6.1) have no
- * extack to say what went wrong; an error here ends the dump with the
- * error and its message in NLMSG_DONE.
+ * The device filter of a client dump goes to the dump state in the first
+ * round rather than in .start, where some kernels (6.1) have no extack to
+ * say what went wrong; an error here ends the dump with the error and its
+ * message in NLMSG_DONE.
  */
 static int sm_nl_client_dump_filter(struct netlink_callback *cb)
 {
@@ -591,18 +594,15 @@ static int sm_nl_client_dump_filter(struct netlink_callback *cb)
 	struct ib_sync_mem_domain *dom;
 	int ret;
 
-	/* Already validated by genl; parse again for the attributes. */
-	ret = nlmsg_parse(cb->nlh, GENL_HDRLEN, attrs, IB_SYNC_MEM_A_MAX,
-			  sm_nl_policy, cb->extack);
-	if (ret)
+	ret = sm_nl_dump_parse(cb, attrs);
+	if (ret <= 0)
 		return ret;
-	cb->args[1] = 0;
 	if (!attrs[IB_SYNC_MEM_A_DEV_INDEX] && !attrs[IB_SYNC_MEM_A_DEV_NAME])
 		return 0;
 	dom = sm_nl_domain(attrs, cb->extack);
 	if (IS_ERR(dom))
 		return PTR_ERR(dom);
-	cb->args[1] = (unsigned long)dom->index + 1;
+	sm_nl_dump(cb)->dev = dom->index + 1;
 	sm_domain_put(dom);
 	return 0;
 }
@@ -610,35 +610,35 @@ static int sm_nl_client_dump_filter(struct netlink_callback *cb)
 int sm_nl_client_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	enum sm_nl_detail detail = sm_nl_detail_for(cb->skb);
+	struct sm_nl_dump *d = sm_nl_dump(cb);
 	struct ib_sync_mem_client *c;
 	struct nlmsghdr *nlh;
 	unsigned long id;
-	int ret = 0;
+	u32 gen;
+	int ret;
 
-	if (!cb->args[3]) {
-		ret = sm_nl_client_dump_filter(cb);
-		if (ret)
-			return ret;
-		cb->args[3] = 1;
-	}
-	id = cb->args[2];
-	cb->seq = atomic_read(&sm_generation);
-	for (; (c = sm_client_next(&id)); id++) {
-		if (cb->args[1] && c->dom->index + 1 != cb->args[1]) {
+	ret = sm_nl_client_dump_filter(cb);
+	if (ret)
+		return ret;
+	if (!sm_nl_dump_round(cb))
+		return 0;
+	gen = cb->seq;
+	for (id = d->next; (c = sm_client_next(&id)); id++) {
+		if (d->dev && c->dom->index + 1 != d->dev) {
 			ib_sync_mem_put(c);
 			continue;
 		}
 		nlh = (struct nlmsghdr *)skb_tail_pointer(skb);
 		ret = sm_nl_fill_client(skb, c, NETLINK_CB(cb->skb).portid,
 					cb->nlh->nlmsg_seq, NLM_F_MULTI,
-					IB_SYNC_MEM_CMD_CLIENT_GET, detail);
+					IB_SYNC_MEM_CMD_CLIENT_GET, detail, &gen);
 		ib_sync_mem_put(c);
 		if (ret)
 			break;
 		nl_dump_check_consistent(cb, nlh);
 	}
-	cb->args[2] = id;
-	return sm_nl_dump_ret(skb, ret);
+	d->next = id;
+	return sm_nl_dump_done(skb, cb, IB_SYNC_MEM_CMD_CLIENT_GET, ret);
 }
 
 int sm_nl_clients_init(void)

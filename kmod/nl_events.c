@@ -56,7 +56,7 @@ static void sm_nl_notify_client(struct ib_sync_mem_client *c, u8 cmd)
 	if (!skb)
 		return;
 	if (cmd == IB_SYNC_MEM_CMD_CLIENT_NEW)
-		ret = sm_nl_fill_client(skb, c, 0, 0, 0, cmd, SM_NL_EVENT);
+		ret = sm_nl_fill_client(skb, c, 0, 0, 0, cmd, SM_NL_EVENT, NULL);
 	else
 		ret = sm_nl_fill_client_gone(skb, c, cmd);
 	if (ret) {

@@ -54,8 +54,9 @@ cancel:
 	return -EMSGSIZE;
 }
 
+/* One device's message; @gen as for sm_nl_fill_client(). */
 static int sm_nl_dev_fill(struct sk_buff *skb, struct ib_sync_mem_domain *dom,
-			  u32 portid, u32 seq, int flags)
+			  u32 portid, u32 seq, int flags, const u32 *gen)
 {
 	void *hdr;
 
@@ -67,7 +68,8 @@ static int sm_nl_dev_fill(struct sk_buff *skb, struct ib_sync_mem_domain *dom,
 	    nla_put_u32(skb, IB_SYNC_MEM_A_DEV_CLIENTS, READ_ONCE(dom->nclients)) ||
 	    nla_put_u64_64bit(skb, IB_SYNC_MEM_A_DEV_PASSES,
 			      sm_domain_passes(dom), IB_SYNC_MEM_A_PAD) ||
-	    sm_nl_put_stats(skb, dom->stats, false, U32_MAX)) {
+	    sm_nl_put_stats(skb, dom->stats, false, U32_MAX) ||
+	    (gen && nla_put_u32(skb, IB_SYNC_MEM_A_GENERATION, *gen))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -89,7 +91,7 @@ int sm_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = sm_nl_dev_fill(msg, dom, info->snd_portid, info->snd_seq, 0);
+	ret = sm_nl_dev_fill(msg, dom, info->snd_portid, info->snd_seq, 0, NULL);
 	if (ret) {
 		nlmsg_free(msg);
 		goto out;
@@ -100,15 +102,23 @@ out:
 	return ret;
 }
 
-/* Dump state in cb->args: [0] the next device index. */
 int sm_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	struct nlattr *attrs[IB_SYNC_MEM_A_MAX + 1];
+	struct sm_nl_dump *d = sm_nl_dump(cb);
 	struct ib_sync_mem_domain *dom;
-	unsigned long index = cb->args[0];
+	unsigned long index = d->next;
 	struct nlmsghdr *nlh;
-	int ret = 0;
+	u32 gen;
+	int ret;
 
-	cb->seq = atomic_read(&sm_generation);
+	ret = sm_nl_dump_parse(cb, attrs);
+	if (ret < 0)
+		return ret;
+	if (!sm_nl_dump_round(cb))
+		return 0;
+	gen = cb->seq;
+	ret = 0;
 	for (;;) {
 		xa_lock(&sm_domains);
 		dom = xa_find(&sm_domains, &index, ULONG_MAX, XA_PRESENT);
@@ -120,15 +130,15 @@ int sm_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		/* The message goes at the tail: flag that one, not the first. */
 		nlh = (struct nlmsghdr *)skb_tail_pointer(skb);
 		ret = sm_nl_dev_fill(skb, dom, NETLINK_CB(cb->skb).portid,
-				     cb->nlh->nlmsg_seq, NLM_F_MULTI);
+				     cb->nlh->nlmsg_seq, NLM_F_MULTI, &gen);
 		sm_domain_put(dom);
 		if (ret)
 			break;
 		nl_dump_check_consistent(cb, nlh);
 		index++;
 	}
-	cb->args[0] = index;
-	return sm_nl_dump_ret(skb, ret);
+	d->next = index;
+	return sm_nl_dump_done(skb, cb, IB_SYNC_MEM_CMD_DEV_GET, ret);
 }
 
 int sm_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)

@@ -180,12 +180,12 @@ static int sm_add_one(struct ib_device *ibdev)
 	atomic_set(&dom->nl_creating, 0);
 	atomic_inc(&sm_counters.domains);
 
+	sm_generation_bump();
 	ret = xa_insert(&sm_domains, dom->index, dom, GFP_KERNEL);
 	if (ret)
 		goto err_put;
 
 	ib_set_client_data(ibdev, &sm_ib_client, dom);
-	atomic_inc(&sm_generation);
 	trace_domain_add(dom);
 	sm_event_dev(dom, SM_EV_DEV_NEW);
 	return 0;
@@ -204,7 +204,8 @@ static void sm_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct ib_sync_mem_domain *dom = client_data;
 
-	/* No new lookups find the domain... */
+	/* No new lookups or dumps find the domain... */
+	sm_generation_bump();
 	xa_erase(&sm_domains, dom->index);
 	/*
 	 * ...syncs that found it under RCU are inside its SRCU now (and
@@ -220,7 +221,6 @@ static void sm_remove_one(struct ib_device *ibdev, void *client_data)
 	WRITE_ONCE(dom->ibdev, NULL);
 	mutex_unlock(&dom->lock);
 
-	atomic_inc(&sm_generation);
 	trace_domain_remove(dom);
 	sm_event_dev(dom, SM_EV_DEV_DEL);
 	sm_domain_put(dom);

@@ -242,8 +242,32 @@ struct ib_device *sm_domain_device_get(struct ib_sync_mem_domain *dom);
 void sm_domain_put(struct ib_sync_mem_domain *dom);
 u64 sm_domain_passes(struct ib_sync_mem_domain *dom);
 
-/* Bumped whenever a client or device comes or goes: dump consistency. */
+/*
+ * The registry's generation, for dump consistency: bumped (sm_generation_bump())
+ * before a client or device comes or goes, or a client is invalidated, so that
+ * a dump that sees the change also sees the generation move
+ * (sm_generation_read() on both sides of its walk).
+ */
 extern atomic_t sm_generation;
+
+static inline void sm_generation_bump(void)
+{
+	atomic_inc(&sm_generation);
+	/* Pairs with the barriers of sm_generation_read(). */
+	smp_mb__after_atomic();
+}
+
+static inline u32 sm_generation_read(void)
+{
+	u32 gen;
+
+	/* After the reads of the walk before, if this ends a walk... */
+	smp_rmb();
+	gen = atomic_read(&sm_generation);
+	/* ...and before those of the walk after, if this begins one. */
+	smp_rmb();
+	return gen;
+}
 
 /* client.c */
 int sm_client_init(void);

@@ -12,10 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dumpAttempts is how many times a dump interrupted by concurrent changes
-// (NLM_F_DUMP_INTR) is run before giving up with ErrDumpInterrupted.
-const dumpAttempts = 5
-
 // A Conn is a connection to the ib_sync_mem generic netlink family. Its
 // methods are safe for concurrent use; requests are serialized.
 type Conn struct {
@@ -82,35 +78,34 @@ func dialEvents(group uint32) (*genetlink.Conn, error) {
 // unregistered by the kernel.
 func (c *Conn) Close() error { return c.c.Close() }
 
-// execute sends one request and returns its replies. Dumps interrupted by
-// concurrent changes are run again. Errors in the netlink ack become an
-// *Error carrying the kernel's extended ack message.
-func (c *Conn) execute(op string, cmd uint8, flags netlink.HeaderFlags, attrs []byte) ([]genetlink.Message, error) {
+// execute sends one request and returns its replies, with their netlink
+// headers. Errors in the netlink ack become an *Error carrying the kernel's
+// extended ack message.
+func (c *Conn) execute(op string, cmd uint8, flags netlink.HeaderFlags, attrs []byte) ([]genetlink.Message, []netlink.Message, error) {
 	msg := genetlink.Message{
 		Header: genetlink.Header{Command: cmd, Version: FamilyVersion},
 		Data:   attrs,
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for attempt := 1; ; attempt++ {
-		req, err := c.c.Send(msg, c.family.ID, flags)
-		if err != nil {
-			return nil, opError(op, err, attrs)
-		}
-		msgs, nmsgs, err := c.c.Receive()
-		if err != nil {
-			return nil, opError(op, err, attrs)
-		}
-		if err := netlink.Validate(req, nmsgs); err != nil {
-			return nil, opError(op, err, attrs)
-		}
-		if flags&netlink.Dump == 0 || !interrupted(nmsgs) {
-			return msgs, nil
-		}
-		if attempt == dumpAttempts {
-			return nil, fmt.Errorf("%s: %w (%d attempts)", op, ErrDumpInterrupted, attempt)
-		}
+	req, err := c.c.Send(msg, c.family.ID, flags)
+	if err != nil {
+		return nil, nil, opError(op, err, attrs)
 	}
+	msgs, nmsgs, err := c.c.Receive()
+	if err != nil {
+		return nil, nil, opError(op, err, attrs)
+	}
+	if err := netlink.Validate(req, nmsgs); err != nil {
+		return nil, nil, opError(op, err, attrs)
+	}
+	return msgs, nmsgs, nil
+}
+
+// do runs a "do" request.
+func (c *Conn) do(op string, cmd uint8, flags netlink.HeaderFlags, attrs []byte) ([]genetlink.Message, error) {
+	msgs, _, err := c.execute(op, cmd, flags|netlink.Request, attrs)
+	return msgs, err
 }
 
 // opError maps an error of the netlink layer. An errno from the kernel's
@@ -130,15 +125,6 @@ func opError(op string, err error, attrs []byte) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-func interrupted(msgs []netlink.Message) bool {
-	for _, m := range msgs {
-		if m.Header.Flags&netlink.DumpInterrupted != 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // one returns the single reply of a "do" request.
 func one(op string, msgs []genetlink.Message) ([]byte, error) {
 	if len(msgs) != 1 {
@@ -147,16 +133,20 @@ func one(op string, msgs []genetlink.Message) ([]byte, error) {
 	return msgs[0].Data, nil
 }
 
+// errMalformed is a reply this package cannot make sense of.
+var errMalformed = errors.New("malformed reply")
+
 func malformed(op string, err error) error {
-	return fmt.Errorf("%s: malformed reply: %w", op, err)
+	return fmt.Errorf("%s: %w: %w", op, errMalformed, err)
 }
 
 func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
 
-// Devices lists the RDMA devices the module is attached to.
+// Devices lists the RDMA devices the module is attached to, as they were
+// at one moment (see Clients).
 func (c *Conn) Devices() ([]Device, error) {
 	const op = "list devices"
-	msgs, err := c.execute(op, cmdDevGet, netlink.Request|netlink.Dump, nil)
+	msgs, err := c.dump(op, cmdDevGet, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +168,7 @@ func (c *Conn) Device(name string) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	msgs, err := c.execute(op, cmdDevGet, netlink.Request, b)
+	msgs, err := c.do(op, cmdDevGet, 0, b)
 	if err != nil {
 		return nil, err
 	}
@@ -194,8 +184,9 @@ func (c *Conn) Device(name string) (*Device, error) {
 }
 
 // Clients lists the clients of device dev, or of every device if dev is
-// "". A dump the kernel marks as interrupted by concurrent changes is
-// retried; if that keeps happening, the error matches ErrDumpInterrupted.
+// "", as they were at one moment: a dump that concurrent changes may have
+// made inconsistent is run again, and if that keeps happening the error
+// matches ErrDumpInterrupted.
 func (c *Conn) Clients(dev string) ([]Client, error) {
 	op := "list clients"
 	if dev != "" {
@@ -205,7 +196,7 @@ func (c *Conn) Clients(dev string) ([]Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	msgs, err := c.execute(op, cmdClientGet, netlink.Request|netlink.Dump, b)
+	msgs, err := c.dump(op, cmdClientGet, b)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +223,7 @@ func (c *Conn) Client(id uint32) (*Client, error) {
 
 // clientReply runs a "do" command whose reply describes one client.
 func (c *Conn) clientReply(op string, cmd uint8, b []byte) (*Client, error) {
-	msgs, err := c.execute(op, cmd, netlink.Request, b)
+	msgs, err := c.do(op, cmd, 0, b)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +266,7 @@ func (c *Conn) Unregister(id uint32) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	_, err = c.execute(op, cmdClientDel, netlink.Request|netlink.Acknowledge, b)
+	_, err = c.do(op, cmdClientDel, netlink.Acknowledge, b)
 	return err
 }
 
@@ -288,7 +279,7 @@ func (c *Conn) Sync(r SyncRequest) (*SyncResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	msgs, err := c.execute(op, cmdSync, netlink.Request, b)
+	msgs, err := c.do(op, cmdSync, 0, b)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +302,7 @@ func (c *Conn) Stats(r StatsRequest) (*Stats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	msgs, err := c.execute(op, cmdStatsGet, netlink.Request, b)
+	msgs, err := c.do(op, cmdStatsGet, 0, b)
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func TestMethods(t *testing.T) {
 		call:  func(c *Conn) (any, error) { return c.Devices() },
 		cmd:   cmdDevGet,
 		flags: dumpFlags,
-		sent:  []attr{},
+		sent:  []attr{flag(attrDumpEnd)},
 		reply: []msg{
 			{Attrs: []attr{u32(attrDevIndex, 1), str(attrDevName, "rxe0"), u32(attrDevClients, 2),
 				flag(attrPad), u64(attrDevPasses, 10), statsAttrs}},
@@ -112,7 +112,7 @@ func TestMethods(t *testing.T) {
 		call:  func(c *Conn) (any, error) { return c.Devices() },
 		cmd:   cmdDevGet,
 		flags: dumpFlags,
-		sent:  []attr{},
+		sent:  []attr{flag(attrDumpEnd)},
 		want:  []Device{},
 	}, {
 		name:  "Device",
@@ -127,7 +127,7 @@ func TestMethods(t *testing.T) {
 		call:  func(c *Conn) (any, error) { return c.Clients("") },
 		cmd:   cmdClientGet,
 		flags: dumpFlags,
-		sent:  []attr{},
+		sent:  []attr{flag(attrDumpEnd)},
 		reply: []msg{{Attrs: simClientAttrs}, {Attrs: kernelClientAttrs}, {Attrs: regionClientAttrs},
 			{Attrs: dmabufClientAttrs}, {Attrs: futureClientAttrs}},
 		want: []Client{simClientWant, kernelClientWant, regionClientWant, dmabufClientWant, futureClientWant},
@@ -136,7 +136,7 @@ func TestMethods(t *testing.T) {
 		call:  func(c *Conn) (any, error) { return c.Clients("rxe1") },
 		cmd:   cmdClientGet,
 		flags: dumpFlags,
-		sent:  []attr{str(attrDevName, "rxe1")},
+		sent:  []attr{str(attrDevName, "rxe1"), flag(attrDumpEnd)},
 		reply: []msg{{Attrs: kernelClientAttrs}},
 		want:  []Client{kernelClientWant},
 	}, {
@@ -358,6 +358,115 @@ func TestMethods(t *testing.T) {
 				t.Errorf("attributes sent (-want +got):\n%s", d)
 			}
 			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("result (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// endMsg is the end message of a dump asked for with attrDumpEnd.
+func endMsg(gen, endGen uint32) msg {
+	return msg{Attrs: []attr{flag(attrDumpEnd), u32(attrGeneration, gen), u32(attrEndGeneration, endGen)}}
+}
+
+// withGen adds the dump generation to a message's attributes.
+func withGen(attrs []attr, gen uint32) []attr {
+	return append(append([]attr{}, attrs...), u32(attrGeneration, gen))
+}
+
+// TestDumpGenerations: dumps ask for the end message and are run again when
+// a message's generation differs from the end's, which catches a change
+// even in a dump that fits one datagram (where only NLMSG_DONE, dropped by
+// the netlink library, carries NLM_F_DUMP_INTR).
+func TestDumpGenerations(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		replies  [][]msg // per attempt; the last repeats
+		call     func(*Conn) (any, error)
+		wantReqs int
+		want     any
+		wantErr  error
+	}{{
+		name:     "consistent",
+		replies:  [][]msg{{{Attrs: withGen(simClientAttrs, 5)}, {Attrs: withGen(kernelClientAttrs, 5)}, endMsg(5, 5)}},
+		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		wantReqs: 1,
+		want:     []Client{simClientWant, kernelClientWant},
+	}, {
+		name: "changed during the only round",
+		replies: [][]msg{
+			{{Attrs: withGen(simClientAttrs, 5)}, {Attrs: withGen(kernelClientAttrs, 5)}, endMsg(5, 7)},
+			{{Attrs: withGen(kernelClientAttrs, 7)}, endMsg(7, 7)},
+		},
+		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		wantReqs: 2,
+		want:     []Client{kernelClientWant},
+	}, {
+		name: "rounds at different generations",
+		replies: [][]msg{
+			{{Attrs: withGen(simClientAttrs, 5)}, {Attrs: withGen(kernelClientAttrs, 6)}, endMsg(6, 6)},
+			{{Attrs: withGen(simClientAttrs, 6)}, endMsg(6, 6)},
+		},
+		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		wantReqs: 2,
+		want:     []Client{simClientWant},
+	}, {
+		name:     "empty dump that changed",
+		replies:  [][]msg{{endMsg(3, 4)}, {endMsg(4, 4)}},
+		call:     func(c *Conn) (any, error) { return c.Clients("rxe0") },
+		wantReqs: 2,
+		want:     []Client{},
+	}, {
+		name:     "devices",
+		replies:  [][]msg{{{Attrs: []attr{u32(attrDevIndex, 1), u32(attrGeneration, 1)}}, endMsg(1, 2)}, {endMsg(2, 2)}},
+		call:     func(c *Conn) (any, error) { return c.Devices() },
+		wantReqs: 2,
+		want:     []Device{},
+	}, {
+		name:     "never consistent",
+		replies:  [][]msg{{{Attrs: withGen(simClientAttrs, 1)}, endMsg(1, 2)}},
+		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		wantReqs: dumpAttempts,
+		wantErr:  ErrDumpInterrupted,
+	}, {
+		name:     "a module without end messages",
+		replies:  [][]msg{{{Attrs: simClientAttrs}}},
+		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		wantReqs: 1,
+		want:     []Client{simClientWant},
+	}, {
+		name:     "end message not last",
+		replies:  [][]msg{{endMsg(1, 1), {Attrs: withGen(simClientAttrs, 1)}}},
+		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		wantReqs: 1,
+		wantErr:  errMalformed,
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := 0
+			c, k := dialFake(t, func(request) ([]msg, error) {
+				r := tt.replies[min(n, len(tt.replies)-1)]
+				n++
+				return r, nil
+			})
+			got, err := tt.call(c)
+			if len(k.reqs) != tt.wantReqs {
+				t.Errorf("%d dumps, want %d", len(k.reqs), tt.wantReqs)
+			}
+			for i, r := range k.reqs {
+				if len(r.Attrs) == 0 || r.Attrs[len(r.Attrs)-1].Type != attrDumpEnd {
+					t.Errorf("dump %d does not ask for the end message: %v", i, r.Attrs)
+				}
+			}
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("result (-want +got):\n%s", d)
 			}
 		})

@@ -72,6 +72,9 @@ const (
 	attrRegion            uint16 = 30
 	attrDMABuf            uint16 = 31
 	attrClientPinnedPages uint16 = 32
+	attrGeneration        uint16 = 33
+	attrDumpEnd           uint16 = 34
+	attrEndGeneration     uint16 = 35
 )
 
 // enum ib_sync_mem_stats_attr, inside attrStats.

@@ -75,6 +75,9 @@ var uapi = []struct {
 	{"IB_SYNC_MEM_A_REGION", "attrRegion", int64(attrRegion)},
 	{"IB_SYNC_MEM_A_DMABUF", "attrDMABuf", int64(attrDMABuf)},
 	{"IB_SYNC_MEM_A_CLIENT_PINNED_PAGES", "attrClientPinnedPages", int64(attrClientPinnedPages)},
+	{"IB_SYNC_MEM_A_GENERATION", "attrGeneration", int64(attrGeneration)},
+	{"IB_SYNC_MEM_A_DUMP_END", "attrDumpEnd", int64(attrDumpEnd)},
+	{"IB_SYNC_MEM_A_END_GENERATION", "attrEndGeneration", int64(attrEndGeneration)},
 
 	{"IB_SYNC_MEM_A_STATS_UNSPEC", "statsUnspec", int64(statsUnspec)},
 	{"IB_SYNC_MEM_A_STATS_PAD", "statsPad", int64(statsPad)},

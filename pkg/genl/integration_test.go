@@ -34,29 +34,8 @@ const (
 	syncTimeout = 5 * time.Second
 )
 
-// integration skips the test unless SYNCMEM_INTEGRATION=1, and returns a
-// connection and the device to use. Once enabled, a missing module or
-// device fails the test: it never skips.
-func integration(t *testing.T) (*genl.Conn, string) {
-	t.Helper()
-	if os.Getenv("SYNCMEM_INTEGRATION") != "1" {
-		t.Skip("integration test against the kernel: set SYNCMEM_INTEGRATION=1 to run it " +
-			"(as root, ib_sync_mem loaded, rxe0 or $SYNCMEM_DEV); test/vm/55-genl-memory.sh runs it in the VM")
-	}
-	dev := os.Getenv("SYNCMEM_DEV")
-	if dev == "" {
-		dev = "rxe0"
-	}
-	c, err := genl.Dial()
-	if err != nil {
-		t.Fatalf("Dial: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	if _, err := c.Device(dev); err != nil {
-		t.Fatalf("device %s: %v (needs the RDMA device, with ib_sync_mem attached to it)", dev, err)
-	}
-	return c, dev
-}
+// integration is Integration of integration_env_test.go (package genl).
+var integration = genl.Integration
 
 // wantPages is how many pages a region of regionSize pins: 16 with 4 KiB
 // pages.

@@ -4,7 +4,10 @@
 # `make genl-test`) run against the real module: AllocRegion, RegisterRegion,
 # syncs both ways, munmap invalidating the client (reason memory, pages
 # unpinned, syncs failing with ENXIO), events, owned clients dying with
-# their connection. Each Go test and subtest becomes one result here.
+# their connection; and client dumps raced against deletions, every dump
+# that shows a state that never existed caught by its generations
+# (TestIntegrationDumpRace, with sim clients). Each Go test and subtest
+# becomes one result here.
 #
 # A missing binary, a crash or a timeout, a test started without a result,
 # no test run at all, or a skipped test (the tests must run here, never
@@ -75,6 +78,7 @@ run_genl_tests() {
 }
 
 check "load ib_sync_mem" sm_load
+check "load ib_sync_mem_sim" sim_load
 check "rxe0 attached" has_device rxe0
 run_genl_tests
 if counters_zero; then
@@ -84,5 +88,6 @@ else
 	syncmemctl list >&2
 	unregister_all >&2
 fi
+check "rmmod ib_sync_mem_sim" sim_unload
 check "rmmod ib_sync_mem" sm_unload
 finish

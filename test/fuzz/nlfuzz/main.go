@@ -67,7 +67,7 @@ const (
 	aSyncClients    = 21
 	aRegion         = 30
 	aDmabuf         = 31
-	aMax            = 32
+	aMax            = 35
 	simLatencyUS    = 2
 	simFailNext     = 3
 	simFailErrno    = 4

@@ -35,7 +35,7 @@
  * -----------------------
  *
  * do: IB_SYNC_MEM_A_DEV_NAME or IB_SYNC_MEM_A_DEV_INDEX picks the device.
- * dump: no attributes; one message per device.
+ * dump: one message per device (and IB_SYNC_MEM_A_DUMP_END: see "Dumps").
  * Reply, per device:
  *
  *    IB_SYNC_MEM_A_DEV_INDEX: NLA_U32
@@ -96,10 +96,8 @@
  * --------------------------
  *
  * do: IB_SYNC_MEM_A_CLIENT_ID. dump: optional IB_SYNC_MEM_A_DEV_NAME or
- * IB_SYNC_MEM_A_DEV_INDEX restricts the dump to one device. Dumps are
- * consistent: if clients come or go while a dump is in progress, the
- * message that sees it carries NLM_F_DUMP_INTR and the caller should retry.
- * Reply, per client:
+ * IB_SYNC_MEM_A_DEV_INDEX restricts the dump to one device (and
+ * IB_SYNC_MEM_A_DUMP_END: see "Dumps"). Reply, per client:
  *
  *    IB_SYNC_MEM_A_CLIENT_ID: NLA_U32
  *    IB_SYNC_MEM_A_CLIENT_NAME: NLA_NUL_STRING
@@ -220,6 +218,33 @@
  * Module-wide and device stats also carry IB_SYNC_MEM_A_STATS_CLIENTS:
  * NLA_U32, clients registered. Errors: -ENOENT, -ENODEV.
  *
+ * Dumps
+ * -----
+ *
+ * A dump runs in rounds, one per datagram, and clients or devices may come
+ * and go between and during them. Every message of a CLIENT_GET or DEV_GET
+ * dump carries
+ *
+ *    IB_SYNC_MEM_A_GENERATION: NLA_U32, the registry's generation when the
+ *       round that produced the message began: a counter of the changes
+ *       dumps list (clients and devices registered, deleted, invalidated)
+ *
+ * and a request with IB_SYNC_MEM_A_DUMP_END (NLA_FLAG) gets one more message
+ * at the end of the dump, after every client or device, with the command of
+ * the dump and only
+ *
+ *    IB_SYNC_MEM_A_DUMP_END: NLA_FLAG, marks the end message
+ *    IB_SYNC_MEM_A_GENERATION: NLA_U32, as in every message
+ *    IB_SYNC_MEM_A_END_GENERATION: NLA_U32, the generation once the dump
+ *       had seen everything
+ *
+ * The dump shows a state the registry was in when every GENERATION equals
+ * the END_GENERATION; otherwise it may not (it may show a client that was
+ * gone before another one it leaves out went), and the caller should run
+ * it again. The kernel also sets NLM_F_DUMP_INTR on a message of a round
+ * that began at another generation than the one before, but for a dump that
+ * fits one datagram only NLMSG_DONE can carry it, which libraries drop.
+ *
  * Events (multicast group "events")
  * ---------------------------------
  *
@@ -301,6 +326,9 @@ enum ib_sync_mem_attr {
 	IB_SYNC_MEM_A_REGION,
 	IB_SYNC_MEM_A_DMABUF,
 	IB_SYNC_MEM_A_CLIENT_PINNED_PAGES,
+	IB_SYNC_MEM_A_GENERATION,
+	IB_SYNC_MEM_A_DUMP_END,
+	IB_SYNC_MEM_A_END_GENERATION,
 
 	__IB_SYNC_MEM_A_MAX,
 	IB_SYNC_MEM_A_MAX = __IB_SYNC_MEM_A_MAX - 1
