@@ -20,13 +20,14 @@ type fakeAPI struct {
 	events  []genl.Event
 	errs    map[string]error // by method name
 
-	calls    []string
-	regReq   genl.RegisterRequest
-	syncReq  genl.SyncRequest
-	statsReq genl.StatsRequest
-	unreg    []uint32
-	dev      string
-	closed   bool
+	calls     []string
+	regReq    genl.RegisterRequest
+	syncReq   genl.SyncRequest
+	statsReq  genl.StatsRequest
+	unreg     []uint32
+	watchOpts int
+	dev       string
+	closed    bool
 }
 
 func (f *fakeAPI) call(name string) error {
@@ -89,7 +90,8 @@ func (f *fakeAPI) Stats(r genl.StatsRequest) (*genl.Stats, error) {
 }
 
 // Watch delivers the canned events, then waits for ctx like the real one.
-func (f *fakeAPI) Watch(ctx context.Context) (<-chan genl.Event, <-chan error, error) {
+func (f *fakeAPI) Watch(ctx context.Context, opts ...genl.WatchOption) (<-chan genl.Event, <-chan error, error) {
+	f.watchOpts = len(opts)
 	if err := f.call("Watch"); err != nil {
 		return nil, nil, err
 	}

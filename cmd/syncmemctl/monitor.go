@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,8 +13,9 @@ import (
 
 func newMonitorCmd(dial dialer) *cobra.Command {
 	var (
-		out   output
-		count int
+		out    output
+		count  int
+		rcvbuf string
 	)
 	cmd := &cobra.Command{
 		Use:   "monitor [--count N]",
@@ -24,7 +26,13 @@ unregistered or invalidated, devices attached or removed, and failed syncs
 object per line.
 
 Once subscribed, it says so on stderr ("monitoring ib_sync_mem events");
-every event after that line is printed. --count N exits after N events.`,
+every event after that line is printed. --count N exits after N events.
+
+The monitor outlives the module: when ib_sync_mem is unloaded it prints
+"family-del", when it is loaded again "family-new", and goes on with the
+new module's events. Events lost because the monitor fell behind (the
+kernel's ENOBUFS) print "events-lost", and the monitor goes on; --rcvbuf
+makes its socket's receive buffer bigger.`,
 		Example: `  syncmemctl monitor
   syncmemctl monitor -j | jq -c 'select(.event == "sync-failed")'
   syncmemctl monitor --count 1 -j`,
@@ -33,21 +41,33 @@ every event after that line is printed. --count N exits after N events.`,
 			if count < 0 {
 				return badFlag("count", fmt.Sprint(count), "must not be negative")
 			}
+			var opts []genl.WatchOption
+			if changed(cmd, "rcvbuf") {
+				n, err := parseSize("rcvbuf", rcvbuf)
+				if err != nil {
+					return err
+				}
+				if n == 0 || n > math.MaxInt32 {
+					return badFlag("rcvbuf", rcvbuf, "want 1 byte to 2 GiB")
+				}
+				opts = append(opts, genl.WithReadBuffer(int(n)))
+			}
 			return withConn(dial, func(c api) error {
-				return monitor(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), &out, count)
+				return monitor(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), &out, count, opts...)
 			})
 		},
 	}
 	cmd.Flags().IntVar(&count, "count", 0, "exit after this many events (0: never)")
+	cmd.Flags().StringVar(&rcvbuf, "rcvbuf", "", "receive buffer of the monitor's socket (bytes: 1M, 4MiB)")
 	out.addFlags(cmd)
 	return cmd
 }
 
 // monitor prints events until ctx is done or count events were printed.
-func monitor(ctx context.Context, c api, w, status io.Writer, out *output, count int) error {
+func monitor(ctx context.Context, c api, w, status io.Writer, out *output, count int, opts ...genl.WatchOption) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	events, errc, err := c.Watch(ctx)
+	events, errc, err := c.Watch(ctx, opts...)
 	if err != nil {
 		return err
 	}
@@ -75,8 +95,8 @@ func monitor(ctx context.Context, c api, w, status io.Writer, out *output, count
 
 type jsonEvent struct {
 	Event    string   `json:"event"`
-	Dev      string   `json:"dev"`
-	DevIndex uint32   `json:"dev_index"`
+	Dev      string   `json:"dev,omitempty"` // every event but the family's and events-lost
+	DevIndex uint32   `json:"dev_index,omitempty"`
 	ID       uint32   `json:"id,omitempty"`
 	Name     string   `json:"name,omitempty"`
 	Kind     string   `json:"kind,omitempty"`
@@ -109,6 +129,10 @@ func eventJSON(ev genl.Event) jsonEvent {
 
 // eventText is one line: the event, the device, then what it carries.
 func eventText(ev genl.Event) string {
+	switch ev.Type {
+	case genl.EventFamilyNew, genl.EventFamilyDel, genl.EventLost:
+		return ev.Type.String()
+	}
 	f := []string{ev.Type.String(), "dev", ev.DevName}
 	if c := ev.Client; c != nil {
 		f = append(f, "client", fmt.Sprint(c.ID))

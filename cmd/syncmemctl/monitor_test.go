@@ -75,6 +75,31 @@ func TestMonitorJSONCount(t *testing.T) {
 	}
 }
 
+// TestMonitorReload: the module going away and coming back, and events
+// lost, are lines of their own, and the monitor goes on; --rcvbuf sets the
+// receive buffer.
+func TestMonitorReload(t *testing.T) {
+	f := &fakeAPI{events: []genl.Event{
+		testEvents()[3], {Type: genl.EventFamilyDel}, {Type: genl.EventFamilyNew}, {Type: genl.EventLost},
+		testEvents()[4],
+	}}
+	r := runFake(t, f, "monitor", "--count", "5", "--rcvbuf", "4M")
+	want := "dev-new dev rxe1 index 2\nfamily-del\nfamily-new\nevents-lost\ndev-del dev rxe1 index 2\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("exit %d stderr %q\ngot\n%s\nwant\n%s", r.code, r.stderr, r.stdout, want)
+	}
+	if f.watchOpts != 1 {
+		t.Errorf("%d watch options, want the receive buffer", f.watchOpts)
+	}
+	r = runFake(t, &fakeAPI{events: []genl.Event{{Type: genl.EventFamilyDel}}}, "monitor", "--count", "1", "-j")
+	if r.stdout != `{"event":"family-del"}`+"\n" {
+		t.Errorf("JSON %q", r.stdout)
+	}
+	if r := runFake(t, &fakeAPI{}, "monitor", "--rcvbuf", "0"); r.code == 0 || !strings.Contains(r.stderr, "invalid --rcvbuf") {
+		t.Errorf("--rcvbuf 0: %+v", r)
+	}
+}
+
 // TestMonitorEnds: a cancelled context (Ctrl-C) ends the monitor without
 // an error; a failing socket ends it with one.
 func TestMonitorEnds(t *testing.T) {

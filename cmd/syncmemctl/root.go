@@ -23,7 +23,7 @@ type api interface {
 	Unregister(id uint32) error
 	Sync(genl.SyncRequest) (*genl.SyncResult, error)
 	Stats(genl.StatsRequest) (*genl.Stats, error)
-	Watch(ctx context.Context) (<-chan genl.Event, <-chan error, error)
+	Watch(ctx context.Context, opts ...genl.WatchOption) (<-chan genl.Event, <-chan error, error)
 	Close() error
 }
 

@@ -20,8 +20,8 @@ type Conn struct {
 	family genetlink.Family
 	group  uint32 // the events multicast group, 0 if the family has none
 
-	// dialEvents opens the socket Watch listens on, joined to group.
-	dialEvents func(group uint32) (*genetlink.Conn, error)
+	// dialEvents opens the socket Watch listens on.
+	dialEvents func() (eventConn, error)
 }
 
 // Dial opens a generic netlink socket and resolves the ib_sync_mem family.
@@ -45,33 +45,31 @@ func Dial() (*Conn, error) {
 }
 
 // newConn resolves the family over c.
-func newConn(c *genetlink.Conn, events func(uint32) (*genetlink.Conn, error)) (*Conn, error) {
-	f, err := c.GetFamily(FamilyName)
-	if errors.Is(err, unix.ENOENT) {
-		return nil, notLoaded()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("resolve generic netlink family %s: %w", FamilyName, err)
-	}
-	conn := &Conn{c: c, family: f, dialEvents: events}
-	for _, g := range f.Groups {
-		if g.Name == EventsGroup {
-			conn.group = g.ID
-		}
+func newConn(c *genetlink.Conn, events func() (eventConn, error)) (*Conn, error) {
+	conn := &Conn{c: c, dialEvents: events}
+	if err := conn.resolve(); err != nil {
+		return nil, err
 	}
 	return conn, nil
 }
 
-func dialEvents(group uint32) (*genetlink.Conn, error) {
-	c, err := genetlink.Dial(nil)
+// resolve looks the family up and takes its id and events group. c.mu is
+// held, or c is not shared yet.
+func (c *Conn) resolve() error {
+	f, err := c.c.GetFamily(FamilyName)
+	if errors.Is(err, unix.ENOENT) {
+		return notLoaded()
+	}
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("resolve generic netlink family %s: %w", FamilyName, err)
 	}
-	if err := c.JoinGroup(group); err != nil {
-		_ = c.Close()
-		return nil, err
+	c.family, c.group = f, 0
+	for _, g := range f.Groups {
+		if g.Name == EventsGroup {
+			c.group = g.ID
+		}
 	}
-	return c, nil
+	return nil
 }
 
 // Close closes the socket. Clients registered on it with FlagOwned are
@@ -81,6 +79,11 @@ func (c *Conn) Close() error { return c.c.Close() }
 // execute sends one request and returns its replies, with their netlink
 // headers. Errors in the netlink ack become an *Error carrying the kernel's
 // extended ack message.
+//
+// A module reloaded since the family was resolved has another family id;
+// the genetlink core answers the old one with a bare ENOENT. Then the family
+// is looked up again: gone, the error matches ErrNotLoaded; back, the
+// request goes to it (it never reached the module before).
 func (c *Conn) execute(op string, cmd uint8, flags netlink.HeaderFlags, attrs []byte) ([]genetlink.Message, []netlink.Message, error) {
 	msg := genetlink.Message{
 		Header: genetlink.Header{Command: cmd, Version: FamilyVersion},
@@ -88,16 +91,37 @@ func (c *Conn) execute(op string, cmd uint8, flags netlink.HeaderFlags, attrs []
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for attempt := 1; ; attempt++ {
+		msgs, nmsgs, err := c.send(msg, flags)
+		if err == nil {
+			return msgs, nmsgs, nil
+		}
+		var kerr *Error
+		if attempt > 1 || !errors.As(err, &kerr) || kerr.Errno != unix.ENOENT || kerr.Message != "" {
+			return nil, nil, opError(op, err, attrs)
+		}
+		id := c.family.ID
+		if rerr := c.resolve(); rerr != nil {
+			return nil, nil, fmt.Errorf("%s: %w", op, rerr)
+		}
+		if c.family.ID == id {
+			return nil, nil, opError(op, err, attrs)
+		}
+	}
+}
+
+// send sends msg to the family and receives the replies. c.mu is held.
+func (c *Conn) send(msg genetlink.Message, flags netlink.HeaderFlags) ([]genetlink.Message, []netlink.Message, error) {
 	req, err := c.c.Send(msg, c.family.ID, flags)
 	if err != nil {
-		return nil, nil, opError(op, err, attrs)
+		return nil, nil, err
 	}
 	msgs, nmsgs, err := c.c.Receive()
 	if err != nil {
-		return nil, nil, opError(op, err, attrs)
+		return nil, nil, ackError(err)
 	}
 	if err := netlink.Validate(req, nmsgs); err != nil {
-		return nil, nil, opError(op, err, attrs)
+		return nil, nil, err
 	}
 	return msgs, nmsgs, nil
 }
@@ -108,19 +132,30 @@ func (c *Conn) do(op string, cmd uint8, flags netlink.HeaderFlags, attrs []byte)
 	return msgs, err
 }
 
-// opError maps an error of the netlink layer. An errno from the kernel's
-// ack (a bare Errno, not a system call's) becomes an *Error, naming the
-// attribute of the request (attrs) the ack points at.
-func opError(op string, err error, attrs []byte) error {
+// ackError turns an errno of the kernel's ack (a bare Errno in a
+// *netlink.OpError, not a system call's) into an *Error, with the kernel's
+// extended ack message and the offset of the attribute it points at.
+func ackError(err error) error {
 	var oerr *netlink.OpError
 	if errors.As(err, &oerr) {
 		if errno, ok := oerr.Err.(syscall.Errno); ok {
-			e := &Error{Op: op, Errno: errno, Message: oerr.Message}
-			if oerr.Offset > 0 {
-				e.Attr = describeAttr(attrs, oerr.Offset)
-			}
-			return e
+			return &Error{Errno: errno, Message: oerr.Message, offset: oerr.Offset}
 		}
+	}
+	return err
+}
+
+// opError names what failed: an *Error gets op and the request attribute
+// (of attrs) its ack points at, anything else is wrapped.
+func opError(op string, err error, attrs []byte) error {
+	var kerr *Error
+	if errors.As(err, &kerr) {
+		e := *kerr
+		e.Op = op
+		if e.offset > 0 {
+			e.Attr = describeAttr(attrs, e.offset)
+		}
+		return &e
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

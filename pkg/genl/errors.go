@@ -60,6 +60,8 @@ type Error struct {
 	// its name in the UAPI header without the IB_SYNC_MEM_A_ prefix, with
 	// its value: SIM_FAIL_ERRNO=0, DEV_NAME="rxe9".
 	Attr string
+
+	offset int // of that attribute in the request, from the ack
 }
 
 // Error returns "op: message (attribute)", with the kernel's message when

@@ -104,27 +104,64 @@ type kernelError struct {
 
 func (e *kernelError) Error() string { return fmt.Sprintf("errno %d: %s", e.errno, e.msg) }
 
+// nlctrlFamily is the generic netlink controller as the kernel describes
+// it: its "notify" group announces families coming and going.
+var nlctrlFamily = genetlink.Family{
+	ID: unix.GENL_ID_CTRL, Version: 2, Name: "nlctrl",
+	Groups: []genetlink.MulticastGroup{{ID: unix.GENL_ID_CTRL, Name: "notify"}},
+}
+
 type fakeKernel struct {
 	t        *testing.T
-	noFamily bool                                        // the family is not registered
-	handle   func(request) ([]msg, error)                // the family's commands
-	reqs     []request                                   // what it received
-	serve    genltest.Func                               // the controller
-	events   func(group uint32) (*genetlink.Conn, error) // Watch's socket
+	family   genetlink.Family             // the family, as the controller describes it
+	noFamily bool                         // the family is not registered
+	handle   func(request) ([]msg, error) // the family's commands
+	reqs     []request                    // what it received
+	events   func() (eventConn, error)    // Watch's socket
+	ctrlReqs int                          // family lookups it answered
 }
 
 // dialFake returns a Conn talking to a fake kernel that answers with handle.
 func dialFake(t *testing.T, handle func(request) ([]msg, error)) (*Conn, *fakeKernel) {
 	t.Helper()
-	k := &fakeKernel{t: t, handle: handle, serve: genltest.ServeFamily(testFamily, nil)}
-	c, err := newConn(genetlink.NewConn(nltest.Dial(k.receive)), func(g uint32) (*genetlink.Conn, error) {
-		return k.events(g)
+	k := &fakeKernel{t: t, handle: handle, family: testFamily}
+	c, err := newConn(genetlink.NewConn(nltest.Dial(k.receive)), func() (eventConn, error) {
+		return k.events()
 	})
 	if err != nil {
 		t.Fatalf("newConn: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c, k
+}
+
+// serveCtrl answers a controller request: the families it knows by name.
+func (k *fakeKernel) serveCtrl(greq genetlink.Message, nreq netlink.Message) ([]netlink.Message, error) {
+	k.ctrlReqs++
+	ad, err := netlink.NewAttributeDecoder(greq.Data)
+	if err != nil {
+		return nil, err
+	}
+	var name string
+	for ad.Next() {
+		if ad.Type() == unix.CTRL_ATTR_FAMILY_NAME {
+			name = ad.String()
+		}
+	}
+	var f genetlink.Family
+	switch {
+	case name == nlctrlFamily.Name:
+		f = nlctrlFamily
+	case name == k.family.Name && !k.noFamily:
+		f = k.family
+	default:
+		return nltest.Error(int(unix.ENOENT), []netlink.Message{nreq})
+	}
+	gmsgs, err := genltest.ServeFamily(f, nil)(greq, nreq)
+	if err != nil {
+		return nil, err
+	}
+	return k.pack(nreq, gmsgs, nil), nil
 }
 
 // receive is the nltest.Func of the fake kernel.
@@ -138,16 +175,13 @@ func (k *fakeKernel) receive(nreqs []netlink.Message) ([]netlink.Message, error)
 		return nil, err
 	}
 	if nreq.Header.Type == unix.GENL_ID_CTRL {
-		if k.noFamily {
-			return nltest.Error(int(unix.ENOENT), nreqs)
-		}
-		gmsgs, err := k.serve(greq, nreq)
-		if err != nil {
-			return nil, err
-		}
-		return k.pack(nreq, gmsgs, nil), nil
+		return k.serveCtrl(greq, nreq)
 	}
-	if nreq.Header.Type != netlink.HeaderType(testFamily.ID) || greq.Header.Version != FamilyVersion {
+	if nreq.Header.Type != netlink.HeaderType(k.family.ID) || k.noFamily {
+		// The genetlink core's answer to an unknown family: no message.
+		return []netlink.Message{errorAck(nreq, unix.ENOENT, "")}, nil
+	}
+	if greq.Header.Version != FamilyVersion {
 		return nil, fmt.Errorf("fake kernel: request to family %d version %d",
 			nreq.Header.Type, greq.Header.Version)
 	}

@@ -249,8 +249,21 @@ func (o Origin) String() string {
 	return "origin-" + strconv.FormatUint(uint64(o), 10)
 }
 
-// EventType is the kind of an Event: the command the kernel multicast.
-type EventType uint8
+// EventType is the kind of an Event: the command the kernel multicast, or
+// what the watch itself saw (EventFamilyNew, EventFamilyDel, EventLost).
+type EventType uint16
+
+// Events of the watch itself, past the commands' numbers. Watch reports
+// them with no other field set.
+const (
+	// EventFamilyNew: the module was loaded (again); the watch follows
+	// its new family.
+	EventFamilyNew EventType = 0x100 + iota
+	// EventFamilyDel: the module was unloaded.
+	EventFamilyDel
+	// EventLost: events were lost, the socket's buffer was full.
+	EventLost
+)
 
 func (t EventType) String() string {
 	switch t {
@@ -266,6 +279,12 @@ func (t EventType) String() string {
 		return "dev-del"
 	case EventSyncFailed:
 		return "sync-failed"
+	case EventFamilyNew:
+		return "family-new"
+	case EventFamilyDel:
+		return "family-del"
+	case EventLost:
+		return "events-lost"
 	}
 	return "event-" + strconv.FormatUint(uint64(t), 10)
 }

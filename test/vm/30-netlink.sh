@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The generic netlink family, driven through syncmemctl: devices, clients
 # registered by separate invocations, syncs of one client, a device and a
-# batch, statistics, events, owned clients that die with their socket, the
-# unprivileged view, malformed requests (refused with the kernel's message,
-# changing nothing), and the family's absence outside the initial netns.
+# batch, statistics, events (and a monitor that outlives a module reload),
+# owned clients that die with their socket, the unprivileged view,
+# malformed requests (refused with the kernel's message, changing nothing),
+# and the family's absence outside the initial netns.
 # shellcheck disable=SC2317 # the helpers run through check
 . "$(dirname "$0")/lib.sh"
 suite_begin
@@ -185,6 +186,30 @@ check "unregister every client" ctl unregister "${ids[@]}"
 check "unregister again fails" fails_with "no such client" ctl unregister "${ids[@]}"
 check "no clients left" expect clients "$(client_count)" 0
 check "object counters back to zero" counters_zero
+
+# The monitor outlives the module: it reports the family going away and
+# coming back, then the new module's events.
+rl_out=$tmp/reload.json
+syncmemctl monitor -j >"$rl_out" 2>"$tmp/reload.err" &
+mon=$!
+check "reload: monitor subscribed" wait_until 30 grep -q "monitoring ib_sync_mem events" "$tmp/reload.err"
+check "reload: rmmod ib_sync_mem_sim" sim_unload
+check "reload: rmmod ib_sync_mem under a monitor" sm_unload
+check "reload: the monitor reports the family gone" \
+	wait_until 30 jq_file 'any(.[]; .event == "family-del")' "$rl_out" -s
+check "reload: the monitor is still running" kill -0 "$mon"
+check "reload: load ib_sync_mem again" sm_load
+check "reload: load ib_sync_mem_sim again" sim_load
+check "reload: the monitor reports the family back" \
+	wait_until 30 jq_file 'any(.[]; .event == "family-new")' "$rl_out" -s
+idr=$(ctl register --dev rxe0 --name nl-reload)
+check "reload: register on the new module" is_id "$idr"
+check "reload: the monitor shows the new module's event" wait_until 30 jq_file \
+	"[.[].event] == [\"family-del\", \"family-new\", \"client-new\"] and .[2].id == $idr" "$rl_out" -s
+kill -TERM "$mon"
+check "reload: the monitor exits 0 on SIGTERM" ended_ok "$mon" 30
+check "reload: unregister" ctl unregister "$idr"
+
 check "rmmod ib_sync_mem_sim" sim_unload
 check "rmmod ib_sync_mem" sm_unload
 check "not loaded afterwards" fails_with '^Error: module ib_sync_mem is not loaded$' ctl devices
