@@ -18,6 +18,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -30,6 +31,9 @@ import (
 
 	"github.com/syncmem/syncmem/pkg/genl"
 )
+
+// ctx is the context of every request: the bench runs to its end.
+var ctx = context.Background()
 
 func main() {
 	var (
@@ -83,7 +87,7 @@ func (b *bench) sims(n int) ([]uint32, error) {
 	zero := time.Duration(0)
 	ids := make([]uint32, 0, n)
 	for i := 0; i < n; i++ {
-		cl, err := b.c.Register(genl.RegisterRequest{
+		cl, err := b.c.Register(ctx, genl.RegisterRequest{
 			Device: b.dev, Name: fmt.Sprintf("bench%d", i), Kind: genl.KindSim,
 			Sim: &genl.SimConfig{Latency: &zero},
 		})
@@ -98,7 +102,7 @@ func (b *bench) sims(n int) ([]uint32, error) {
 
 func (b *bench) cleanup() {
 	for _, id := range b.clients {
-		if err := b.c.Unregister(id); err != nil {
+		if err := b.c.Unregister(ctx, id); err != nil {
 			fmt.Fprintf(os.Stderr, "nlbench: unregister %d: %v\n", id, err)
 		}
 	}
@@ -106,7 +110,7 @@ func (b *bench) cleanup() {
 }
 
 func (b *bench) sync(ids []uint32) error {
-	res, err := b.c.Sync(genl.SyncRequest{Clients: ids, Dir: genl.DirToDevice})
+	res, err := b.c.Sync(ctx, genl.SyncRequest{Clients: ids, Dir: genl.DirToDevice})
 	if err != nil {
 		return err
 	}
@@ -273,7 +277,7 @@ func (b *bench) memory(n int) error {
 			}
 			mems = append(mems, m)
 			m[0] = 1 // fault the page in: pinning it is not its allocation
-			cl, err := b.c.RegisterRegion(b.dev, fmt.Sprintf("region%d", i), m, genl.RegionWrite, 0)
+			cl, err := b.c.RegisterRegion(ctx, b.dev, fmt.Sprintf("region%d", i), m, genl.RegionWrite, 0)
 			if err != nil {
 				return fmt.Errorf("register region client %d of %d: %w", i+1, regions, err)
 			}

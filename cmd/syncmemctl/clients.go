@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -66,7 +65,7 @@ open (see pkg/genl); here it mostly serves tests.`,
 				return err
 			}
 			return withConn(dial, func(c api) error {
-				cl, err := c.Register(req)
+				cl, err := c.Register(cmd.Context(), req)
 				if err != nil {
 					return err
 				}
@@ -221,9 +220,9 @@ deleted this way. Every id is tried; the command fails if one failed.`,
 			return withConn(dial, func(c api) error {
 				var errs []error
 				for _, id := range ids {
-					errs = append(errs, c.Unregister(id))
+					errs = append(errs, c.Unregister(cmd.Context(), id))
 				}
-				return errors.Join(errs...)
+				return joinFailures(errs...)
 			})
 		},
 	}
@@ -254,7 +253,7 @@ kind-specific settings.`,
 			}
 			return withConn(dial, func(c api) error {
 				if len(ids) == 0 {
-					cs, err := c.Clients(dev)
+					cs, err := c.Clients(cmd.Context(), dev)
 					if err != nil {
 						return err
 					}
@@ -263,14 +262,14 @@ kind-specific settings.`,
 				var cs []genl.Client
 				var errs []error
 				for _, id := range ids {
-					cl, err := c.Client(id)
+					cl, err := c.Client(cmd.Context(), id)
 					if err != nil {
 						errs = append(errs, err)
 						continue
 					}
 					cs = append(cs, *cl)
 				}
-				return errors.Join(append(errs, printClients(cmd, &out, cs))...)
+				return joinFailures(append(errs, printClients(cmd, &out, cs))...)
 			})
 		},
 	}

@@ -24,14 +24,14 @@ their clients. With DEV, show that device only.`,
 			return withConn(dial, func(c api) error {
 				var devs []genl.Device
 				if len(args) == 1 {
-					d, err := c.Device(args[0])
+					d, err := c.Device(cmd.Context(), args[0])
 					if err != nil {
 						return err
 					}
 					devs = []genl.Device{*d}
 				} else {
 					var err error
-					if devs, err = c.Devices(); err != nil {
+					if devs, err = c.Devices(cmd.Context()); err != nil {
 						return err
 					}
 				}

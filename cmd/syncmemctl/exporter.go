@@ -115,6 +115,9 @@ func serveMetrics(ctx context.Context, ln net.Listener, path string, dial dialer
 	}
 }
 
+// scrapeTimeout bounds the kernel queries of one scrape.
+const scrapeTimeout = 30 * time.Second
+
 // histBuckets is the number of finite buckets of the sync duration
 // histograms: le = 2^0 .. 2^30 ns. The kernel's slot 31 also counts
 // everything longer, so it has no finite upper bound.
@@ -190,9 +193,11 @@ func (c *syncmemCollector) Describe(ch chan<- *prometheus.Desc) {
 // nothing.
 func (c *syncmemCollector) Collect(ch chan<- prometheus.Metric) {
 	var ms []prometheus.Metric
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
 	err := withConn(c.dial, func(a api) error {
 		var err error
-		ms, err = c.gather(a)
+		ms, err = c.gather(ctx, a)
 		return err
 	})
 	up := 1.0
@@ -215,7 +220,7 @@ func gone(err error) bool {
 	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENODEV)
 }
 
-func (c *syncmemCollector) gather(a api) ([]prometheus.Metric, error) {
+func (c *syncmemCollector) gather(ctx context.Context, a api) ([]prometheus.Metric, error) {
 	var ms []prometheus.Metric
 	add := func(d counterDescs, s *genl.Stats, labels ...string) {
 		ms = append(ms,
@@ -227,19 +232,19 @@ func (c *syncmemCollector) gather(a api) ([]prometheus.Metric, error) {
 		)
 	}
 
-	mod, err := a.Stats(genl.StatsRequest{})
+	mod, err := a.Stats(ctx, genl.StatsRequest{})
 	if err != nil {
 		return nil, err
 	}
 	ms = append(ms, prometheus.MustNewConstMetric(c.clients, prometheus.GaugeValue, float64(mod.Clients)))
 	add(c.module, mod)
 
-	devs, err := a.Devices()
+	devs, err := a.Devices(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range devs {
-		s, err := a.Stats(genl.StatsRequest{Device: d.Name})
+		s, err := a.Stats(ctx, genl.StatsRequest{Device: d.Name})
 		if gone(err) {
 			continue
 		}
@@ -252,12 +257,12 @@ func (c *syncmemCollector) gather(a api) ([]prometheus.Metric, error) {
 		add(c.device, s, d.Name)
 	}
 
-	cls, err := a.Clients("")
+	cls, err := a.Clients(ctx, "")
 	if err != nil {
 		return nil, err
 	}
 	for _, cl := range cls {
-		s, err := a.Stats(genl.StatsRequest{Client: cl.ID})
+		s, err := a.Stats(ctx, genl.StatsRequest{Client: cl.ID})
 		if gone(err) {
 			continue
 		}

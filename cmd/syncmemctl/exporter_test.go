@@ -26,7 +26,7 @@ type statsFake struct {
 	reqs  []genl.StatsRequest
 }
 
-func (f *statsFake) Stats(r genl.StatsRequest) (*genl.Stats, error) {
+func (f *statsFake) Stats(_ context.Context, r genl.StatsRequest) (*genl.Stats, error) {
 	f.reqs = append(f.reqs, r)
 	if err := f.call("Stats"); err != nil {
 		return nil, err

@@ -35,9 +35,11 @@ func (f *fakeAPI) call(name string) error {
 	return f.errs[name]
 }
 
-func (f *fakeAPI) Devices() ([]genl.Device, error) { return f.devices, f.call("Devices") }
+func (f *fakeAPI) Devices(context.Context) ([]genl.Device, error) {
+	return f.devices, f.call("Devices")
+}
 
-func (f *fakeAPI) Device(name string) (*genl.Device, error) {
+func (f *fakeAPI) Device(_ context.Context, name string) (*genl.Device, error) {
 	if err := f.call("Device"); err != nil {
 		return nil, err
 	}
@@ -49,12 +51,12 @@ func (f *fakeAPI) Device(name string) (*genl.Device, error) {
 	return nil, &genl.Error{Op: "get device " + name, Errno: unix.ENODEV, Message: "no such RDMA device"}
 }
 
-func (f *fakeAPI) Clients(dev string) ([]genl.Client, error) {
+func (f *fakeAPI) Clients(_ context.Context, dev string) ([]genl.Client, error) {
 	f.dev = dev
 	return f.clients, f.call("Clients")
 }
 
-func (f *fakeAPI) Client(id uint32) (*genl.Client, error) {
+func (f *fakeAPI) Client(_ context.Context, id uint32) (*genl.Client, error) {
 	if err := f.call("Client"); err != nil {
 		return nil, err
 	}
@@ -66,12 +68,12 @@ func (f *fakeAPI) Client(id uint32) (*genl.Client, error) {
 	return nil, &genl.Error{Op: fmt.Sprintf("get client %d", id), Errno: unix.ENOENT, Message: "no such client"}
 }
 
-func (f *fakeAPI) Register(r genl.RegisterRequest) (*genl.Client, error) {
+func (f *fakeAPI) Register(_ context.Context, r genl.RegisterRequest) (*genl.Client, error) {
 	f.regReq = r
 	return &f.reg, f.call("Register")
 }
 
-func (f *fakeAPI) Unregister(id uint32) error {
+func (f *fakeAPI) Unregister(_ context.Context, id uint32) error {
 	f.unreg = append(f.unreg, id)
 	if id == 99 {
 		return &genl.Error{Op: "unregister client 99", Errno: unix.ENOENT, Message: "no such client"}
@@ -79,12 +81,12 @@ func (f *fakeAPI) Unregister(id uint32) error {
 	return f.call("Unregister")
 }
 
-func (f *fakeAPI) Sync(r genl.SyncRequest) (*genl.SyncResult, error) {
+func (f *fakeAPI) Sync(_ context.Context, r genl.SyncRequest) (*genl.SyncResult, error) {
 	f.syncReq = r
 	return &f.sync, f.call("Sync")
 }
 
-func (f *fakeAPI) Stats(r genl.StatsRequest) (*genl.Stats, error) {
+func (f *fakeAPI) Stats(_ context.Context, r genl.StatsRequest) (*genl.Stats, error) {
 	f.statsReq = r
 	return &f.stats, f.call("Stats")
 }

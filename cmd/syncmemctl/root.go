@@ -15,14 +15,14 @@ var version = "dev"
 
 // api is the part of *genl.Conn the commands use; tests replace it.
 type api interface {
-	Devices() ([]genl.Device, error)
-	Device(name string) (*genl.Device, error)
-	Clients(dev string) ([]genl.Client, error)
-	Client(id uint32) (*genl.Client, error)
-	Register(genl.RegisterRequest) (*genl.Client, error)
-	Unregister(id uint32) error
-	Sync(genl.SyncRequest) (*genl.SyncResult, error)
-	Stats(genl.StatsRequest) (*genl.Stats, error)
+	Devices(ctx context.Context) ([]genl.Device, error)
+	Device(ctx context.Context, name string) (*genl.Device, error)
+	Clients(ctx context.Context, dev string) ([]genl.Client, error)
+	Client(ctx context.Context, id uint32) (*genl.Client, error)
+	Register(ctx context.Context, r genl.RegisterRequest) (*genl.Client, error)
+	Unregister(ctx context.Context, id uint32) error
+	Sync(ctx context.Context, r genl.SyncRequest) (*genl.SyncResult, error)
+	Stats(ctx context.Context, r genl.StatsRequest) (*genl.Stats, error)
 	Watch(ctx context.Context, opts ...genl.WatchOption) (<-chan genl.Event, <-chan error, error)
 	Close() error
 }
@@ -93,14 +93,45 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, dial dial
 		return 0
 	}
 	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
+	if m, ok := err.(failures); ok {
+		errs = m
 	}
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "Error: %s\n", strings.TrimSuffix(e.Error(), "\n"))
 	}
 	return 1
 }
+
+// failures are the errors of a command that tried several things (each
+// client of an unregister), printed one per line.
+type failures []error
+
+// joinFailures is the error of several attempts: nil if none failed.
+func joinFailures(errs ...error) error {
+	var f failures
+	for _, err := range errs {
+		if err != nil {
+			f = append(f, err)
+		}
+	}
+	switch len(f) {
+	case 0:
+		return nil
+	case 1:
+		return f[0]
+	}
+	return f
+}
+
+func (f failures) Error() string {
+	msgs := make([]string, len(f))
+	for i, err := range f {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+func (f failures) Unwrap() []error { return f }
 
 // withConn dials, runs fn and closes the connection.
 func withConn(dial dialer, fn func(api) error) error {
@@ -114,10 +145,10 @@ func withConn(dial dialer, fn func(api) error) error {
 
 // completeDevices completes a device name from the kernel's list.
 func completeDevices(dial dialer) cobra.CompletionFunc {
-	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var names []cobra.Completion
 		_ = withConn(dial, func(c api) error {
-			devs, err := c.Devices()
+			devs, err := c.Devices(cmd.Context())
 			for _, d := range devs {
 				names = append(names, d.Name)
 			}
@@ -129,10 +160,10 @@ func completeDevices(dial dialer) cobra.CompletionFunc {
 
 // completeClients completes client ids, described by their names.
 func completeClients(dial dialer) cobra.CompletionFunc {
-	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var ids []cobra.Completion
 		_ = withConn(dial, func(c api) error {
-			cs, err := c.Clients("")
+			cs, err := c.Clients(cmd.Context(), "")
 			for _, cl := range cs {
 				ids = append(ids, cobra.CompletionWithDesc(fmt.Sprint(cl.ID), cl.DevName+" "+cl.Name))
 			}

@@ -45,13 +45,13 @@ clients) and the result of its last sync, as an errno name.`,
 				req.Client = id
 			}
 			return withConn(dial, func(c api) error {
-				s, err := c.Stats(req)
+				s, err := c.Stats(cmd.Context(), req)
 				if err != nil {
 					return err
 				}
 				var cl *genl.Client
 				if req.Client != 0 {
-					if cl, err = c.Client(req.Client); err != nil {
+					if cl, err = c.Client(cmd.Context(), req.Client); err != nil {
 						return err
 					}
 				}

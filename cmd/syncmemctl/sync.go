@@ -58,7 +58,7 @@ client's sync failed, after printing the results.`,
 				req.Timeout = new(timeout)
 			}
 			return withConn(dial, func(c api) error {
-				res, err := c.Sync(req)
+				res, err := c.Sync(cmd.Context(), req)
 				if err != nil {
 					return err
 				}

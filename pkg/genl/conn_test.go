@@ -94,7 +94,7 @@ func TestMethods(t *testing.T) {
 		want  any
 	}{{
 		name:  "Devices",
-		call:  func(c *Conn) (any, error) { return c.Devices() },
+		call:  func(c *Conn) (any, error) { return c.Devices(bg) },
 		cmd:   cmdDevGet,
 		flags: dumpFlags,
 		sent:  []attr{flag(attrDumpEnd)},
@@ -109,14 +109,14 @@ func TestMethods(t *testing.T) {
 		},
 	}, {
 		name:  "Devices none",
-		call:  func(c *Conn) (any, error) { return c.Devices() },
+		call:  func(c *Conn) (any, error) { return c.Devices(bg) },
 		cmd:   cmdDevGet,
 		flags: dumpFlags,
 		sent:  []attr{flag(attrDumpEnd)},
 		want:  []Device{},
 	}, {
 		name:  "Device",
-		call:  func(c *Conn) (any, error) { return c.Device("rxe0") },
+		call:  func(c *Conn) (any, error) { return c.Device(bg, "rxe0") },
 		cmd:   cmdDevGet,
 		flags: doFlags,
 		sent:  []attr{str(attrDevName, "rxe0")},
@@ -124,7 +124,7 @@ func TestMethods(t *testing.T) {
 		want:  &Device{Index: 1, Name: "rxe0"},
 	}, {
 		name:  "Clients all",
-		call:  func(c *Conn) (any, error) { return c.Clients("") },
+		call:  func(c *Conn) (any, error) { return c.Clients(bg, "") },
 		cmd:   cmdClientGet,
 		flags: dumpFlags,
 		sent:  []attr{flag(attrDumpEnd)},
@@ -133,7 +133,7 @@ func TestMethods(t *testing.T) {
 		want: []Client{simClientWant, kernelClientWant, regionClientWant, dmabufClientWant, futureClientWant},
 	}, {
 		name:  "Clients of a device",
-		call:  func(c *Conn) (any, error) { return c.Clients("rxe1") },
+		call:  func(c *Conn) (any, error) { return c.Clients(bg, "rxe1") },
 		cmd:   cmdClientGet,
 		flags: dumpFlags,
 		sent:  []attr{str(attrDevName, "rxe1"), flag(attrDumpEnd)},
@@ -141,7 +141,7 @@ func TestMethods(t *testing.T) {
 		want:  []Client{kernelClientWant},
 	}, {
 		name:  "Client",
-		call:  func(c *Conn) (any, error) { return c.Client(7) },
+		call:  func(c *Conn) (any, error) { return c.Client(bg, 7) },
 		cmd:   cmdClientGet,
 		flags: doFlags,
 		sent:  []attr{u32(attrClientID, 7)},
@@ -150,7 +150,7 @@ func TestMethods(t *testing.T) {
 	}, {
 		name: "Register sim with every setting",
 		call: func(c *Conn) (any, error) {
-			return c.Register(RegisterRequest{
+			return c.Register(bg, RegisterRequest{
 				Device: "rxe0", Name: "buf0", Kind: KindSim, Flags: FlagLazy | FlagOwned,
 				Sim: &SimConfig{
 					Latency: new(200 * time.Microsecond), FailNext: new(uint32(1)),
@@ -171,7 +171,7 @@ func TestMethods(t *testing.T) {
 	}, {
 		name: "Register with zero settings sent",
 		call: func(c *Conn) (any, error) {
-			return c.Register(RegisterRequest{
+			return c.Register(bg, RegisterRequest{
 				Device: "rxe0", Name: "z", Kind: KindSim,
 				Sim: &SimConfig{Latency: new(time.Duration(0)), FailErrno: new(unix.Errno(0))},
 			})
@@ -187,7 +187,7 @@ func TestMethods(t *testing.T) {
 	}, {
 		name: "Register minimal",
 		call: func(c *Conn) (any, error) {
-			return c.Register(RegisterRequest{Device: "rxe0", Name: "b", Kind: KindSim})
+			return c.Register(bg, RegisterRequest{Device: "rxe0", Name: "b", Kind: KindSim})
 		},
 		cmd:   cmdClientNew,
 		flags: doFlags,
@@ -197,7 +197,7 @@ func TestMethods(t *testing.T) {
 	}, {
 		name: "Register region",
 		call: func(c *Conn) (any, error) {
-			return c.Register(RegisterRequest{Device: "rxe0", Name: "r", Kind: KindRegion,
+			return c.Register(bg, RegisterRequest{Device: "rxe0", Name: "r", Kind: KindRegion,
 				Flags: FlagOwned, Region: &RegionConfig{Addr: 0x7f0000000000, Len: 8192, Access: RegionWrite}})
 		},
 		cmd:   cmdClientNew,
@@ -211,7 +211,7 @@ func TestMethods(t *testing.T) {
 	}, {
 		name: "Register dma-buf",
 		call: func(c *Conn) (any, error) {
-			return c.Register(RegisterRequest{Device: "rxe0", Name: "d", Kind: KindDMABuf, DMABuf: &DMABufConfig{FD: 5}})
+			return c.Register(bg, RegisterRequest{Device: "rxe0", Name: "d", Kind: KindDMABuf, DMABuf: &DMABufConfig{FD: 5}})
 		},
 		cmd:   cmdClientNew,
 		flags: doFlags,
@@ -223,14 +223,14 @@ func TestMethods(t *testing.T) {
 		want:  &dmabufClientWant,
 	}, {
 		name:  "Unregister",
-		call:  func(c *Conn) (any, error) { return nil, c.Unregister(7) },
+		call:  func(c *Conn) (any, error) { return nil, c.Unregister(bg, 7) },
 		cmd:   cmdClientDel,
 		flags: ackFlags,
 		sent:  []attr{u32(attrClientID, 7)},
 	}, {
 		name: "Sync device",
 		call: func(c *Conn) (any, error) {
-			return c.Sync(SyncRequest{Device: "rxe0", Dir: DirToCPU})
+			return c.Sync(bg, SyncRequest{Device: "rxe0", Dir: DirToCPU})
 		},
 		cmd:   cmdSync,
 		flags: doFlags,
@@ -248,7 +248,7 @@ func TestMethods(t *testing.T) {
 	}, {
 		name: "Sync one client with a timeout",
 		call: func(c *Conn) (any, error) {
-			return c.Sync(SyncRequest{Clients: []uint32{3}, Dir: DirToDevice, Timeout: new(5 * time.Second)})
+			return c.Sync(bg, SyncRequest{Clients: []uint32{3}, Dir: DirToDevice, Timeout: new(5 * time.Second)})
 		},
 		cmd:   cmdSync,
 		flags: doFlags,
@@ -264,7 +264,7 @@ func TestMethods(t *testing.T) {
 	}, {
 		name: "Sync batch",
 		call: func(c *Conn) (any, error) {
-			return c.Sync(SyncRequest{Clients: []uint32{4, 3}, Dir: DirBidirectional, Timeout: new(time.Duration(0))})
+			return c.Sync(bg, SyncRequest{Clients: []uint32{4, 3}, Dir: DirBidirectional, Timeout: new(time.Duration(0))})
 		},
 		cmd:   cmdSync,
 		flags: doFlags,
@@ -285,7 +285,7 @@ func TestMethods(t *testing.T) {
 		// Past about 2,000 results the kernel goes on in another nest.
 		name: "Sync results split across nests",
 		call: func(c *Conn) (any, error) {
-			return c.Sync(SyncRequest{Device: "rxe0", Dir: DirToDevice})
+			return c.Sync(bg, SyncRequest{Device: "rxe0", Dir: DirToDevice})
 		},
 		cmd:   cmdSync,
 		flags: doFlags,
@@ -303,7 +303,7 @@ func TestMethods(t *testing.T) {
 		}},
 	}, {
 		name:  "Stats module-wide with histogram",
-		call:  func(c *Conn) (any, error) { return c.Stats(StatsRequest{}) },
+		call:  func(c *Conn) (any, error) { return c.Stats(bg, StatsRequest{}) },
 		cmd:   cmdStatsGet,
 		flags: doFlags,
 		sent:  []attr{},
@@ -321,7 +321,7 @@ func TestMethods(t *testing.T) {
 		}},
 	}, {
 		name:  "Stats of a device",
-		call:  func(c *Conn) (any, error) { return c.Stats(StatsRequest{Device: "rxe0"}) },
+		call:  func(c *Conn) (any, error) { return c.Stats(bg, StatsRequest{Device: "rxe0"}) },
 		cmd:   cmdStatsGet,
 		flags: doFlags,
 		sent:  []attr{str(attrDevName, "rxe0")},
@@ -329,7 +329,7 @@ func TestMethods(t *testing.T) {
 		want:  &Stats{DevIndex: 1, DevName: "rxe0", Counters: statsWant},
 	}, {
 		name:  "Stats of a client",
-		call:  func(c *Conn) (any, error) { return c.Stats(StatsRequest{Client: 7}) },
+		call:  func(c *Conn) (any, error) { return c.Stats(bg, StatsRequest{Client: 7}) },
 		cmd:   cmdStatsGet,
 		flags: doFlags,
 		sent:  []attr{u32(attrClientID, 7)},
@@ -389,7 +389,7 @@ func TestDumpGenerations(t *testing.T) {
 	}{{
 		name:     "consistent",
 		replies:  [][]msg{{{Attrs: withGen(simClientAttrs, 5)}, {Attrs: withGen(kernelClientAttrs, 5)}, endMsg(5, 5)}},
-		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
 		wantReqs: 1,
 		want:     []Client{simClientWant, kernelClientWant},
 	}, {
@@ -398,7 +398,7 @@ func TestDumpGenerations(t *testing.T) {
 			{{Attrs: withGen(simClientAttrs, 5)}, {Attrs: withGen(kernelClientAttrs, 5)}, endMsg(5, 7)},
 			{{Attrs: withGen(kernelClientAttrs, 7)}, endMsg(7, 7)},
 		},
-		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
 		wantReqs: 2,
 		want:     []Client{kernelClientWant},
 	}, {
@@ -407,37 +407,37 @@ func TestDumpGenerations(t *testing.T) {
 			{{Attrs: withGen(simClientAttrs, 5)}, {Attrs: withGen(kernelClientAttrs, 6)}, endMsg(6, 6)},
 			{{Attrs: withGen(simClientAttrs, 6)}, endMsg(6, 6)},
 		},
-		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
 		wantReqs: 2,
 		want:     []Client{simClientWant},
 	}, {
 		name:     "empty dump that changed",
 		replies:  [][]msg{{endMsg(3, 4)}, {endMsg(4, 4)}},
-		call:     func(c *Conn) (any, error) { return c.Clients("rxe0") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, "rxe0") },
 		wantReqs: 2,
 		want:     []Client{},
 	}, {
 		name:     "devices",
 		replies:  [][]msg{{{Attrs: []attr{u32(attrDevIndex, 1), u32(attrGeneration, 1)}}, endMsg(1, 2)}, {endMsg(2, 2)}},
-		call:     func(c *Conn) (any, error) { return c.Devices() },
+		call:     func(c *Conn) (any, error) { return c.Devices(bg) },
 		wantReqs: 2,
 		want:     []Device{},
 	}, {
 		name:     "never consistent",
 		replies:  [][]msg{{{Attrs: withGen(simClientAttrs, 1)}, endMsg(1, 2)}},
-		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
 		wantReqs: dumpAttempts,
 		wantErr:  ErrDumpInterrupted,
 	}, {
 		name:     "a module without end messages",
 		replies:  [][]msg{{{Attrs: simClientAttrs}}},
-		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
 		wantReqs: 1,
 		want:     []Client{simClientWant},
 	}, {
 		name:     "end message not last",
 		replies:  [][]msg{{endMsg(1, 1), {Attrs: withGen(simClientAttrs, 1)}}},
-		call:     func(c *Conn) (any, error) { return c.Clients("") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
 		wantReqs: 1,
 		wantErr:  errMalformed,
 	}} {
@@ -495,7 +495,7 @@ func TestDumpInterrupted(t *testing.T) {
 				}
 				return []msg{{Attrs: kernelClientAttrs}}, nil
 			})
-			got, err := c.Clients("")
+			got, err := c.Clients(bg, "")
 			if len(k.reqs) != tt.wantReqs {
 				t.Errorf("%d dumps, want %d", len(k.reqs), tt.wantReqs)
 			}

@@ -12,13 +12,17 @@
 //		// the module is not loaded, or this is not the initial netns
 //	}
 //	defer c.Close()
-//	cl, err := c.Register(genl.RegisterRequest{
+//	cl, err := c.Register(ctx, genl.RegisterRequest{
 //		Device: "rxe0", Name: "buf0", Kind: genl.KindSim,
 //	})
-//	res, err := c.Sync(genl.SyncRequest{
+//	res, err := c.Sync(ctx, genl.SyncRequest{
 //		Clients: []uint32{cl.ID}, Dir: genl.DirToDevice,
 //		Timeout: new(5 * time.Second),
 //	})
+//
+// Every call takes a context: one that is done fails the call before
+// anything is sent. Once sent, the kernel runs a request to completion;
+// the deadline of a Sync's context bounds its waits in the kernel.
 //
 // Besides sim clients, a program registers memory it owns as a region
 // client, pinned and DMA-mapped on the device while the client is live,
@@ -26,9 +30,9 @@
 //
 //	mem, err := genl.AllocRegion(64 << 10) // page-aligned, outside Go's heap
 //	defer genl.FreeRegion(mem)
-//	cl, err := c.RegisterRegion("rxe0", "frames", mem, genl.RegionWrite, genl.FlagOwned)
+//	cl, err := c.RegisterRegion(ctx, "rxe0", "frames", mem, genl.RegionWrite, genl.FlagOwned)
 //	...
-//	cl, err = c.RegisterDMABuf("rxe0", "gpu0", fd, 0)
+//	cl, err = c.RegisterDMABuf(ctx, "rxe0", "gpu0", fd, 0)
 //
 // Listing, describing and statistics are open to every user (the sensitive
 // attributes are left out for callers without CAP_NET_ADMIN); Register,
@@ -36,5 +40,10 @@
 //
 // Errors the kernel returns are of type *Error, which keeps the kernel's
 // extended ack message and matches both a sentinel (ErrNotFound,
-// ErrNoDevice, ErrPermission, ...) and its errno with errors.Is.
+// ErrNoDevice, ErrPermission, ...) and its errno with errors.Is; errors.As
+// finds the syscall.Errno. Dumps (Devices, Clients) show one state of the
+// registry: one that concurrent changes made inconsistent is run again.
+// A Conn outlives a reload of the module: it finds the new family, and
+// while the module is gone its calls fail with ErrNotLoaded; Watch follows
+// the module across reloads too.
 package genl

@@ -1,6 +1,7 @@
 package genl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -32,9 +33,12 @@ var dumpEndAttr = func() []byte {
 
 // dump runs a dump until it is consistent and returns its messages, the
 // end message left out.
-func (c *Conn) dump(op string, cmd uint8, attrs []byte) ([]genetlink.Message, error) {
+func (c *Conn) dump(ctx context.Context, op string, cmd uint8, attrs []byte) ([]genetlink.Message, error) {
 	attrs = append(append([]byte{}, attrs...), dumpEndAttr...)
 	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
 		msgs, v, err := c.dumpOnce(op, cmd, attrs)
 		if err != nil || v.consistent() {
 			return msgs, err

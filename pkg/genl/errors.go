@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Sentinel errors. An *Error unwraps to the one matching its errno, and
-// errors.Is also matches the errno itself (syscall.ENOENT, ...) and the
-// os.Err* values the errno stands for.
+// Sentinel errors. An *Error unwraps to the one matching its errno and to
+// the errno itself: errors.Is matches either (and the os.Err* values the
+// errno stands for), errors.As with a *syscall.Errno finds the errno.
 var (
 	// ErrNotLoaded: the generic netlink family does not exist here, because
 	// the module is not loaded or the caller is not in the initial network
@@ -84,22 +84,15 @@ func (e *Error) Error() string {
 	return e.Op + ": " + msg
 }
 
-// Unwrap returns the sentinel error of the errno (ErrNotFound, ...), or
-// the errno itself when it has none.
-func (e *Error) Unwrap() error {
+// Unwrap returns the sentinel error of the errno (ErrNotFound, ...), if
+// it has one, and the errno: errors.Is matches both (and, through the
+// errno, the os.Err* values it stands for), and errors.As finds the
+// syscall.Errno.
+func (e *Error) Unwrap() []error {
 	if s, ok := sentinels[e.Errno]; ok {
-		return s
+		return []error{s, e.Errno}
 	}
-	return e.Errno
-}
-
-// Is reports whether target is the errno, or an error the errno matches
-// (os.ErrPermission for EPERM, os.ErrNotExist for ENOENT...).
-func (e *Error) Is(target error) bool {
-	if t, ok := target.(syscall.Errno); ok {
-		return t == e.Errno
-	}
-	return e.Errno.Is(target)
+	return []error{e.Errno}
 }
 
 // notLoadedError explains why the family could not be resolved.

@@ -1,7 +1,9 @@
 package genl
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mdlayher/genetlink"
+	"github.com/mdlayher/netlink/nlenc"
 	"github.com/mdlayher/netlink/nltest"
 	"golang.org/x/sys/unix"
 )
@@ -30,21 +33,21 @@ func TestKernelErrors(t *testing.T) {
 		wantMsg  string
 	}{{
 		name:     "register without CAP_NET_ADMIN",
-		call:     func(c *Conn) error { _, err := c.Register(RegisterRequest{Device: "rxe0", Name: "a"}); return err },
+		call:     func(c *Conn) error { _, err := c.Register(bg, RegisterRequest{Device: "rxe0", Name: "a"}); return err },
 		errno:    unix.EPERM,
 		sentinel: ErrPermission,
 		osErr:    os.ErrPermission,
 		wantMsg:  "register client a: operation not permitted (requires CAP_NET_ADMIN)",
 	}, {
 		name:     "EPERM with a message naming the capability",
-		call:     func(c *Conn) error { return c.Unregister(3) },
+		call:     func(c *Conn) error { return c.Unregister(bg, 3) },
 		errno:    unix.EPERM,
 		extack:   "CAP_NET_ADMIN needed",
 		sentinel: ErrPermission,
 		wantMsg:  "unregister client 3: CAP_NET_ADMIN needed",
 	}, {
 		name:     "unknown client",
-		call:     func(c *Conn) error { _, err := c.Client(9); return err },
+		call:     func(c *Conn) error { _, err := c.Client(bg, 9); return err },
 		errno:    unix.ENOENT,
 		extack:   "no client with id 9",
 		sentinel: ErrNotFound,
@@ -52,21 +55,21 @@ func TestKernelErrors(t *testing.T) {
 		wantMsg:  "get client 9: no client with id 9",
 	}, {
 		name:     "unknown device in a dump filter",
-		call:     func(c *Conn) error { _, err := c.Clients("rxe9"); return err },
+		call:     func(c *Conn) error { _, err := c.Clients(bg, "rxe9"); return err },
 		errno:    unix.ENODEV,
 		extack:   "no RDMA device rxe9",
 		sentinel: ErrNoDevice,
 		wantMsg:  "list clients of rxe9: no RDMA device rxe9",
 	}, {
 		name:     "driver's client",
-		call:     func(c *Conn) error { return c.Unregister(4) },
+		call:     func(c *Conn) error { return c.Unregister(bg, 4) },
 		errno:    unix.EBUSY,
 		extack:   "client 4 belongs to a kernel driver",
 		sentinel: ErrBusy,
 		wantMsg:  "unregister client 4: client 4 belongs to a kernel driver",
 	}, {
 		name:     "policy violation",
-		call:     func(c *Conn) error { _, err := c.Sync(SyncRequest{Device: "rxe0"}); return err },
+		call:     func(c *Conn) error { _, err := c.Sync(bg, SyncRequest{Device: "rxe0"}); return err },
 		errno:    unix.EINVAL,
 		extack:   "missing attribute: IB_SYNC_MEM_A_SYNC_DIR",
 		sentinel: ErrInvalid,
@@ -74,7 +77,7 @@ func TestKernelErrors(t *testing.T) {
 	}, {
 		name: "value out of range",
 		call: func(c *Conn) error {
-			_, err := c.Sync(SyncRequest{Device: "rxe0", Timeout: new(time.Duration(0))})
+			_, err := c.Sync(bg, SyncRequest{Device: "rxe0", Timeout: new(time.Duration(0))})
 			return err
 		},
 		errno:    unix.ERANGE,
@@ -84,7 +87,7 @@ func TestKernelErrors(t *testing.T) {
 	}, {
 		name: "nested value out of range",
 		call: func(c *Conn) error {
-			_, err := c.Register(RegisterRequest{Device: "rxe0", Name: "a", Kind: KindSim,
+			_, err := c.Register(bg, RegisterRequest{Device: "rxe0", Name: "a", Kind: KindSim,
 				Sim: &SimConfig{Latency: new(time.Second), FailErrno: new(syscall.Errno(0))}})
 			return err
 		},
@@ -96,7 +99,7 @@ func TestKernelErrors(t *testing.T) {
 	}, {
 		name: "unknown id in a batch",
 		call: func(c *Conn) error {
-			_, err := c.Sync(SyncRequest{Clients: []uint32{3, 99}, Dir: DirToCPU})
+			_, err := c.Sync(bg, SyncRequest{Clients: []uint32{3, 99}, Dir: DirToCPU})
 			return err
 		},
 		errno:    unix.ENOENT,
@@ -107,7 +110,7 @@ func TestKernelErrors(t *testing.T) {
 		wantMsg:  "sync: no such client (CLIENT_ID=99)",
 	}, {
 		name:     "unknown device, pointed at",
-		call:     func(c *Conn) error { _, err := c.Stats(StatsRequest{Device: "rxe9"}); return err },
+		call:     func(c *Conn) error { _, err := c.Stats(bg, StatsRequest{Device: "rxe9"}); return err },
 		errno:    unix.ENODEV,
 		extack:   "no such RDMA device",
 		path:     []uint16{attrDevName},
@@ -115,20 +118,20 @@ func TestKernelErrors(t *testing.T) {
 		wantMsg:  `get stats: no such RDMA device (DEV_NAME="rxe9")`,
 	}, {
 		name:     "timeout",
-		call:     func(c *Conn) error { _, err := c.Sync(SyncRequest{Device: "rxe0", Dir: DirToCPU}); return err },
+		call:     func(c *Conn) error { _, err := c.Sync(bg, SyncRequest{Device: "rxe0", Dir: DirToCPU}); return err },
 		errno:    unix.ETIMEDOUT,
 		sentinel: ErrTimeout,
 		wantMsg:  "sync: connection timed out",
 	}, {
 		name:     "limit",
-		call:     func(c *Conn) error { _, err := c.Register(RegisterRequest{Device: "rxe0", Name: "a"}); return err },
+		call:     func(c *Conn) error { _, err := c.Register(bg, RegisterRequest{Device: "rxe0", Name: "a"}); return err },
 		errno:    unix.ENOSPC,
 		extack:   "max_clients_per_dev (4) reached",
 		sentinel: ErrLimit,
 		wantMsg:  "register client a: max_clients_per_dev (4) reached",
 	}, {
 		name:     "no sentinel",
-		call:     func(c *Conn) error { _, err := c.Stats(StatsRequest{Client: 1}); return err },
+		call:     func(c *Conn) error { _, err := c.Stats(bg, StatsRequest{Client: 1}); return err },
 		errno:    unix.EOPNOTSUPP,
 		extack:   "kind 7 is not available",
 		sentinel: unix.EOPNOTSUPP,
@@ -174,27 +177,27 @@ func TestRefusedLocally(t *testing.T) {
 		want string
 	}{
 		{"latency below a microsecond", func(c *Conn) error {
-			_, err := c.Register(RegisterRequest{Name: "a", Sim: &SimConfig{Latency: new(1500 * time.Nanosecond)}})
+			_, err := c.Register(bg, RegisterRequest{Name: "a", Sim: &SimConfig{Latency: new(1500 * time.Nanosecond)}})
 			return err
 		}, "sim latency 1.5µs is not a whole number of 1µs"},
 		{"negative latency", func(c *Conn) error {
-			_, err := c.Register(RegisterRequest{Name: "a", Sim: &SimConfig{Latency: new(-time.Second)}})
+			_, err := c.Register(bg, RegisterRequest{Name: "a", Sim: &SimConfig{Latency: new(-time.Second)}})
 			return err
 		}, "sim latency -1s is negative"},
 		{"latency overflow", func(c *Conn) error {
-			_, err := c.Register(RegisterRequest{Name: "a", Sim: &SimConfig{Latency: new(5000 * time.Hour)}})
+			_, err := c.Register(bg, RegisterRequest{Name: "a", Sim: &SimConfig{Latency: new(5000 * time.Hour)}})
 			return err
 		}, "sim latency 5000h0m0s is too long"},
 		{"fail errno overflow", func(c *Conn) error {
-			_, err := c.Register(RegisterRequest{Name: "a", Sim: &SimConfig{FailErrno: new(syscall.Errno(1 << 33))}})
+			_, err := c.Register(bg, RegisterRequest{Name: "a", Sim: &SimConfig{FailErrno: new(syscall.Errno(1 << 33))}})
 			return err
 		}, "out of range"},
 		{"timeout below a millisecond", func(c *Conn) error {
-			_, err := c.Sync(SyncRequest{Device: "rxe0", Dir: DirToDevice, Timeout: new(1500 * time.Microsecond)})
+			_, err := c.Sync(bg, SyncRequest{Device: "rxe0", Dir: DirToDevice, Timeout: new(1500 * time.Microsecond)})
 			return err
 		}, "sync timeout 1.5ms is not a whole number of 1ms"},
 		{"a batch past the limit", func(c *Conn) error {
-			_, err := c.Sync(SyncRequest{Clients: make([]uint32, SyncBatchMax+1), Dir: DirToDevice})
+			_, err := c.Sync(bg, SyncRequest{Clients: make([]uint32, SyncBatchMax+1), Dir: DirToDevice})
 			return err
 		}, "a batch names at most 2048 clients, not 2049"},
 	} {
@@ -275,7 +278,7 @@ func TestErrorString(t *testing.T) {
 			t.Errorf("%#v: %q, want %q", tt.e, got, tt.want)
 		}
 	}
-	if !errors.Is(&Error{Errno: unix.ENXIO}, unix.ENXIO) || errors.Unwrap(&Error{Errno: unix.ENXIO}) != unix.ENXIO {
+	if !errors.Is(&Error{Errno: unix.ENXIO}, unix.ENXIO) {
 		t.Error("an errno without a sentinel does not unwrap to itself")
 	}
 }
@@ -301,5 +304,118 @@ func TestDescribeAttr(t *testing.T) {
 	}
 	if got := describeAttr([]byte{1, 2, 3}, attrsOffset); got != "" {
 		t.Errorf("malformed: %q", got)
+	}
+}
+
+// TestErrnoAs: a kernel error unwraps to its errno for errors.As, besides
+// matching its sentinel and the os error with errors.Is.
+func TestErrnoAs(t *testing.T) {
+	c, _ := dialFake(t, func(request) ([]msg, error) {
+		return nil, &kernelError{errno: unix.ENOENT, msg: "no such client"}
+	})
+	err := c.Unregister(bg, 9)
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || errno != unix.ENOENT {
+		t.Errorf("errors.As(%v, *syscall.Errno): %v %v, want ENOENT", err, errors.As(err, &errno), errno)
+	}
+	for _, target := range []error{ErrNotFound, unix.ENOENT, os.ErrNotExist} {
+		if !errors.Is(err, target) {
+			t.Errorf("errors.Is(%v, %v) is false", err, target)
+		}
+	}
+	if errors.Is(err, ErrNoDevice) || errors.Is(err, unix.ENODEV) {
+		t.Errorf("%v matches ENODEV", err)
+	}
+}
+
+// TestBatchLimit: a batch of SyncBatchMax ids encodes and its reply of as
+// many results parses; past the limit, and far past it (where the nest
+// would overflow its 16-bit length), the error says what the limit is.
+func TestBatchLimit(t *testing.T) {
+	ids := make([]uint32, SyncBatchMax)
+	var results []attr
+	for i := range ids {
+		ids[i] = uint32(i + 1)
+		results = append(results, nest(attrSyncResult, u32(attrClientID, ids[i]), s32(attrSyncErr, 0),
+			u64(attrSyncNS, 1)))
+	}
+	// The kernel splits results over nests of at most 64 KiB.
+	reply := []msg{{Attrs: []attr{u32(attrSyncRun, SyncBatchMax),
+		nest(attrSyncResults, results[:1000]...), nest(attrSyncResults, results[1000:]...)}}}
+	c, k := dialFake(t, func(request) ([]msg, error) { return reply, nil })
+	res, err := c.Sync(bg, SyncRequest{Clients: ids, Dir: DirToDevice})
+	if err != nil {
+		t.Fatalf("a batch of %d: %v", SyncBatchMax, err)
+	}
+	if len(res.Results) != SyncBatchMax || res.Results[SyncBatchMax-1].ID != SyncBatchMax {
+		t.Errorf("%d results", len(res.Results))
+	}
+	sent := k.reqs[0].Attrs[0]
+	if sent.Type != attrSyncClients || len(sent.Nested) != SyncBatchMax {
+		t.Errorf("sent %d ids in attribute %d", len(sent.Nested), sent.Type)
+	}
+	for _, n := range []int{SyncBatchMax + 1, 8192, 100000} {
+		_, err := c.Sync(bg, SyncRequest{Clients: make([]uint32, n), Dir: DirToDevice})
+		want := fmt.Sprintf("a batch names at most %d clients, not %d", SyncBatchMax, n)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("a batch of %d: %v, want ErrInvalid: %s", n, err, want)
+		}
+	}
+	if len(k.reqs) != 1 {
+		t.Errorf("%d requests sent, want 1", len(k.reqs))
+	}
+}
+
+// TestContext: a done context sends nothing; a deadline bounds a sync's
+// waits in the kernel, which runs a request to completion once sent.
+func TestContext(t *testing.T) {
+	c, k := dialFake(t, func(request) ([]msg, error) { return []msg{{}}, nil })
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	if _, err := c.Clients(ctx, ""); !errors.Is(err, context.Canceled) {
+		t.Errorf("Clients with a cancelled context: %v", err)
+	}
+	if _, err := c.Sync(ctx, SyncRequest{Device: "rxe0", Dir: DirToDevice}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sync with a cancelled context: %v", err)
+	}
+	if len(k.reqs) != 0 {
+		t.Fatalf("%d requests sent", len(k.reqs))
+	}
+	timeoutOf := func(r request) (uint32, bool) {
+		for _, a := range r.Attrs {
+			if a.Type == attrSyncTimeoutMS {
+				return nlenc.Uint32(a.Data), true
+			}
+		}
+		return 0, false
+	}
+	for _, tt := range []struct {
+		name     string
+		deadline time.Duration // 0: none
+		timeout  *time.Duration
+		lo, hi   uint32 // the timeout sent, ms; 0, 0: none
+	}{
+		{"no deadline, no timeout", 0, nil, 0, 0},
+		{"a deadline", 2 * time.Second, nil, 1000, 2000},
+		{"a deadline before the timeout", 2 * time.Second, new(time.Minute), 1000, 2000},
+		{"a timeout before the deadline", time.Hour, new(3 * time.Second), 3000, 3000},
+		{"a deadline past the kernel's limit", 20 * time.Minute, nil, 600000, 600000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := bg
+			if tt.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(bg, tt.deadline)
+				defer cancel()
+			}
+			k.reqs = nil
+			if _, err := c.Sync(ctx, SyncRequest{Device: "rxe0", Dir: DirToDevice, Timeout: tt.timeout}); err != nil {
+				t.Fatal(err)
+			}
+			ms, ok := timeoutOf(k.reqs[0])
+			if ok != (tt.hi != 0) || ms < tt.lo || ms > tt.hi {
+				t.Errorf("timeout sent: %d ms (%v), want %d..%d", ms, ok, tt.lo, tt.hi)
+			}
+		})
 	}
 }

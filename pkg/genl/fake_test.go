@@ -1,6 +1,7 @@
 package genl
 
 import (
+	"context"
 	"fmt"
 	"syscall"
 	"testing"
@@ -17,6 +18,9 @@ import (
 // genltest.ServeFamily, the family's commands go to a handler. Unlike
 // genltest.Dial, it can set netlink header flags on replies (multi-part
 // dumps, NLM_F_DUMP_INTR) and answer with extended acks.
+
+// bg is the context of the calls that need none in particular.
+var bg = context.Background()
 
 var testFamily = genetlink.Family{
 	ID:      0x1d,

@@ -33,7 +33,7 @@ func TestIntegrationDumpRace(t *testing.T) {
 	for round := 0; round < rounds; round++ {
 		ids := make([]uint32, 0, clients)
 		for i := range clients {
-			cl, err := c.Register(RegisterRequest{Device: dev, Name: fmt.Sprintf("race%d-%d", round, i),
+			cl, err := c.Register(bg, RegisterRequest{Device: dev, Name: fmt.Sprintf("race%d-%d", round, i),
 				Kind: KindSim, Sim: &SimConfig{Latency: new(time.Duration(0))}})
 			if err != nil {
 				t.Fatalf("register (is ib_sync_mem_sim loaded?): %v", err)
@@ -46,7 +46,7 @@ func TestIntegrationDumpRace(t *testing.T) {
 		wg.Go(func() {
 			defer close(done)
 			for _, id := range ids { // ascending: the order dumps walk
-				if err := deleter.Unregister(id); err != nil {
+				if err := deleter.Unregister(bg, id); err != nil {
 					t.Errorf("unregister %d: %v", id, err)
 					return
 				}
@@ -82,7 +82,7 @@ func TestIntegrationDumpRace(t *testing.T) {
 				}
 			}
 			// The public call retries: what it returns existed.
-			cs, err := c.Clients(dev)
+			cs, err := c.Clients(bg, dev)
 			if err == nil {
 				listed++
 				got := make([]uint32, 0, len(cs))

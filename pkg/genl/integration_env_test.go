@@ -24,7 +24,7 @@ func Integration(t *testing.T) (*Conn, string) {
 		t.Fatalf("Dial: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	if _, err := c.Device(dev); err != nil {
+	if _, err := c.Device(bg, dev); err != nil {
 		t.Fatalf("device %s: %v (needs the RDMA device, with ib_sync_mem attached to it)", dev, err)
 	}
 	return c, dev

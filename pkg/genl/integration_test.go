@@ -37,6 +37,9 @@ const (
 // integration is Integration of integration_env_test.go (package genl).
 var integration = genl.Integration
 
+// bg is the context of the calls that need none in particular.
+var bg = context.Background()
+
 // wantPages is how many pages a region of regionSize pins: 16 with 4 KiB
 // pages.
 func wantPages() uint32 { return uint32(regionSize / os.Getpagesize()) }
@@ -198,7 +201,7 @@ func describe(evs []genl.Event) string {
 // syncOne syncs one client and checks it ran and succeeded.
 func syncOne(t *testing.T, c *genl.Conn, id uint32, dir genl.Direction) {
 	t.Helper()
-	res, err := c.Sync(genl.SyncRequest{Clients: []uint32{id}, Dir: dir, Timeout: new(syncTimeout)})
+	res, err := c.Sync(bg, genl.SyncRequest{Clients: []uint32{id}, Dir: dir, Timeout: new(syncTimeout)})
 	if err != nil {
 		t.Fatalf("sync %s: %v", dir, err)
 	}
@@ -242,7 +245,7 @@ func TestIntegrationRegion(t *testing.T) {
 	var id uint32
 	t.Cleanup(func() {
 		if id != 0 {
-			if err := c.Unregister(id); err != nil && !errors.Is(err, genl.ErrNotFound) {
+			if err := c.Unregister(bg, id); err != nil && !errors.Is(err, genl.ErrNotFound) {
 				t.Errorf("clean-up: %v", err)
 			}
 		}
@@ -250,7 +253,7 @@ func TestIntegrationRegion(t *testing.T) {
 
 	pin0 := vmPin(t)
 	if !t.Run("register", func(t *testing.T) {
-		cl, err := c.RegisterRegion(dev, name, mem, genl.RegionWrite, 0)
+		cl, err := c.RegisterRegion(bg, dev, name, mem, genl.RegionWrite, 0)
 		if err != nil {
 			t.Fatalf("RegisterRegion: %v", err)
 		}
@@ -277,7 +280,7 @@ func TestIntegrationRegion(t *testing.T) {
 	})
 
 	t.Run("live with its pages pinned", func(t *testing.T) {
-		cl, err := c.Client(id)
+		cl, err := c.Client(bg, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +311,7 @@ func TestIntegrationRegion(t *testing.T) {
 		var cl *genl.Client
 		err := poll(pollTimeout, func() error {
 			var err error
-			if cl, err = c.Client(id); err != nil {
+			if cl, err = c.Client(bg, id); err != nil {
 				return err
 			}
 			if cl.State != genl.StateInvalidated || cl.PinnedPages != 0 {
@@ -328,7 +331,7 @@ func TestIntegrationRegion(t *testing.T) {
 	}
 
 	t.Run("sync fails with ENXIO", func(t *testing.T) {
-		res, err := c.Sync(genl.SyncRequest{Clients: []uint32{id}, Dir: genl.DirToDevice, Timeout: new(syncTimeout)})
+		res, err := c.Sync(bg, genl.SyncRequest{Clients: []uint32{id}, Dir: genl.DirToDevice, Timeout: new(syncTimeout)})
 		var e *genl.Error
 		if !errors.Is(err, syscall.ENXIO) || !errors.As(err, &e) {
 			t.Fatalf("sync: %+v, %v; want an *Error matching ENXIO", res, err)
@@ -336,7 +339,7 @@ func TestIntegrationRegion(t *testing.T) {
 		t.Logf("sync of the invalidated client: %v", err)
 		// Refused before its callback: neither its counters nor its last
 		// error moved.
-		cl, err := c.Client(id)
+		cl, err := c.Client(bg, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,12 +359,12 @@ func TestIntegrationRegion(t *testing.T) {
 	})
 
 	t.Run("unregister", func(t *testing.T) {
-		if err := c.Unregister(id); err != nil {
+		if err := c.Unregister(bg, id); err != nil {
 			t.Fatalf("Unregister: %v", err)
 		}
 		gone := id
 		id = 0
-		if _, err := c.Client(gone); !errors.Is(err, genl.ErrNotFound) {
+		if _, err := c.Client(bg, gone); !errors.Is(err, genl.ErrNotFound) {
 			t.Errorf("Client after Unregister: %v, want ErrNotFound", err)
 		}
 		if _, err := events.wait(genl.EventClientDel, gone); err != nil {
@@ -399,14 +402,14 @@ func TestIntegrationRegionOwned(t *testing.T) {
 	var id uint32
 	t.Cleanup(func() {
 		if id != 0 {
-			if err := c.Unregister(id); err != nil && !errors.Is(err, genl.ErrNotFound) {
+			if err := c.Unregister(bg, id); err != nil && !errors.Is(err, genl.ErrNotFound) {
 				t.Errorf("clean-up: %v", err)
 			}
 		}
 	})
 	pin0 := vmPin(t)
 	if !t.Run("register owned", func(t *testing.T) {
-		cl, err := owner.RegisterRegion(dev, fmt.Sprintf("gt-owned-%d", os.Getpid()), mem, 0, genl.FlagOwned)
+		cl, err := owner.RegisterRegion(bg, dev, fmt.Sprintf("gt-owned-%d", os.Getpid()), mem, 0, genl.FlagOwned)
 		if err != nil {
 			t.Fatalf("RegisterRegion: %v", err)
 		}
@@ -420,7 +423,7 @@ func TestIntegrationRegionOwned(t *testing.T) {
 	}
 
 	t.Run("seen and synced from another connection", func(t *testing.T) {
-		cl, err := c.Client(id)
+		cl, err := c.Client(bg, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,7 +440,7 @@ func TestIntegrationRegionOwned(t *testing.T) {
 		}
 		closed = true
 		err := poll(pollTimeout, func() error {
-			cl, err := c.Client(id)
+			cl, err := c.Client(bg, id)
 			if errors.Is(err, genl.ErrNotFound) {
 				return nil
 			}

@@ -1,6 +1,7 @@
 package genl
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -39,12 +40,12 @@ const MaxRegionLen = 1 << 30
 // is safer, since only FreeRegion releases it.
 //
 // With FlagOwned in flags the client is deleted when c is closed.
-func (c *Conn) RegisterRegion(dev, name string, mem []byte, access RegionAccess, flags ClientFlags) (*Client, error) {
+func (c *Conn) RegisterRegion(ctx context.Context, dev, name string, mem []byte, access RegionAccess, flags ClientFlags) (*Client, error) {
 	addr, err := checkRegion(mem)
 	if err != nil {
 		return nil, fmt.Errorf("register client %s: %w", name, err)
 	}
-	cl, err := c.Register(RegisterRequest{
+	cl, err := c.Register(ctx, RegisterRequest{
 		Device: dev, Name: name, Kind: KindRegion, Flags: flags,
 		Region: &RegionConfig{Addr: addr, Len: uint64(len(mem)), Access: access},
 	})
@@ -118,11 +119,11 @@ func FreeRegion(mem []byte) error {
 // Syncing the client waits for the buffer's implicit fences and brackets
 // CPU access (see Conn.Sync and the UAPI header). With FlagOwned in flags
 // the client is deleted when c is closed.
-func (c *Conn) RegisterDMABuf(dev, name string, fd int, flags ClientFlags) (*Client, error) {
+func (c *Conn) RegisterDMABuf(ctx context.Context, dev, name string, fd int, flags ClientFlags) (*Client, error) {
 	if fd < 0 || fd > math.MaxInt32 {
 		return nil, fmt.Errorf("register client %s: %w", name, invalidf("dma-buf fd %d is out of range", fd))
 	}
-	return c.Register(RegisterRequest{
+	return c.Register(ctx, RegisterRequest{
 		Device: dev, Name: name, Kind: KindDMABuf, Flags: flags,
 		DMABuf: &DMABufConfig{FD: int32(fd)},
 	})

@@ -58,7 +58,7 @@ func TestRegisterRegion(t *testing.T) {
 	}} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, k := dialFake(t, func(request) ([]msg, error) { return []msg{{Attrs: regionClientAttrs}}, nil })
-			got, err := c.RegisterRegion("rxe0", "r", tt.mem, tt.access, tt.flags)
+			got, err := c.RegisterRegion(bg, "rxe0", "r", tt.mem, tt.access, tt.flags)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestRegisterRegionRefused(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, k := dialFake(t, func(request) ([]msg, error) { return []msg{{Attrs: regionClientAttrs}}, nil })
-			_, err := c.RegisterRegion("rxe0", "r", tt.mem, RegionWrite, 0)
+			_, err := c.RegisterRegion(bg, "rxe0", "r", tt.mem, RegionWrite, 0)
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) ||
 				!strings.HasPrefix(err.Error(), "register client r: invalid argument: ") {
 				t.Errorf("error %v, want ErrInvalid: ... %q", err, tt.want)
@@ -125,7 +125,7 @@ func TestRegisterRegionKernelError(t *testing.T) {
 	c, _ := dialFake(t, func(request) ([]msg, error) {
 		return nil, &kernelError{unix.EFAULT, "cannot pin the region (not mapped?)", []uint16{attrRegion}, 0}
 	})
-	_, err := c.RegisterRegion("rxe0", "r", mem, 0, 0)
+	_, err := c.RegisterRegion(bg, "rxe0", "r", mem, 0, 0)
 	var e *Error
 	if !errors.As(err, &e) || !errors.Is(err, syscall.EFAULT) ||
 		err.Error() != "register client r: cannot pin the region (not mapped?) (REGION)" {
@@ -177,7 +177,7 @@ func TestFreeRegion(t *testing.T) {
 
 func TestRegisterDMABuf(t *testing.T) {
 	c, k := dialFake(t, func(request) ([]msg, error) { return []msg{{Attrs: dmabufClientAttrs}}, nil })
-	got, err := c.RegisterDMABuf("rxe0", "d", 7, FlagOwned)
+	got, err := c.RegisterDMABuf(bg, "rxe0", "d", 7, FlagOwned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestRegisterDMABuf(t *testing.T) {
 
 	for _, fd := range []int{-1, 1 << 31} {
 		c, k := dialFake(t, func(request) ([]msg, error) { return nil, nil })
-		if _, err := c.RegisterDMABuf("rxe0", "d", fd, 0); !errors.Is(err, ErrInvalid) ||
+		if _, err := c.RegisterDMABuf(bg, "rxe0", "d", fd, 0); !errors.Is(err, ErrInvalid) ||
 			!strings.Contains(err.Error(), "out of range") {
 			t.Errorf("fd %d: %v, want ErrInvalid", fd, err)
 		}
@@ -210,7 +210,7 @@ func TestRegisterDMABuf(t *testing.T) {
 	c, _ = dialFake(t, func(request) ([]msg, error) {
 		return nil, &kernelError{unix.EBADF, "not a dma-buf", []uint16{attrDMABuf, dmabufFD}, 0}
 	})
-	_, err = c.RegisterDMABuf("rxe0", "d", 0, 0)
+	_, err = c.RegisterDMABuf(bg, "rxe0", "d", 0, 0)
 	if !errors.Is(err, syscall.EBADF) || err.Error() != "register client d: not a dma-buf (DMABUF_FD=0)" {
 		t.Errorf("error %v", err)
 	}

@@ -294,13 +294,13 @@ func TestReloadedFamily(t *testing.T) {
 	c, k := dialFake(t, func(request) ([]msg, error) { return []msg{{Attrs: simClientAttrs}}, nil })
 	setPath(t, &sysModulePath, "/nonexistent")
 	k.noFamily = true
-	_, err := c.Client(7)
+	_, err := c.Client(bg, 7)
 	if !errors.Is(err, ErrNotLoaded) || errors.Is(err, ErrNotFound) {
 		t.Fatalf("error %v, want ErrNotLoaded and not ErrNotFound", err)
 	}
 	k.noFamily = false
 	k.family.ID = 0x2a
-	cl, err := c.Client(7)
+	cl, err := c.Client(bg, 7)
 	if err != nil {
 		t.Fatalf("after the reload: %v", err)
 	}
@@ -313,7 +313,7 @@ func TestReloadedFamily(t *testing.T) {
 		return nil, &kernelError{errno: unix.ENOENT, msg: "no such client"}
 	}
 	before := k.ctrlReqs
-	if _, err := c.Client(8); !errors.Is(err, ErrNotFound) {
+	if _, err := c.Client(bg, 8); !errors.Is(err, ErrNotFound) {
 		t.Errorf("error %v, want ErrNotFound", err)
 	}
 	if k.ctrlReqs != before {

@@ -57,6 +57,14 @@ check "batch sync of two ids, in order" jq_of "
 check "module-wide syncs moved by at least 6" test "$(syncs_of)" -ge $((g0 + 6))
 check "nl-a synced exactly 4 times" expect syncs "$(syncs_of --client "$id1")" $((a0 + 4))
 check "nl-b synced exactly 2 times" expect syncs "$(syncs_of --client "$id2")" $((b0 + 2))
+# A batch at IB_SYNC_MEM_SYNC_BATCH_MAX (an id may repeat) encodes and runs
+# whole, its reply of as many results in one datagram; one more is refused
+# before the kernel, saying what the limit is.
+big=$(yes "$id1" | head -n 2048 | paste -sd,)
+check "a batch of 2048 ids runs whole" jq_of '.run == 2048 and .errors == 0 and (.results | length) == 2048' \
+	ctl sync --client "$big" -j
+check "a batch of 2049 ids is refused, naming the limit" fails_with \
+	'a batch names at most 2048 clients, not 2049' ctl sync --client "$big,$id1"
 check "nl-b histogram: every sync took >= 200us" jq_of \
 	'(.hist | length) > 0 and all(.hist[]; .high_ns >= 200000) and .max_ns >= 200000' \
 	ctl stats --client "$id2" -j

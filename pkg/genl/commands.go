@@ -1,0 +1,214 @@
+package genl
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mdlayher/netlink"
+)
+
+// The commands of the family. Each takes a context: one that is done
+// before the request is sent fails it at once (and a dump retried for
+// consistency stops retrying). Once sent, the kernel runs a request to
+// completion; for a sync, a deadline of ctx bounds its waits (Sync).
+
+// Devices lists the RDMA devices the module is attached to, as they were
+// at one moment (see Clients).
+func (c *Conn) Devices(ctx context.Context) ([]Device, error) {
+	const op = "list devices"
+	msgs, err := c.dump(ctx, op, cmdDevGet, nil)
+	if err != nil {
+		return nil, err
+	}
+	devs := make([]Device, 0, len(msgs))
+	for _, m := range msgs {
+		d, err := parseDevice(m.Data)
+		if err != nil {
+			return nil, malformed(op, err)
+		}
+		devs = append(devs, d)
+	}
+	return devs, nil
+}
+
+// Device describes one RDMA device. An unknown name fails with ErrNoDevice.
+func (c *Conn) Device(ctx context.Context, name string) (*Device, error) {
+	op := "get device " + name
+	b, err := encodeDevice(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	msgs, err := c.do(ctx, op, cmdDevGet, 0, b)
+	if err != nil {
+		return nil, err
+	}
+	data, err := one(op, msgs)
+	if err != nil {
+		return nil, err
+	}
+	d, err := parseDevice(data)
+	if err != nil {
+		return nil, malformed(op, err)
+	}
+	return &d, nil
+}
+
+// Clients lists the clients of device dev, or of every device if dev is
+// "", as they were at one moment: a dump that concurrent changes may have
+// made inconsistent is run again, and if that keeps happening the error
+// matches ErrDumpInterrupted.
+func (c *Conn) Clients(ctx context.Context, dev string) ([]Client, error) {
+	op := "list clients"
+	if dev != "" {
+		op += " of " + dev
+	}
+	b, err := encodeClientFilter(dev)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	msgs, err := c.dump(ctx, op, cmdClientGet, b)
+	if err != nil {
+		return nil, err
+	}
+	cs := make([]Client, 0, len(msgs))
+	for _, m := range msgs {
+		cl, err := parseClient(m.Data)
+		if err != nil {
+			return nil, malformed(op, err)
+		}
+		cs = append(cs, cl)
+	}
+	return cs, nil
+}
+
+// Client describes one client. An unknown id fails with ErrNotFound.
+func (c *Conn) Client(ctx context.Context, id uint32) (*Client, error) {
+	op := "get client " + itoa(id)
+	b, err := encodeClientID(id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return c.clientReply(ctx, op, cmdClientGet, b)
+}
+
+// clientReply runs a "do" command whose reply describes one client.
+func (c *Conn) clientReply(ctx context.Context, op string, cmd uint8, b []byte) (*Client, error) {
+	msgs, err := c.do(ctx, op, cmd, 0, b)
+	if err != nil {
+		return nil, err
+	}
+	data, err := one(op, msgs)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := parseClient(data)
+	if err != nil {
+		return nil, malformed(op, err)
+	}
+	return &cl, nil
+}
+
+// Register creates a client and returns it as the kernel describes it.
+// It needs CAP_NET_ADMIN (ErrPermission otherwise).
+//
+// A client registered with FlagOwned lives only as long as this Conn: the
+// kernel unregisters it when the Conn is closed or the process exits.
+// Without it, the client persists until Unregister, from any process, or
+// until its device goes away.
+func (c *Conn) Register(ctx context.Context, r RegisterRequest) (*Client, error) {
+	op := "register client"
+	if r.Name != "" {
+		op += " " + r.Name
+	}
+	b, err := encodeRegister(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return c.clientReply(ctx, op, cmdClientNew, b)
+}
+
+// Unregister deletes a client; when it returns, none of the client's
+// callbacks runs any more. It needs CAP_NET_ADMIN. It fails with
+// ErrNotFound for an unknown id, ErrBusy for a client of a kernel driver.
+func (c *Conn) Unregister(ctx context.Context, id uint32) error {
+	op := "unregister client " + itoa(id)
+	b, err := encodeClientID(id)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	_, err = c.do(ctx, op, cmdClientDel, netlink.Acknowledge, b)
+	return err
+}
+
+// Sync makes the selected clients' memory coherent for r.Dir and reports
+// what ran. It needs CAP_NET_ADMIN. It succeeds when the sync ran, even if
+// clients failed: read SyncResult.Err and the per-client results. A
+// deadline of ctx bounds the kernel's waits like r.Timeout does: the sooner
+// of the two is sent.
+func (c *Conn) Sync(ctx context.Context, r SyncRequest) (*SyncResult, error) {
+	const op = "sync"
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	r.Timeout = deadlineTimeout(ctx, r.Timeout)
+	b, err := encodeSync(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	msgs, err := c.do(ctx, op, cmdSync, 0, b)
+	if err != nil {
+		return nil, err
+	}
+	data, err := one(op, msgs)
+	if err != nil {
+		return nil, err
+	}
+	res, err := parseSyncResult(data)
+	if err != nil {
+		return nil, malformed(op, err)
+	}
+	return &res, nil
+}
+
+// Stats reports the counters of a client, a device or the whole module,
+// with the log2 histogram of sync callback times.
+func (c *Conn) Stats(ctx context.Context, r StatsRequest) (*Stats, error) {
+	const op = "get stats"
+	b, err := encodeStats(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	msgs, err := c.do(ctx, op, cmdStatsGet, 0, b)
+	if err != nil {
+		return nil, err
+	}
+	data, err := one(op, msgs)
+	if err != nil {
+		return nil, err
+	}
+	s, err := parseStats(data)
+	if err != nil {
+		return nil, malformed(op, err)
+	}
+	return &s, nil
+}
+
+// deadlineTimeout is the sync timeout to send: the sooner of timeout and
+// ctx's deadline, in whole milliseconds rounded up, within the kernel's
+// 1 ms to 10 min; nil if neither is set.
+func deadlineTimeout(ctx context.Context, timeout *time.Duration) *time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return timeout
+	}
+	left := time.Until(dl)
+	if timeout != nil && *timeout <= left {
+		return timeout
+	}
+	ms := min(max((left+time.Millisecond-1)/time.Millisecond, 1), maxSyncTimeoutMS)
+	return new(time.Duration(ms) * time.Millisecond)
+}
+
+// maxSyncTimeoutMS is the longest timeout the kernel takes (10 min).
+const maxSyncTimeoutMS = 600 * 1000
