@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -18,16 +19,17 @@ type registerOpts struct {
 	failErrno, size    string
 	lazy, batch, owned bool
 	dmabufFD           int
-	out                output
+	out                *output
 }
 
 // simFlags are the flags that configure a sim client.
 var simFlags = []string{"latency", "fail-next", "fail-errno", "size", "batch"}
 
-func newRegisterCmd(dial dialer) *cobra.Command {
-	var o registerOpts
-	cmd := &cobra.Command{
-		Use:   "register --dev DEV --name NAME [--kind sim|dmabuf] [flags]",
+func newRegisterCmd(dial dialer, out *output) *cobra.Command {
+	o := registerOpts{out: out}
+	cmd := verb(&cobra.Command{
+		Use: "register dev DEV name NAME [kind sim|dmabuf] [latency D] [size BYTES] [fail-next N] " +
+			"[fail-errno E] [batch] [lazy] [owned] [dmabuf-fd N]",
 		Short: "Register a memory sync client",
 		Long: `Register a client on an RDMA device and print its id. Needs CAP_NET_ADMIN.
 
@@ -52,13 +54,12 @@ pkg/genl (Conn.RegisterRegion, with memory from AllocRegion).
 deletes it when the socket closes, which for a one-shot command is as soon
 as syncmemctl exits. It is meant for programs that keep their connection
 open (see pkg/genl); here it mostly serves tests.`,
-		Example: `  syncmemctl register --dev rxe0 --name buf0
-  syncmemctl register --dev rxe0 --name slow --latency 200us --size 64K --lazy
+		Example: `  syncmemctl register dev rxe0 name buf0
+  syncmemctl register dev rxe0 name slow latency 200us size 64K lazy
   syncmemctl register --dev rxe0 --name flaky --fail-next 3 --fail-errno EIO
-  id=$(syncmemctl register --dev rxe0 --name buf1)
+  id=$(syncmemctl register dev rxe0 name buf1)
   # from a program that holds a dma-buf as fd 7 and runs syncmemctl:
-  syncmemctl register --dev rxe0 --name frame0 --kind dmabuf --dmabuf-fd 7`,
-		Args: cobra.NoArgs,
+  syncmemctl register dev rxe0 name frame0 kind dmabuf dmabuf-fd 7`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := o.request(cmd)
 			if err != nil {
@@ -85,9 +86,9 @@ open (see pkg/genl); here it mostly serves tests.`,
 				return nil
 			})
 		},
-	}
+	})
+	devFlag(cmd, &o.dev, "RDMA device to register on (required)", dial)
 	f := cmd.Flags()
-	f.StringVar(&o.dev, "dev", "", "RDMA device to register on (required)")
 	f.StringVar(&o.name, "name", "", "client name, 1 to 31 bytes (required)")
 	f.StringVar(&o.kind, "kind", "sim", "client kind: sim or dmabuf (region clients: see pkg/genl)")
 	f.IntVar(&o.dmabufFD, "dmabuf-fd", 0, "dmabuf: the dma-buf, file descriptor `N` of syncmemctl, inherited open")
@@ -102,10 +103,8 @@ open (see pkg/genl); here it mostly serves tests.`,
 	_ = f.MarkHidden("hold")
 	_ = cmd.MarkFlagRequired("dev")
 	_ = cmd.MarkFlagRequired("name")
-	_ = cmd.RegisterFlagCompletionFunc("dev", completeDevices(dial))
 	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(
 		[]string{"sim", "dmabuf"}, cobra.ShellCompDirectiveNoFileComp))
-	o.out.addFlags(cmd)
 	return cmd
 }
 
@@ -201,67 +200,71 @@ func (o *registerOpts) dmabuf(cmd *cobra.Command, req *genl.RegisterRequest) err
 }
 
 func newUnregisterCmd(dial dialer) *cobra.Command {
-	return &cobra.Command{
-		Use:   "unregister ID...",
+	var ids []string
+	cmd := verb(&cobra.Command{
+		Use:   "unregister id ID[,ID...]",
 		Short: "Delete clients",
 		Long: `Delete clients by id. Needs CAP_NET_ADMIN. When it returns, none of their
 callbacks runs any more. Clients registered by kernel drivers cannot be
 deleted this way. Every id is tried; the command fails if one failed.`,
-		Example: `  syncmemctl unregister 3
-  syncmemctl unregister 3 4 5
-  syncmemctl list -j | jq '.[] | select(.dev == "rxe0") | .id' | xargs syncmemctl unregister`,
-		Args:              cobra.MinimumNArgs(1),
-		ValidArgsFunction: completeClients(dial),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, err := parseIDs("", args)
+		Example: `  syncmemctl unregister id 3
+  syncmemctl unregister id 3,4,5
+  syncmemctl unregister --id 3 --id 4
+  syncmemctl -j list dev rxe0 | jq -r '[.[].id] | join(",")' | xargs syncmemctl unregister id`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := parseIDs("id", ids)
 			if err != nil {
 				return err
 			}
+			if len(list) == 0 {
+				return errors.New("name the clients to delete: id ID[,ID...] or --id ID")
+			}
 			return withConn(dial, func(c api) error {
 				var errs []error
-				for _, id := range ids {
+				for _, id := range list {
 					errs = append(errs, c.Unregister(cmd.Context(), id))
 				}
 				return joinFailures(errs...)
 			})
 		},
-	}
+	})
+	idFlag(cmd, &ids, "the clients to delete (required)", dial)
+	return cmd
 }
 
-func newListCmd(dial dialer) *cobra.Command {
-	var out output
+func newListCmd(dial dialer, out *output) *cobra.Command {
 	var dev string
-	cmd := &cobra.Command{
-		Use:   "list [--dev DEV] [ID...]",
+	var ids []string
+	cmd := verb(&cobra.Command{
+		Use:   "list [dev DEV | id ID[,ID...]]",
 		Short: "List clients",
-		Long: `List the registered clients: all of them, those of one device (--dev), or
-the ones given by id. Open to every user; without CAP_NET_ADMIN the kernel
-leaves out who created a client (owner portid and pid) and its
-kind-specific settings.`,
+		Long: `List the registered clients: all of them, those of one device (dev DEV),
+or the ones given by id. Open to every user; without CAP_NET_ADMIN the
+kernel leaves out who created a client (owner portid and pid) and its
+kind-specific settings. -j prints an array, also for one client or none.`,
 		Example: `  syncmemctl list
-  syncmemctl list --dev rxe0
-  syncmemctl list 3 4
-  syncmemctl list -j | jq 'length'`,
-		ValidArgsFunction: completeClients(dial),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, err := parseIDs("", args)
+  syncmemctl list dev rxe0
+  syncmemctl list id 3,4
+  syncmemctl -j list | jq 'length'`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := parseIDs("id", ids)
 			if err != nil {
 				return err
 			}
-			if dev != "" && len(ids) > 0 {
-				return fmt.Errorf("give either --dev or client ids, not both")
+			if dev != "" && len(list) > 0 {
+				return errors.New("give either dev or id, not both")
 			}
 			return withConn(dial, func(c api) error {
-				if len(ids) == 0 {
+				if len(list) == 0 {
 					cs, err := c.Clients(cmd.Context(), dev)
 					if err != nil {
 						return err
 					}
-					return printClients(cmd, &out, cs)
+					return printClients(cmd, out, cs)
 				}
 				var cs []genl.Client
 				var errs []error
-				for _, id := range ids {
+				for _, id := range list {
 					cl, err := c.Client(cmd.Context(), id)
 					if err != nil {
 						errs = append(errs, err)
@@ -269,13 +272,12 @@ kind-specific settings.`,
 					}
 					cs = append(cs, *cl)
 				}
-				return joinFailures(append(errs, printClients(cmd, &out, cs))...)
+				return joinFailures(append(errs, printClients(cmd, out, cs))...)
 			})
 		},
-	}
-	cmd.Flags().StringVar(&dev, "dev", "", "list the clients of this device only")
-	_ = cmd.RegisterFlagCompletionFunc("dev", completeDevices(dial))
-	out.addFlags(cmd)
+	})
+	devFlag(cmd, &dev, "list the clients of this device only", dial)
+	idFlag(cmd, &ids, "list these clients only", dial)
 	return cmd
 }
 

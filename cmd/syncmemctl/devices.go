@@ -7,24 +7,23 @@ import (
 	"github.com/syncmem/syncmem/pkg/genl"
 )
 
-func newDevicesCmd(dial dialer) *cobra.Command {
-	var out output
-	cmd := &cobra.Command{
-		Use:   "devices [DEV]",
+func newDevicesCmd(dial dialer, out *output) *cobra.Command {
+	var dev string
+	cmd := verb(&cobra.Command{
+		Use:   "devices [dev DEV]",
 		Short: "List the RDMA devices the module is attached to",
 		Long: `List the RDMA devices ib_sync_mem is attached to, with the number of
 clients on each, the device-wide sync passes run and the counters of all
-their clients. With DEV, show that device only.`,
+their clients. With dev DEV, that device only. -j prints an array, also
+for one device.`,
 		Example: `  syncmemctl devices
-  syncmemctl devices rxe0
-  syncmemctl devices -j | jq -r '.[].name'`,
-		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: completeDevices(dial),
-		RunE: func(cmd *cobra.Command, args []string) error {
+  syncmemctl devices dev rxe0
+  syncmemctl -j devices | jq -r '.[].dev'`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withConn(dial, func(c api) error {
 				var devs []genl.Device
-				if len(args) == 1 {
-					d, err := c.Device(cmd.Context(), args[0])
+				if dev != "" {
+					d, err := c.Device(cmd.Context(), dev)
 					if err != nil {
 						return err
 					}
@@ -35,22 +34,18 @@ their clients. With DEV, show that device only.`,
 						return err
 					}
 				}
-				return printDevices(cmd, &out, devs, len(args) == 1)
+				return printDevices(cmd, out, devs)
 			})
 		},
-	}
-	out.addFlags(cmd)
+	})
+	devFlag(cmd, &dev, "show this RDMA device only", dial)
 	return cmd
 }
 
-// printDevices prints a table, or JSON: an array, or an object for one
-// device asked for by name.
-func printDevices(cmd *cobra.Command, out *output, devs []genl.Device, one bool) error {
+// printDevices prints a table, or JSON: an array, always.
+func printDevices(cmd *cobra.Command, out *output, devs []genl.Device) error {
 	w := cmd.OutOrStdout()
 	if out.isJSON() {
-		if one {
-			return out.writeJSON(w, device(devs[0]))
-		}
 		js := make([]jsonDevice, 0, len(devs))
 		for _, d := range devs {
 			js = append(js, device(d))

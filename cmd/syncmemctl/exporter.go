@@ -26,8 +26,8 @@ const (
 
 func newExporterCmd(dial dialer) *cobra.Command {
 	var listen, path string
-	cmd := &cobra.Command{
-		Use:   "exporter [--listen ADDR] [--path /metrics]",
+	cmd := verb(&cobra.Command{
+		Use:   "exporter [listen ADDR] [path /metrics]",
 		Short: "Serve the module's statistics as Prometheus metrics",
 		Long: `Serve ib_sync_mem's statistics over HTTP in the Prometheus exposition
 format. Every scrape asks the kernel afresh (STATS_GET for the module, each
@@ -54,9 +54,8 @@ device or client series with the module's: they count the same syncs.
 It prints "serving metrics on http://ADDR/PATH" on stderr once listening,
 and runs until interrupted.`,
 		Example: `  syncmemctl exporter
-  syncmemctl exporter --listen :9710 --path /metrics
+  syncmemctl exporter listen :9710 path /metrics
   curl -s 127.0.0.1:9710/metrics | grep ^syncmem_client_syncs_total`,
-		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !strings.HasPrefix(path, "/") {
 				return badFlag("path", path, "must start with /")
@@ -70,7 +69,7 @@ and runs until interrupted.`,
 			}
 			return serveMetrics(cmd.Context(), ln, path, dial, cmd)
 		},
-	}
+	})
 	cmd.Flags().StringVar(&listen, "listen", defaultListen, "address to listen on, host:port")
 	cmd.Flags().StringVar(&path, "path", defaultMetricsPath, "URL path of the metrics")
 	return cmd

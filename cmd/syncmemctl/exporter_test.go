@@ -303,7 +303,7 @@ func TestExporterFlags(t *testing.T) {
 	}{
 		{[]string{"exporter", "--path", "metrics"}, `invalid --path "metrics": must start with /`},
 		{[]string{"exporter", "--listen", "9710"}, `invalid --listen "9710"`},
-		{[]string{"exporter", "extra"}, "unknown command"},
+		{[]string{"exporter", "extra"}, `unknown keyword "extra"`},
 	} {
 		r := runFake(t, &fakeAPI{}, tc.args...)
 		if r.code == 0 || !strings.Contains(r.stderr, tc.err) {

@@ -11,32 +11,43 @@ import (
 	"github.com/syncmem/syncmem/pkg/genl"
 )
 
-func newMonitorCmd(dial dialer) *cobra.Command {
+func newMonitorCmd(dial dialer, out *output) *cobra.Command {
 	var (
-		out    output
 		count  int
 		rcvbuf string
 	)
-	cmd := &cobra.Command{
-		Use:   "monitor [--count N]",
+	cmd := verb(&cobra.Command{
+		Use:   "monitor [count N] [rcvbuf SIZE]",
 		Short: "Print the module's events as they happen",
-		Long: `Print ib_sync_mem's events until interrupted (Ctrl-C): clients registered,
+		Long: `Print ib_sync_mem's events until interrupted (Ctrl-C), one line each, the
+way "devlink monitor" and "rdma monitor" do: clients registered,
 unregistered or invalidated, devices attached or removed, and failed syncs
-(rate-limited by the kernel). Open to every user. With --json, one JSON
-object per line.
+(rate-limited by the kernel):
+
+  [client,new] id 3 name gpu0 dev rxe0 kind sim state live size 64MiB
+  [client,del] id 3 name gpu0 dev rxe0
+  [client,invalidated] id 4 name buf dev rxe1 reason device
+  [dev,new] dev rxe1 dev_index 2
+  [dev,del] dev rxe1 dev_index 2
+  [sync,failed] id 5 dev rxe0 dir to-device err EIO
+
+With -j, one JSON object per line, with the names of "list -j" and an
+"event" field: client-new, client-del, client-invalidated, dev-new,
+dev-del, sync-failed, family-del, family-new, events-lost. Open to every
+user.
 
 Once subscribed, it says so on stderr ("monitoring ib_sync_mem events");
-every event after that line is printed. --count N exits after N events.
+every event after that line is printed. count N exits after N events.
 
 The monitor outlives the module: when ib_sync_mem is unloaded it prints
-"family-del", when it is loaded again "family-new", and goes on with the
+"[family,del]", when it is loaded again "[family,new]", and goes on with the
 new module's events. Events lost because the monitor fell behind (the
-kernel's ENOBUFS) print "events-lost", and the monitor goes on; --rcvbuf
+kernel's ENOBUFS) print "[events,lost]", and the monitor goes on; rcvbuf
 makes its socket's receive buffer bigger.`,
 		Example: `  syncmemctl monitor
-  syncmemctl monitor -j | jq -c 'select(.event == "sync-failed")'
-  syncmemctl monitor --count 1 -j`,
-		Args: cobra.NoArgs,
+  syncmemctl -j monitor | jq -c 'select(.event == "sync-failed")'
+  syncmemctl monitor count 1 -j
+  syncmemctl monitor rcvbuf 4M`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if count < 0 {
 				return badFlag("count", fmt.Sprint(count), "must not be negative")
@@ -53,13 +64,12 @@ makes its socket's receive buffer bigger.`,
 				opts = append(opts, genl.WithReadBuffer(int(n)))
 			}
 			return withConn(dial, func(c api) error {
-				return monitor(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), &out, count, opts...)
+				return monitor(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), out, count, opts...)
 			})
 		},
-	}
+	})
 	cmd.Flags().IntVar(&count, "count", 0, "exit after this many events (0: never)")
 	cmd.Flags().StringVar(&rcvbuf, "rcvbuf", "", "receive buffer of the monitor's socket (bytes: 1M, 4MiB)")
-	out.addFlags(cmd)
 	return cmd
 }
 
@@ -87,7 +97,7 @@ func monitor(ctx context.Context, c api, w, status io.Writer, out *output, count
 			break
 		}
 	}
-	// An interrupted monitor (Ctrl-C, --count) ends without an error.
+	// An interrupted monitor (Ctrl-C, count) ends without an error.
 	for range events {
 	}
 	return <-errc
@@ -95,17 +105,16 @@ func monitor(ctx context.Context, c api, w, status io.Writer, out *output, count
 
 type jsonEvent struct {
 	Event    string   `json:"event"`
-	Dev      string   `json:"dev,omitempty"` // every event but the family's and events-lost
-	DevIndex uint32   `json:"dev_index,omitempty"`
 	ID       uint32   `json:"id,omitempty"`
 	Name     string   `json:"name,omitempty"`
+	Dev      string   `json:"dev,omitempty"` // every event but family-* and events-lost
+	DevIndex uint32   `json:"dev_index,omitempty"`
 	Kind     string   `json:"kind,omitempty"`
 	Flags    []string `json:"flags,omitempty"`
 	State    string   `json:"state,omitempty"`
 	Size     *uint64  `json:"size,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
+	Reason   string   `json:"inval_reason,omitempty"`
 	Dir      string   `json:"dir,omitempty"`
-	Errno    uint32   `json:"errno,omitempty"`
 	Err      string   `json:"err,omitempty"`
 }
 
@@ -122,23 +131,23 @@ func eventJSON(ev genl.Event) jsonEvent {
 	case genl.EventClientInvalidated:
 		j.Reason = ev.Client.InvalReason.String()
 	case genl.EventSyncFailed:
-		j.Dir, j.Errno, j.Err = ev.Dir.String(), uint32(ev.Err), errnoName(ev.Err)
+		j.Dir, j.Err = ev.Dir.String(), errnoName(ev.Err)
 	}
 	return j
 }
 
-// eventText is one line: the event, the device, then what it carries.
+// eventText is one line: [object,action], then what the event carries as
+// keywords, the client's id first.
 func eventText(ev genl.Event) string {
-	switch ev.Type {
-	case genl.EventFamilyNew, genl.EventFamilyDel, genl.EventLost:
-		return ev.Type.String()
-	}
-	f := []string{ev.Type.String(), "dev", ev.DevName}
+	f := []string{"[" + strings.Replace(ev.Type.String(), "-", ",", 1) + "]"}
 	if c := ev.Client; c != nil {
-		f = append(f, "client", fmt.Sprint(c.ID))
+		f = append(f, "id", fmt.Sprint(c.ID))
 		if c.Name != "" {
 			f = append(f, "name", c.Name)
 		}
+	}
+	if ev.DevName != "" {
+		f = append(f, "dev", ev.DevName)
 	}
 	switch ev.Type {
 	case genl.EventClientNew:
@@ -152,7 +161,7 @@ func eventText(ev genl.Event) string {
 	case genl.EventSyncFailed:
 		f = append(f, "dir", ev.Dir.String(), "err", errnoName(ev.Err))
 	case genl.EventDevNew, genl.EventDevDel:
-		f = append(f, "index", fmt.Sprint(ev.DevIndex))
+		f = append(f, "dev_index", fmt.Sprint(ev.DevIndex))
 	}
 	return strings.Join(f, " ")
 }

@@ -14,14 +14,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// output holds the -j/--json and -p/--pretty flags of a command.
+// output holds the global -j/--json and -p/--pretty flags.
 type output struct {
 	json, pretty bool
 }
 
-func (o *output) addFlags(cmd *cobra.Command) {
-	cmd.Flags().BoolVarP(&o.json, "json", "j", false, "print JSON")
-	cmd.Flags().BoolVarP(&o.pretty, "pretty", "p", false, "print indented JSON (implies --json)")
+func (o *output) addFlags(root *cobra.Command) {
+	root.PersistentFlags().BoolVarP(&o.json, "json", "j", false, "print JSON (every listing an array)")
+	root.PersistentFlags().BoolVarP(&o.pretty, "pretty", "p", false, "print indented JSON (implies --json)")
 }
 
 func (o *output) isJSON() bool { return o.json || o.pretty }
@@ -104,7 +104,9 @@ func size(b uint64) string {
 	return fmt.Sprintf("%.1f%ciB", v, units[i])
 }
 
-// JSON views: stable names, enums as strings, errnos as names.
+// JSON views: one set of names for every command (dev, dev_index, id, err
+// and *_err for errno names, *_ns for times), enums as strings. An errno
+// is its name ("EIO"), left out when it is 0: success.
 
 type jsonCounters struct {
 	Syncs   uint64     `json:"syncs"`
@@ -135,15 +137,15 @@ func counters(c genl.Counters) jsonCounters {
 }
 
 type jsonDevice struct {
-	Name    string       `json:"name"`
-	Index   uint32       `json:"index"`
-	Clients uint32       `json:"clients"`
-	Passes  uint64       `json:"passes"`
-	Stats   jsonCounters `json:"stats"`
+	Dev      string       `json:"dev"`
+	DevIndex uint32       `json:"dev_index"`
+	Clients  uint32       `json:"clients"`
+	Passes   uint64       `json:"passes"`
+	Stats    jsonCounters `json:"stats"`
 }
 
 func device(d genl.Device) jsonDevice {
-	return jsonDevice{Name: d.Name, Index: d.Index, Clients: d.Clients, Passes: d.Passes, Stats: counters(d.Stats)}
+	return jsonDevice{Dev: d.Name, DevIndex: d.Index, Clients: d.Clients, Passes: d.Passes, Stats: counters(d.Stats)}
 }
 
 type jsonClient struct {
@@ -157,8 +159,7 @@ type jsonClient struct {
 	InvalReason string       `json:"inval_reason,omitempty"`
 	Origin      string       `json:"origin,omitempty"`
 	Size        uint64       `json:"size"`
-	LastErrno   uint32       `json:"last_errno"`
-	LastErr     string       `json:"last_err,omitempty"`
+	LastErr     string       `json:"last_err,omitempty"` // the errno's name; left out for 0
 	OwnerPortID uint32       `json:"owner_portid,omitempty"`
 	OwnerPID    uint32       `json:"owner_pid,omitempty"`
 	PinnedPages *uint32      `json:"pinned_pages,omitempty"` // region clients, even 0
@@ -184,7 +185,7 @@ type jsonDMABuf struct {
 type jsonSim struct {
 	LatencyNS          int64  `json:"latency_ns"`
 	FailNext           uint32 `json:"fail_next"`
-	FailErrno          uint32 `json:"fail_errno"`
+	FailErr            string `json:"fail_err,omitempty"`
 	Size               uint64 `json:"size"`
 	Batch              bool   `json:"batch"`
 	CallsToDevice      uint64 `json:"calls_to_device"`
@@ -196,7 +197,7 @@ func client(c genl.Client) jsonClient {
 	j := jsonClient{
 		ID: c.ID, Name: c.Name, Dev: c.DevName, DevIndex: c.DevIndex, Kind: c.Kind.String(),
 		Flags: c.Flags.Names(), State: c.State.String(), Size: c.Size,
-		LastErrno: uint32(c.LastErr), LastErr: jsonErrno(c.LastErr),
+		LastErr:     jsonErrno(c.LastErr),
 		OwnerPortID: c.OwnerPortID, OwnerPID: c.OwnerPID, PinnedPages: pinnedPages(c),
 		Stats: counters(c.Stats),
 	}
@@ -214,7 +215,7 @@ func client(c genl.Client) jsonClient {
 	}
 	if s := c.Sim; s != nil {
 		j.Sim = &jsonSim{
-			LatencyNS: int64(s.Latency), FailNext: s.FailNext, FailErrno: uint32(s.FailErrno),
+			LatencyNS: int64(s.Latency), FailNext: s.FailNext, FailErr: jsonErrno(s.FailErrno),
 			Size: s.Size, Batch: s.Batch, CallsToDevice: s.CallsToDevice,
 			CallsToCPU: s.CallsToCPU, CallsBidirectional: s.CallsBidirectional,
 		}

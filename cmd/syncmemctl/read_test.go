@@ -82,7 +82,7 @@ func TestDevicesJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("%s: %v\n%s", flag, err, out)
 		}
-		if len(got) != 2 || got[0]["name"] != "rxe0" || got[0]["clients"] != 2.0 ||
+		if len(got) != 2 || got[0]["dev"] != "rxe0" || got[0]["dev_index"] != 1.0 || got[0]["clients"] != 2.0 ||
 			got[0]["stats"].(map[string]any)["time_ns"] != 1.5e6 {
 			t.Errorf("%s: %v", flag, got)
 		}
@@ -91,12 +91,12 @@ func TestDevicesJSON(t *testing.T) {
 			t.Errorf("%s: indented %v:\n%s", flag, pretty, out)
 		}
 	}
-	// One device by name is an object; an unknown one is the kernel's error.
-	out := mustRun(t, f, "devices", "rxe1", "-j")
-	if out != `{"name":"rxe1","index":2,"clients":0,"passes":0,"stats":{"syncs":0,"errors":0,"time_ns":0,"max_ns":0,"bytes":0}}`+"\n" {
-		t.Errorf("devices rxe1 -j: %s", out)
+	// One device by name is an array too; an unknown one is the kernel's error.
+	out := mustRun(t, f, "devices", "dev", "rxe1", "-j")
+	if out != `[{"dev":"rxe1","dev_index":2,"clients":0,"passes":0,"stats":{"syncs":0,"errors":0,"time_ns":0,"max_ns":0,"bytes":0}}]`+"\n" {
+		t.Errorf("devices dev rxe1 -j: %s", out)
 	}
-	r := runFake(t, f, "devices", "rxe9")
+	r := runFake(t, f, "devices", "dev", "rxe9")
 	if r.code != 1 || r.stderr != "Error: get device rxe9: no such RDMA device\n" || r.stdout != "" {
 		t.Errorf("devices rxe9: %+v", r)
 	}
@@ -140,13 +140,13 @@ func TestListJSON(t *testing.T) {
 	want := map[string]any{
 		"id": 4.0, "name": "gpu", "dev": "rxe0", "dev_index": 1.0, "kind": "kernel",
 		"flags": []any{}, "state": "invalidated", "inval_reason": "device", "origin": "kernel",
-		"size": 0.0, "last_errno": 19.0, "last_err": "ENODEV",
+		"size": 0.0, "last_err": "ENODEV",
 		"stats": map[string]any{"syncs": 2.0, "errors": 1.0, "time_ns": 0.0, "max_ns": 0.0, "bytes": 0.0},
 	}
 	if d := cmp.Diff(want, got[1]); d != "" {
 		t.Errorf("client 4 (-want +got):\n%s", d)
 	}
-	if sim := got[0]["sim"].(map[string]any); sim["latency_ns"] != 200e3 || sim["fail_errno"] != 5.0 {
+	if sim := got[0]["sim"].(map[string]any); sim["latency_ns"] != 200e3 || sim["fail_err"] != "EIO" {
 		t.Errorf("sim %v", sim)
 	}
 }
@@ -176,17 +176,17 @@ func TestListMemory(t *testing.T) {
 	wantJ := []map[string]any{{
 		"id": 10.0, "name": "frames", "dev": "rxe0", "dev_index": 1.0, "kind": "region",
 		"flags": []any{"owned"}, "state": "live", "origin": "netlink", "size": 65536.0,
-		"pinned_pages": 16.0, "last_errno": 0.0, "owner_portid": 7.0, "owner_pid": 42.0,
+		"pinned_pages": 16.0, "owner_portid": 7.0, "owner_pid": 42.0,
 		"stats":  stats(2, 0, 131072),
 		"region": map[string]any{"addr": float64(0x7f0000000000), "len": 65536.0, "write": true, "segments": 1.0},
 	}, {
 		"id": 11.0, "name": "gone", "dev": "rxe0", "dev_index": 1.0, "kind": "region",
 		"flags": []any{}, "state": "invalidated", "inval_reason": "memory", "origin": "netlink",
-		"size": 8192.0, "pinned_pages": 0.0, "last_errno": 0.0, "stats": stats(1, 0, 8192),
+		"size": 8192.0, "pinned_pages": 0.0, "stats": stats(1, 0, 8192),
 	}, {
 		"id": 12.0, "name": "gpu0", "dev": "rxe0", "dev_index": 1.0, "kind": "dmabuf",
 		"flags": []any{}, "state": "live", "origin": "netlink", "size": 1048576.0,
-		"last_errno": 110.0, "last_err": "ETIMEDOUT", "stats": stats(3, 1, 2097152),
+		"last_err": "ETIMEDOUT", "stats": stats(3, 1, 2097152),
 		"dmabuf": map[string]any{"size": 1048576.0, "exporter": "drm", "inode": 77.0},
 	}}
 	if d := cmp.Diff(wantJ, js); d != "" {
@@ -196,14 +196,14 @@ func TestListMemory(t *testing.T) {
 
 func TestListByID(t *testing.T) {
 	f := &fakeAPI{clients: testClients()}
-	r := runFake(t, f, "list", "5", "9", "-j")
+	r := runFake(t, f, "list", "id", "5,9", "-j")
 	if r.code != 1 || r.stderr != "Error: get client 9: no such client\n" {
 		t.Errorf("exit %d stderr %q", r.code, r.stderr)
 	}
 	if !strings.HasPrefix(r.stdout, `[{"id":5,`) {
 		t.Errorf("stdout %s", r.stdout)
 	}
-	if r := runFake(t, f, "list", "--dev", "rxe0", "5"); r.code != 1 || r.dials != 0 {
+	if r := runFake(t, f, "list", "--dev", "rxe0", "id", "5"); r.code != 1 || r.dials != 0 {
 		t.Errorf("--dev with ids: %+v", r)
 	}
 }
@@ -244,7 +244,7 @@ max time    180us
 
 	f.clients = []genl.Client{{ID: 7, Name: "buf0", DevIndex: 1, DevName: "rxe0", Kind: genl.KindSim,
 		State: genl.StateLive, Size: 4096}}
-	mustRun(t, f, "stats", "--client", "7")
+	mustRun(t, f, "stats", "id", "7")
 	if f.statsReq != (genl.StatsRequest{Client: 7}) {
 		t.Errorf("request %+v", f.statsReq)
 	}
@@ -276,11 +276,11 @@ func TestStatsClient(t *testing.T) {
 	f := &fakeAPI{clients: cs, stats: genl.Stats{ClientID: 11, Counters: genl.Counters{
 		Syncs: 1, Bytes: 8192, Total: 3 * time.Microsecond, Max: 3 * time.Microsecond, Hist: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
 	}}}
-	got := mustRun(t, f, "stats", "--client", "11")
+	got := mustRun(t, f, "stats", "id", "11")
 	want := `scope         client
-client        11
+id            11
 name          gone
-device        rxe0
+dev           rxe0
 kind          region
 state         invalidated(memory)
 size          8192 (8KiB)
@@ -300,13 +300,13 @@ max time      3.00us
 	}
 
 	var j map[string]any
-	if err := json.Unmarshal([]byte(mustRun(t, f, "stats", "--client", "11", "-j")), &j); err != nil {
+	if err := json.Unmarshal([]byte(mustRun(t, f, "stats", "--id", "11", "-j")), &j); err != nil {
 		t.Fatal(err)
 	}
 	wantJ := map[string]any{
-		"scope": "client", "client_id": 11.0, "dev": "rxe0", "dev_index": 1.0,
+		"scope": "client", "id": 11.0, "dev": "rxe0", "dev_index": 1.0,
 		"name": "gone", "kind": "region", "state": "invalidated", "inval_reason": "memory",
-		"size": 8192.0, "pinned_pages": 0.0, "last_errno": 0.0,
+		"size": 8192.0, "pinned_pages": 0.0,
 		"syncs": 1.0, "errors": 0.0, "time_ns": 3000.0, "max_ns": 3000.0, "bytes": 8192.0,
 		"hist": []any{map[string]any{"slot": 12.0, "low_ns": 2048.0, "high_ns": 4095.0, "count": 1.0}},
 	}
@@ -316,24 +316,24 @@ max time      3.00us
 
 	// A live region client, and a dma-buf one: no pinned pages to show.
 	f.stats = genl.Stats{ClientID: 10}
-	got = mustRun(t, f, "stats", "--client", "10")
+	got = mustRun(t, f, "stats", "id", "10")
 	for _, row := range []string{"state         live\n", "pinned pages  16\n", "size          65536 (64KiB)\n"} {
 		if !strings.Contains(got, row) {
 			t.Errorf("stats --client 10: no %q in\n%s", row, got)
 		}
 	}
 	f.stats = genl.Stats{ClientID: 12}
-	got = mustRun(t, f, "stats", "--client", "12")
+	got = mustRun(t, f, "stats", "id", "12")
 	for _, row := range []string{"kind          dmabuf\n", "pinned pages  -\n", "last error    ETIMEDOUT\n"} {
 		if !strings.Contains(got, row) {
 			t.Errorf("stats --client 12: no %q in\n%s", row, got)
 		}
 	}
 	j = nil // Unmarshal would merge into the old map
-	if err := json.Unmarshal([]byte(mustRun(t, f, "stats", "--client", "12", "-j")), &j); err != nil {
+	if err := json.Unmarshal([]byte(mustRun(t, f, "stats", "id", "12", "-j")), &j); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := j["pinned_pages"]; ok || j["last_err"] != "ETIMEDOUT" || j["last_errno"] != 110.0 || j["kind"] != "dmabuf" {
+	if _, ok := j["pinned_pages"]; ok || j["last_err"] != "ETIMEDOUT" || j["kind"] != "dmabuf" {
 		t.Errorf("stats --client 12 -j: %v", j)
 	}
 
@@ -343,14 +343,14 @@ max time      3.00us
 	if err := json.Unmarshal([]byte(mustRun(t, f, "stats", "-j")), &j); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"name", "kind", "state", "size", "pinned_pages", "last_errno"} {
+	for _, k := range []string{"name", "kind", "state", "size", "pinned_pages", "last_err"} {
 		if _, ok := j[k]; ok {
 			t.Errorf("module stats have %s: %v", k, j)
 		}
 	}
 
 	// A client gone between the two requests: the kernel's error.
-	r := runFake(t, &fakeAPI{stats: genl.Stats{ClientID: 9}}, "stats", "--client", "9")
+	r := runFake(t, &fakeAPI{stats: genl.Stats{ClientID: 9}}, "stats", "id", "9")
 	if r.code != 1 || r.stderr != "Error: get client 9: no such client\n" || r.stdout != "" {
 		t.Errorf("%+v", r)
 	}

@@ -43,22 +43,30 @@ func dialKernel() (api, error) {
 func newRootCmd() *cobra.Command { return newRoot(dialKernel) }
 
 // newRoot builds the command tree; every command reaches the kernel
-// through dial, after its flags and arguments have been checked.
+// through dial, after its flags and keywords have been checked.
 func newRoot(dial dialer) *cobra.Command {
+	// "syncmemctl li" is list, as "ip l" is ip link.
+	cobra.EnablePrefixMatching = true
 	root := &cobra.Command{
-		Use:   "syncmemctl",
+		Use:   "syncmemctl [-j] [-p] VERB [KEYWORD VALUE]...",
 		Short: "Control the ib_sync_mem registry of memory sync clients",
 		Long: `syncmemctl shows and drives ib_sync_mem, the kernel's registry of memory
 sync clients per RDMA device: memory that must be made coherent before a
 device or the CPU uses it.
 
+Every verb takes its options as flags or as iproute2-style keywords: a
+device is "dev DEV" or --dev DEV, a client "id ID" or --id ID (several:
+"id 3,4"), and "latency 200us" is --latency 200us. -j prints JSON (every
+listing an array), -p indented JSON; both go anywhere on the command line.
+A verb may be shortened to any unambiguous prefix: syncmemctl li.
+
 It talks to the module over its generic netlink family, which exists only
 in the initial network namespace. Listing and statistics are open to every
 user; register, unregister and sync need CAP_NET_ADMIN.`,
 		Example: `  syncmemctl devices
-  syncmemctl register --dev rxe0 --name buf0 --latency 200us
-  syncmemctl sync --dev rxe0
-  syncmemctl list -j | jq '.[].id'
+  syncmemctl register dev rxe0 name buf0 latency 200us
+  syncmemctl sync dev rxe0
+  syncmemctl -j list | jq '.[].id'
   syncmemctl monitor`,
 		Version:       version,
 		SilenceUsage:  true,
@@ -67,15 +75,17 @@ user; register, unregister and sync need CAP_NET_ADMIN.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())
 	})
+	out := &output{}
+	out.addFlags(root)
 	root.AddCommand(
-		newDevicesCmd(dial),
-		newRegisterCmd(dial),
+		newDevicesCmd(dial, out),
+		newRegisterCmd(dial, out),
 		newUnregisterCmd(dial),
-		newListCmd(dial),
-		newSyncCmd(dial),
-		newStatsCmd(dial),
-		newMonitorCmd(dial),
-		newTraceCmd(),
+		newListCmd(dial, out),
+		newSyncCmd(dial, out),
+		newStatsCmd(dial, out),
+		newMonitorCmd(dial, out),
+		newTraceCmd(out),
 		newExporterCmd(dial),
 	)
 	return root

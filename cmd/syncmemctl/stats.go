@@ -10,39 +10,39 @@ import (
 	"github.com/syncmem/syncmem/pkg/genl"
 )
 
-func newStatsCmd(dial dialer) *cobra.Command {
+func newStatsCmd(dial dialer, out *output) *cobra.Command {
 	var (
-		out    output
-		dev    string
-		client string
+		dev string
+		ids []string
 	)
-	cmd := &cobra.Command{
-		Use:   "stats [--dev DEV | --client ID]",
+	cmd := verb(&cobra.Command{
+		Use:   "stats [dev DEV | id ID]",
 		Short: "Show sync counters and a histogram of sync times",
-		Long: `Show the sync counters of the whole module, of one device (--dev) or of one
-client (--client): syncs run, failures, bytes made coherent, total and
+		Long: `Show the sync counters of the whole module, of one device (dev DEV) or of
+one client (id ID): syncs run, failures, bytes made coherent, total and
 longest time, and a log2 histogram of the time sync callbacks took, in the
-layout of the libbpf-tools. The histogram counts in nanoseconds when the
-syncs are short and in microseconds (1 usec = 1000 ns) past 8 us.
+layout of the libbpf-tools.
 
 For a client it also shows what "list" does: its kind, its state (live, or
 invalidated and why), the bytes behind it, the pages it keeps pinned (region
 clients) and the result of its last sync, as an errno name.`,
 		Example: `  syncmemctl stats
-  syncmemctl stats --dev rxe0
-  syncmemctl stats --client 3 -j | jq .syncs`,
-		Args: cobra.NoArgs,
+  syncmemctl stats dev rxe0
+  syncmemctl -j stats id 3 | jq .syncs`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if changed(cmd, "dev") && changed(cmd, "client") {
-				return errors.New("give --dev or --client, not both")
+			list, err := parseIDs("id", ids)
+			if err != nil {
+				return err
+			}
+			switch {
+			case len(list) > 1:
+				return errors.New("stats are of one client: id ID")
+			case dev != "" && len(list) > 0:
+				return errors.New("give dev or id, not both")
 			}
 			req := genl.StatsRequest{Device: dev}
-			if changed(cmd, "client") {
-				id, err := parseID("client", client)
-				if err != nil {
-					return err
-				}
-				req.Client = id
+			if len(list) == 1 {
+				req.Client = list[0]
 			}
 			return withConn(dial, func(c api) error {
 				s, err := c.Stats(cmd.Context(), req)
@@ -55,21 +55,18 @@ clients) and the result of its last sync, as an errno name.`,
 						return err
 					}
 				}
-				return printStats(cmd.OutOrStdout(), &out, req, s, cl)
+				return printStats(cmd.OutOrStdout(), out, req, s, cl)
 			})
 		},
-	}
-	cmd.Flags().StringVar(&dev, "dev", "", "counters of this device")
-	cmd.Flags().StringVar(&client, "client", "", "counters of this client")
-	_ = cmd.RegisterFlagCompletionFunc("dev", completeDevices(dial))
-	_ = cmd.RegisterFlagCompletionFunc("client", completeClients(dial))
-	out.addFlags(cmd)
+	})
+	devFlag(cmd, &dev, "counters of this device", dial)
+	idFlag(cmd, &ids, "counters of this client", dial)
 	return cmd
 }
 
 type jsonStats struct {
-	Scope    string `json:"scope"`
-	ClientID uint32 `json:"client_id,omitempty"`
+	Scope    string `json:"scope"` // module, device or client
+	ID       uint32 `json:"id,omitempty"`
 	Dev      string `json:"dev,omitempty"`
 	DevIndex uint32 `json:"dev_index,omitempty"`
 	*jsonClientState
@@ -85,7 +82,6 @@ type jsonClientState struct {
 	InvalReason string  `json:"inval_reason,omitempty"`
 	Size        uint64  `json:"size"`
 	PinnedPages *uint32 `json:"pinned_pages,omitempty"` // region clients, even 0
-	LastErrno   uint32  `json:"last_errno"`
 	LastErr     string  `json:"last_err,omitempty"`
 }
 
@@ -99,7 +95,7 @@ func printStats(w io.Writer, out *output, req genl.StatsRequest, s *genl.Stats, 
 		scope = "device"
 	}
 	if out.isJSON() {
-		j := jsonStats{Scope: scope, ClientID: s.ClientID, Dev: s.DevName, DevIndex: s.DevIndex,
+		j := jsonStats{Scope: scope, ID: s.ClientID, Dev: s.DevName, DevIndex: s.DevIndex,
 			jsonCounters: counters(s.Counters)}
 		if scope != "client" {
 			j.Clients = &s.Clients
@@ -108,7 +104,7 @@ func printStats(w io.Writer, out *output, req genl.StatsRequest, s *genl.Stats, 
 			j.Dev, j.DevIndex = cl.DevName, cl.DevIndex
 			j.jsonClientState = &jsonClientState{
 				Name: cl.Name, Kind: cl.Kind.String(), State: cl.State.String(), Size: cl.Size,
-				PinnedPages: pinnedPages(*cl), LastErrno: uint32(cl.LastErr), LastErr: jsonErrno(cl.LastErr),
+				PinnedPages: pinnedPages(*cl), LastErr: jsonErrno(cl.LastErr),
 			}
 			if cl.InvalReason != 0 {
 				j.InvalReason = cl.InvalReason.String()
@@ -119,10 +115,10 @@ func printStats(w io.Writer, out *output, req genl.StatsRequest, s *genl.Stats, 
 	t := newTable(w, "scope", scope)
 	switch scope {
 	case "client":
-		t.row("client", fmt.Sprint(s.ClientID))
+		t.row("id", fmt.Sprint(s.ClientID))
 		if cl != nil {
 			t.row("name", cl.Name)
-			t.row("device", cl.DevName)
+			t.row("dev", cl.DevName)
 			t.row("kind", cl.Kind.String())
 			t.row("state", state(*cl))
 			t.row("size", fmt.Sprintf("%d (%s)", cl.Size, size(cl.Size)))
@@ -130,7 +126,7 @@ func printStats(w io.Writer, out *output, req genl.StatsRequest, s *genl.Stats, 
 			t.row("last error", errnoName(cl.LastErr))
 		}
 	case "device":
-		t.row("device", s.DevName)
+		t.row("dev", s.DevName)
 		t.row("clients", fmt.Sprint(s.Clients))
 	default:
 		t.row("clients", fmt.Sprint(s.Clients))

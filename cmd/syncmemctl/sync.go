@@ -11,41 +11,40 @@ import (
 	"github.com/syncmem/syncmem/pkg/genl"
 )
 
-func newSyncCmd(dial dialer) *cobra.Command {
+func newSyncCmd(dial dialer, out *output) *cobra.Command {
 	var (
-		out     output
 		dev     string
-		clients []string
+		ids     []string
 		dir     string
 		timeout time.Duration
 	)
-	cmd := &cobra.Command{
-		Use:   "sync (--dev DEV | --client ID[,ID...]) [--dir DIR] [--timeout D]",
+	cmd := verb(&cobra.Command{
+		Use:   "sync (dev DEV | id ID[,ID...]) [dir DIR] [timeout D]",
 		Short: "Sync a device's clients, one client or a batch",
 		Long: `Make memory coherent for the side that uses it next: every client of a
-device in one device-wide pass (--dev), one client, or a batch of clients
-in the order given (--client, repeated or comma-separated). Needs
-CAP_NET_ADMIN.
+device in one device-wide pass (dev DEV), one client, or a batch of clients
+in the order given (id ID, repeated or comma-separated; at most 2048, an id
+may repeat). Needs CAP_NET_ADMIN.
 
---dir is to-device (the default: the CPU wrote, the device reads next),
-to-cpu or bidirectional. --timeout bounds each client's waits, in whole
+dir is to-device (the default: the CPU wrote, the device reads next),
+to-cpu or bidirectional. timeout bounds each client's waits, in whole
 milliseconds; without it the module's sync_timeout_ms applies.
 
 Prints the totals and each client's result: its id, "ok" or the errno name
 (EIO, ETIMEDOUT...), and the time its sync took. The command fails when a
 client's sync failed, after printing the results.`,
-		Example: `  syncmemctl sync --dev rxe0
-  syncmemctl sync --client 3 --dir to-cpu
-  syncmemctl sync --client 3,4 --timeout 500ms
-  syncmemctl sync --dev rxe0 -j | jq '.results[] | select(.errno != 0)'`,
-		Args: cobra.NoArgs,
+		Example: `  syncmemctl sync dev rxe0
+  syncmemctl sync id 3 dir to-cpu
+  syncmemctl sync id 3,4 timeout 500ms
+  syncmemctl sync --dev rxe0 --dir bidirectional
+  syncmemctl -j sync dev rxe0 | jq '.results[] | select(.err)'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (dev == "") == (len(clients) == 0) {
-				return errors.New("name one target: --dev DEV, or --client ID[,ID...]")
+			if (dev == "") == (len(ids) == 0) {
+				return errors.New("name one target: dev DEV, or id ID[,ID...]")
 			}
 			req := genl.SyncRequest{Device: dev}
 			var err error
-			if req.Clients, err = parseIDs("client", clients); err != nil {
+			if req.Clients, err = parseIDs("id", ids); err != nil {
 				return err
 			}
 			if req.Dir, err = genl.ParseDirection(dir); err != nil {
@@ -62,7 +61,7 @@ client's sync failed, after printing the results.`,
 				if err != nil {
 					return err
 				}
-				if err := printSync(cmd.OutOrStdout(), &out, req, res); err != nil {
+				if err := printSync(cmd.OutOrStdout(), out, req, res); err != nil {
 					return err
 				}
 				if res.Err != 0 || res.Errors != 0 {
@@ -72,24 +71,20 @@ client's sync failed, after printing the results.`,
 				return nil
 			})
 		},
-	}
+	})
+	devFlag(cmd, &dev, "sync every client of this device", dial)
+	idFlag(cmd, &ids, "sync these clients, in this order", dial)
 	f := cmd.Flags()
-	f.StringVar(&dev, "dev", "", "sync every client of this device")
-	f.StringSliceVar(&clients, "client", nil, "sync these clients, in this order")
 	f.StringVar(&dir, "dir", "to-device", "direction: to-device, to-cpu or bidirectional")
 	f.DurationVar(&timeout, "timeout", 0, "bound on each client's waits (default: the module's sync_timeout_ms)")
-	_ = cmd.RegisterFlagCompletionFunc("dev", completeDevices(dial))
-	_ = cmd.RegisterFlagCompletionFunc("client", completeClients(dial))
 	_ = cmd.RegisterFlagCompletionFunc("dir", cobra.FixedCompletions(
 		[]string{"to-device", "to-cpu", "bidirectional"}, cobra.ShellCompDirectiveNoFileComp))
-	out.addFlags(cmd)
 	return cmd
 }
 
 type jsonSync struct {
 	Dir     string       `json:"dir"`
-	Errno   uint32       `json:"errno"`
-	Err     string       `json:"err,omitempty"`
+	Err     string       `json:"err,omitempty"` // the first client error
 	Run     uint32       `json:"run"`
 	Errors  uint32       `json:"errors"`
 	Skipped uint32       `json:"skipped"`
@@ -99,7 +94,6 @@ type jsonSync struct {
 
 type jsonResult struct {
 	ID     uint32 `json:"id"`
-	Errno  uint32 `json:"errno"`
 	Err    string `json:"err,omitempty"`
 	TimeNS int64  `json:"time_ns"`
 }
@@ -107,24 +101,24 @@ type jsonResult struct {
 func printSync(w io.Writer, out *output, req genl.SyncRequest, res *genl.SyncResult) error {
 	if out.isJSON() {
 		j := jsonSync{
-			Dir: req.Dir.String(), Errno: uint32(res.Err), Err: jsonErrno(res.Err), Run: res.Run,
+			Dir: req.Dir.String(), Err: jsonErrno(res.Err), Run: res.Run,
 			Errors: res.Errors, Skipped: res.Skipped, TimeNS: int64(res.Duration),
 			Results: []jsonResult{},
 		}
 		for _, r := range res.Results {
 			j.Results = append(j.Results, jsonResult{
-				ID: r.ID, Errno: uint32(r.Err), Err: jsonErrno(r.Err), TimeNS: int64(r.Duration),
+				ID: r.ID, Err: jsonErrno(r.Err), TimeNS: int64(r.Duration),
 			})
 		}
 		return out.writeJSON(w, j)
 	}
-	target := req.Device
-	if target == "" {
+	target := "dev " + req.Device
+	if req.Device == "" {
 		ids := make([]string, len(req.Clients))
 		for i, id := range req.Clients {
 			ids[i] = fmt.Sprint(id)
 		}
-		target = "client " + strings.Join(ids, ",")
+		target = "id " + strings.Join(ids, ",")
 	}
 	fmt.Fprintf(w, "sync %s %s: %d run, %d failed, %d skipped in %s\n", req.Dir, target,
 		res.Run, res.Errors, res.Skipped, duration(res.Duration))

@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -47,20 +46,21 @@ var realTraceKernel = traceKernel{
 	},
 }
 
-func newTraceCmd() *cobra.Command { return newTraceCmdWith(realTraceKernel) }
+func newTraceCmd(out *output) *cobra.Command { return newTraceCmdWith(realTraceKernel, out) }
 
 type traceFlags struct {
 	interval, duration  traceSeconds
 	perClient           bool
-	dev, client         string
+	dev                 string
+	ids                 []string
 	usecs, msecs, nsecs bool
-	json                bool
+	out                 *output
 }
 
-func newTraceCmdWith(k traceKernel) *cobra.Command {
-	var f traceFlags
-	cmd := &cobra.Command{
-		Use:   "trace [-i INTERVAL] [-d DURATION] [--per-client] [--dev DEV] [--client ID] [-u|-m|-n] [-j]",
+func newTraceCmdWith(k traceKernel, out *output) *cobra.Command {
+	f := traceFlags{out: out}
+	cmd := verb(&cobra.Command{
+		Use:   "trace [interval I] [duration D] [per-client] [dev DEV] [id ID] [usecs|msecs|nsecs]",
 		Short: "Show sync latency histograms, with eBPF",
 		Long: `Trace ib_sync_mem syncs with eBPF and print log2 latency histograms, the way
 funclatency and biolatency do, until Ctrl-C or --duration; with --interval,
@@ -76,28 +76,28 @@ Each device gets:
   dev DEV pass dir DIR        how long device-wide passes took (a pass syncs
                               every client of the device; tracepoint
                               ib_sync_mem:sync_end)
-  dev DEV client ID dir DIR   how long one client's sync callback took
-                              (ib_sync_mem:client_sync); "client all"
-                              merges the clients unless --per-client
+  dev DEV id ID dir DIR       how long one client's sync callback took
+                              (ib_sync_mem:client_sync); "id all"
+                              merges the clients unless per-client
 
 Below each histogram: the count, average and total time, and the failures
 by errno. "(refused before ->sync)" counts single-client syncs that failed
 before the client was called (it was invalidated or unregistered).
 
---dev restricts tracing to one RDMA device, --client to one client (which
-implies --per-client and drops the pass histograms). Filtering happens in
+dev DEV restricts tracing to one RDMA device, id ID to one client (which
+implies per-client and drops the pass histograms). Filtering happens in
 the kernel. Units: -u microseconds (default), -m milliseconds, -n
 nanoseconds; the row "2^k -> 2^(k+1)-1" counts the syncs that took that
 long in the unit (the first row: 0 and 1).
 
 -j prints one JSON object per report: the raw buckets (slot, low, high,
-count, bounds inclusive, in "unit"), and errors by errno.`,
-		Example: `  syncmemctl trace                    # until Ctrl-C, all devices
-  syncmemctl trace -i 1 --per-client  # every second, one histogram per client
+count, bounds inclusive, in "unit"), and errors by errno, with the names
+of the other commands (dev, dev_index, id, err).`,
+		Example: `  syncmemctl trace                     # until Ctrl-C, all devices
+  syncmemctl trace interval 1 per-client  # every second, one histogram per client
   syncmemctl trace -d 10s --dev rxe0 -m
-  syncmemctl trace --client 3 -n -d 5
-  syncmemctl trace -j -d 30s | jq '.histograms[] | {client, count}'`,
-		Args:         cobra.NoArgs,
+  syncmemctl trace id 3 nsecs duration 5
+  syncmemctl -j trace -d 30s | jq '.histograms[] | {id, count}'`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options()
@@ -116,17 +116,16 @@ count, bounds inclusive, in "unit"), and errors by errno.`,
 			}
 			return traceRun(cmd, k, &f, opts)
 		},
-	}
+	})
 	fl := cmd.Flags()
 	fl.VarP(&f.interval, "interval", "i", "print a report every INTERVAL (seconds, or a duration: 500ms)")
 	fl.VarP(&f.duration, "duration", "d", "stop after DURATION (default: at Ctrl-C)")
 	fl.BoolVar(&f.perClient, "per-client", false, "one histogram per client instead of one per device")
-	fl.StringVar(&f.dev, "dev", "", "trace this RDMA device only")
-	fl.StringVar(&f.client, "client", "", "trace this client id only")
+	devFlag(cmd, &f.dev, "trace this RDMA device only", nil)
+	idFlag(cmd, &f.ids, "trace this client only", nil)
 	fl.BoolVarP(&f.usecs, "usecs", "u", false, "histograms in microseconds (default)")
 	fl.BoolVarP(&f.msecs, "msecs", "m", false, "histograms in milliseconds")
 	fl.BoolVarP(&f.nsecs, "nsecs", "n", false, "histograms in nanoseconds")
-	fl.BoolVarP(&f.json, "json", "j", false, "print JSON, one object per report")
 	cmd.MarkFlagsMutuallyExclusive("usecs", "msecs", "nsecs")
 	return cmd
 }
@@ -141,12 +140,14 @@ func (f *traceFlags) options() (trace.Options, error) {
 	case f.nsecs:
 		o.Unit = trace.Nanoseconds
 	}
-	if f.client != "" {
-		id, err := strconv.ParseUint(strings.TrimSpace(f.client), 10, 32)
-		if err != nil || id == 0 {
-			return o, fmt.Errorf("invalid --client %q: want a positive client id", f.client)
-		}
-		o.Client = uint32(id)
+	ids, err := parseIDs("id", f.ids)
+	switch {
+	case err != nil:
+		return o, err
+	case len(ids) > 1:
+		return o, errors.New("trace follows one client at most: id ID")
+	case len(ids) == 1:
+		o.Client = ids[0]
 	}
 	return o, nil
 }
@@ -208,8 +209,8 @@ func traceRun(cmd *cobra.Command, k traceKernel, f *traceFlags, opts trace.Optio
 }
 
 func tracePrint(w io.Writer, k traceKernel, f *traceFlags, s *trace.Snapshot) error {
-	if f.json {
-		return json.NewEncoder(w).Encode(s)
+	if f.out.isJSON() {
+		return f.out.writeJSON(w, s)
 	}
 	if f.interval > 0 {
 		if _, err := fmt.Fprintf(w, "\n%s\n", k.now().Format("15:04:05")); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/spf13/cobra"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,14 +68,18 @@ func newTraceHarness(snaps ...*trace.Snapshot) *traceHarness {
 	return h
 }
 
+// run runs "syncmemctl trace args...", with the global flags.
 func (h *traceHarness) run(args ...string) (string, error) {
-	cmd := newTraceCmdWith(h.k)
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
-	return out.String(), err
+	root := &cobra.Command{Use: "syncmemctl", SilenceUsage: true, SilenceErrors: true}
+	out := &output{}
+	out.addFlags(root)
+	root.AddCommand(newTraceCmdWith(h.k, out))
+	var stdout, errOut bytes.Buffer
+	root.SetOut(&stdout)
+	root.SetErr(&errOut)
+	root.SetArgs(append([]string{"trace"}, args...))
+	err := root.ExecuteContext(context.Background())
+	return stdout.String(), err
 }
 
 func traceSnap(count uint64, slots ...uint64) *trace.Snapshot {
@@ -96,7 +101,7 @@ func TestTraceText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `dev rxe0 client 3 dir to-device
+	want := `dev rxe0 id 3 dir to-device
      usecs               : count    distribution
          0 -> 1          : 0        |                                        |
          2 -> 3          : 5        |****************************************|
@@ -131,14 +136,14 @@ func TestTraceIntervals(t *testing.T) {
 	}
 	want := `
 12:00:00
-dev rxe0 client 3 dir to-device
+dev rxe0 id 3 dir to-device
      usecs               : count    distribution
          0 -> 1          : 0        |                                        |
          2 -> 3          : 2        |****************************************|
 count 2, avg 2 usecs, total 5 usecs
 
 12:00:00
-dev rxe0 client 3 dir to-device
+dev rxe0 id 3 dir to-device
      usecs               : count    distribution
          0 -> 1          : 0        |                                        |
          2 -> 3          : 3        |****************************************|
@@ -154,7 +159,7 @@ count 3, avg 2 usecs, total 7 usecs
 
 func TestTraceJSON(t *testing.T) {
 	h := newTraceHarness(traceSnap(5, 0, 5))
-	out, err := h.run("-j", "-d", "1ms", "-n", "--client", "3", "--dev", "rxe0")
+	out, err := h.run("-j", "-d", "1ms", "nsecs", "id", "3", "--dev", "rxe0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +167,7 @@ func TestTraceJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v: %q", err, out)
 	}
-	if len(r.Histograms) != 1 || r.Histograms[0].Dev != "rxe0" || r.Histograms[0].Client != 3 ||
+	if len(r.Histograms) != 1 || r.Histograms[0].Dev != "rxe0" || r.Histograms[0].ID != 3 ||
 		len(r.Histograms[0].Buckets) != 2 || r.Histograms[0].Buckets[1] != (trace.ReportBucket{Slot: 1, Low: 2, High: 3, Count: 5}) ||
 		r.Errors == nil {
 		t.Errorf("report %+v", r)
@@ -223,13 +228,15 @@ func TestTraceDurations(t *testing.T) {
 
 func TestTraceBadFlags(t *testing.T) {
 	cases := map[string][]string{
-		`invalid --client "0": want a positive client id`:                                                             {"--client", "0"},
-		`invalid --client "x": want a positive client id`:                                                             {"--client", "x"},
+		`invalid --id "0": want a positive client id`:                                                                 {"--id", "0"},
+		`invalid --id "x": want a positive client id`:                                                                 {"id", "x"},
+		`trace follows one client at most: id ID`:                                                                     {"id", "3,4"},
 		`--dev rxe9: no such RDMA device "rxe9" (have: rxe0)`:                                                         {"--dev", "rxe9"},
 		`if any flags in the group [usecs msecs nsecs] are set none of the others can be; [msecs nsecs] were all set`: {"-m", "-n"},
 		`invalid argument "soon" for "-i, --interval" flag: want seconds or a duration such as 500ms or 2m`:           {"-i", "soon"},
 		`invalid argument "0" for "-d, --duration" flag: must be positive`:                                            {"-d", "0"},
-		`unknown command "x" for "trace"`:                                                                             {"x"},
+		`syncmemctl trace: unknown keyword "x" (a device is named "dev x" or --dev x); keywords: dev, duration, id, ` +
+			`interval, msecs, nsecs, per-client, usecs`: {"x"},
 	}
 	for want, args := range cases {
 		h := newTraceHarness(traceSnap(0))
@@ -278,8 +285,8 @@ func TestTraceHelp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"Usage:", "Examples:", "syncmemctl trace -i 1 --per-client",
-		"--interval", "--duration", "--per-client", "--dev", "--client", "-u, --usecs",
+	for _, s := range []string{"Usage:", "Examples:", "syncmemctl trace interval 1 per-client",
+		"--interval", "--duration", "--per-client", "--dev", "--id", "-u, --usecs",
 		"-m, --msecs", "-n, --nsecs", "-j, --json", "CAP_BPF and CAP_PERFMON"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("help lacks %q", s)

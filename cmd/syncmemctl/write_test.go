@@ -195,18 +195,18 @@ func TestBadCommandLines(t *testing.T) {
 		{append(reg, "--fail-errno", "-5"), `invalid --fail-errno "-5": want an errno number or name`},
 		{append(reg, "--fail-next", "x"), `invalid argument "x" for "--fail-next" flag`},
 		{append(reg, "--kind", "gpu"), `invalid --kind "gpu"`},
-		{append(reg, "extra"), `unknown command "extra"`},
-		{[]string{"unregister"}, "requires at least 1 arg(s)"},
-		{[]string{"unregister", "3", "x"}, `invalid client id "x": want a positive number`},
-		{[]string{"unregister", "0"}, `invalid client id "0"`},
-		{[]string{"sync"}, "name one target: --dev DEV, or --client ID[,ID...]"},
-		{[]string{"sync", "--dev", "rxe0", "--client", "3"}, "name one target"},
-		{[]string{"sync", "--client", "3,,4"}, `invalid --client "": want a positive client id`},
-		{[]string{"sync", "--client", "3", "--dir", "up"}, `invalid --dir "up": want to-device, to-cpu or bidirectional`},
-		{[]string{"sync", "--client", "3", "--timeout", "1500us"}, `invalid --timeout "1.5ms": must be a whole number of milliseconds`},
-		{[]string{"sync", "--client", "3", "--timeout", "-1s"}, `must not be negative`},
-		{[]string{"stats", "--dev", "rxe0", "--client", "3"}, "give --dev or --client, not both"},
-		{[]string{"stats", "--client", "x"}, `invalid --client "x"`},
+		{append(reg, "extra"), `unknown keyword "extra"; keywords: batch, dev`},
+		{[]string{"unregister"}, "name the clients to delete: id ID[,ID...] or --id ID"},
+		{[]string{"unregister", "id", "3,x"}, `invalid --id "x": want a positive client id`},
+		{[]string{"unregister", "id", "0"}, `invalid --id "0"`},
+		{[]string{"sync"}, "name one target: dev DEV, or id ID[,ID...]"},
+		{[]string{"sync", "--dev", "rxe0", "--id", "3"}, "name one target"},
+		{[]string{"sync", "--id", "3,,4"}, `invalid --id "": want a positive client id`},
+		{[]string{"sync", "id", "3", "dir", "up"}, `invalid --dir "up": want to-device, to-cpu or bidirectional`},
+		{[]string{"sync", "--id", "3", "--timeout", "1500us"}, `invalid --timeout "1.5ms": must be a whole number of milliseconds`},
+		{[]string{"sync", "--id", "3", "--timeout", "-1s"}, `must not be negative`},
+		{[]string{"stats", "dev", "rxe0", "id", "3"}, "give dev or id, not both"},
+		{[]string{"stats", "--id", "x"}, `invalid --id "x"`},
 		{[]string{"monitor", "--count", "-1"}, `invalid --count "-1": must not be negative`},
 		{[]string{"list", "--bogus"}, "unknown flag: --bogus\nRun 'syncmemctl list --help' for usage."},
 	} {
@@ -222,14 +222,14 @@ func TestBadCommandLines(t *testing.T) {
 
 func TestUnregister(t *testing.T) {
 	f := &fakeAPI{}
-	r := runFake(t, f, "unregister", "3", "99", "4,5")
+	r := runFake(t, f, "unregister", "id", "3", "id", "99", "id", "4,5")
 	if want := []uint32{3, 99, 4, 5}; !cmp.Equal(f.unreg, want) {
 		t.Errorf("unregistered %v, want %v", f.unreg, want)
 	}
 	if r.code != 1 || r.stderr != "Error: unregister client 99: no such client\n" || r.stdout != "" {
 		t.Errorf("%+v", r)
 	}
-	if out := mustRun(t, &fakeAPI{}, "unregister", "7"); out != "" {
+	if out := mustRun(t, &fakeAPI{}, "unregister", "id", "7"); out != "" {
 		t.Errorf("printed %q", out)
 	}
 }
@@ -240,8 +240,8 @@ func TestSyncRequest(t *testing.T) {
 		want genl.SyncRequest
 	}{
 		{[]string{"--dev", "rxe0"}, genl.SyncRequest{Device: "rxe0", Dir: genl.DirToDevice}},
-		{[]string{"--client", "3", "--dir", "to-cpu"}, genl.SyncRequest{Clients: []uint32{3}, Dir: genl.DirToCPU}},
-		{[]string{"--client", "3,4", "--client", "5", "--dir", "bidirectional", "--timeout", "5s"},
+		{[]string{"--id", "3", "--dir", "to-cpu"}, genl.SyncRequest{Clients: []uint32{3}, Dir: genl.DirToCPU}},
+		{[]string{"id", "3,4", "id", "5", "dir", "bidirectional", "timeout", "5s"},
 			genl.SyncRequest{Clients: []uint32{3, 4, 5}, Dir: genl.DirBidirectional, Timeout: new(5 * time.Second)}},
 		// 0 is sent: the kernel rejects it and says why.
 		{[]string{"--dev", "rxe0", "--timeout", "0"}, genl.SyncRequest{Device: "rxe0", Dir: genl.DirToDevice, Timeout: new(time.Duration(0))}},
@@ -258,7 +258,7 @@ func TestSyncOutput(t *testing.T) {
 	f := &fakeAPI{sync: genl.SyncResult{Run: 2, Skipped: 1, Duration: 412 * time.Microsecond,
 		Results: []genl.ClientResult{{ID: 3, Duration: 201 * time.Microsecond}, {ID: 4, Duration: 2 * time.Microsecond}}}}
 	got := mustRun(t, f, "sync", "--dev", "rxe0")
-	want := `sync to-device rxe0: 2 run, 0 failed, 1 skipped in 412us
+	want := `sync to-device dev rxe0: 2 run, 0 failed, 1 skipped in 412us
 ID  RESULT  TIME
 3   ok      201us
 4   ok      2.00us
@@ -270,8 +270,8 @@ ID  RESULT  TIME
 	// A client failed: the results, then an error and exit status 1.
 	f.sync = genl.SyncResult{Err: unix.ETIMEDOUT, Run: 2, Errors: 1, Duration: 5 * time.Millisecond,
 		Results: []genl.ClientResult{{ID: 4, Err: unix.ETIMEDOUT, Duration: 5 * time.Millisecond}, {ID: 3, Duration: 10}}}
-	r := runFake(t, f, "sync", "--client", "4,3")
-	want = `sync to-device client 4,3: 2 run, 1 failed, 0 skipped in 5.00ms
+	r := runFake(t, f, "sync", "id", "4,3")
+	want = `sync to-device id 4,3: 2 run, 1 failed, 0 skipped in 5.00ms
 ID  RESULT     TIME
 4   ETIMEDOUT  5.00ms
 3   ok         10ns
@@ -281,16 +281,16 @@ ID  RESULT     TIME
 		t.Errorf("exit %d\nstdout\n%s\nwant\n%s\nstderr %q", r.code, r.stdout, want, r.stderr)
 	}
 
-	r = runFake(t, f, "sync", "--client", "4,3", "-j", "--dir", "to-cpu")
+	r = runFake(t, f, "sync", "--id", "4,3", "-j", "--dir", "to-cpu")
 	var j map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {
 		t.Fatal(err)
 	}
 	wantJ := map[string]any{
-		"dir": "to-cpu", "errno": 110.0, "err": "ETIMEDOUT", "run": 2.0, "errors": 1.0, "skipped": 0.0,
+		"dir": "to-cpu", "err": "ETIMEDOUT", "run": 2.0, "errors": 1.0, "skipped": 0.0,
 		"time_ns": 5e6, "results": []any{
-			map[string]any{"id": 4.0, "errno": 110.0, "err": "ETIMEDOUT", "time_ns": 5e6},
-			map[string]any{"id": 3.0, "errno": 0.0, "time_ns": 10.0},
+			map[string]any{"id": 4.0, "err": "ETIMEDOUT", "time_ns": 5e6},
+			map[string]any{"id": 3.0, "time_ns": 10.0},
 		},
 	}
 	if d := cmp.Diff(wantJ, j); d != "" || r.code != 1 {
@@ -319,7 +319,7 @@ func TestKernelErrors(t *testing.T) {
 		{"Clients", &genl.Error{Op: "list clients of rxe9", Errno: unix.ENODEV, Message: "no such RDMA device"},
 			[]string{"list", "--dev", "rxe9"}, "Error: list clients of rxe9: no such RDMA device\n"},
 		{"Stats", &genl.Error{Op: "get stats", Errno: unix.ENOENT, Message: "no such client"},
-			[]string{"stats", "--client", "9"}, "Error: get stats: no such client\n"},
+			[]string{"stats", "id", "9"}, "Error: get stats: no such client\n"},
 		{"Watch", &genl.Error{Op: "watch events", Errno: unix.EPERM},
 			[]string{"monitor"}, "Error: watch events: operation not permitted (requires CAP_NET_ADMIN)\n"},
 	} {
@@ -335,7 +335,7 @@ func TestKernelErrors(t *testing.T) {
 func TestNotLoaded(t *testing.T) {
 	notLoaded := genl.ErrNotLoaded
 	for _, args := range [][]string{
-		{"devices"}, {"list"}, {"stats"}, {"monitor"}, {"unregister", "3"},
+		{"devices"}, {"list"}, {"stats"}, {"monitor"}, {"unregister", "id", "3"},
 		{"register", "--dev", "rxe0", "--name", "a"}, {"sync", "--dev", "rxe0"},
 	} {
 		r := runWith(t, nil, notLoaded, args...)

@@ -20,9 +20,9 @@ type Report struct {
 type ReportSeries struct {
 	Dev      string `json:"dev"` // "" when the name is unknown
 	DevIndex uint32 `json:"dev_index"`
-	Kind     string `json:"kind"`   // "client", "pass" or "refused"
-	Client   uint32 `json:"client"` // 0: all clients, or a pass
-	Dir      string `json:"dir"`    // "to-device", "to-cpu", "bidirectional"
+	Kind     string `json:"kind"` // "client", "pass" or "refused"
+	ID       uint32 `json:"id"`   // the client; 0: all clients, or a pass
+	Dir      string `json:"dir"`  // "to-device", "to-cpu", "bidirectional"
 }
 
 // ReportHist is one histogram. Buckets run from slot 0 to the highest
@@ -45,14 +45,13 @@ type ReportBucket struct {
 // ReportError counts failures of one series with one errno.
 type ReportError struct {
 	ReportSeries
-	Errno int    `json:"errno"` // positive
-	Name  string `json:"name"`  // "EIO"
+	Err   string `json:"err"` // the errno's name: "EIO"
 	Count uint64 `json:"count"`
 }
 
 func reportSeries(s Series) ReportSeries {
 	return ReportSeries{Dev: s.DevName, DevIndex: s.Dev, Kind: s.Kind.String(),
-		Client: s.Client, Dir: s.Dir.String()}
+		ID: s.Client, Dir: s.Dir.String()}
 }
 
 // Report converts s to its JSON form.
@@ -70,7 +69,7 @@ func (s *Snapshot) Report() Report {
 	}
 	for _, e := range s.Errors {
 		r.Errors = append(r.Errors, ReportError{ReportSeries: reportSeries(e.Series),
-			Errno: int(e.Errno), Name: ErrnoName(e.Errno), Count: e.Count})
+			Err: ErrnoName(e.Errno), Count: e.Count})
 	}
 	return r
 }

@@ -10,7 +10,7 @@ import (
 // WriteText writes s the way libbpf-tools print log2 histograms, one
 // section per series, sections separated by an empty line:
 //
-//	dev rxe0 client 3 dir to-device
+//	dev rxe0 id 3 dir to-device
 //	     usecs               : count    distribution
 //	         0 -> 1          : 0        |                                        |
 //	         2 -> 3          : 5        |****************************************|
@@ -18,7 +18,7 @@ import (
 //	errors: EIO 2
 //
 // Device-wide passes come first for each device ("dev rxe0 pass dir
-// to-device"); "client all" is every client merged. A series with only
+// to-device"); "id all" is every client merged. A series with only
 // errors has no histogram. An empty snapshot prints "no syncs traced".
 func WriteText(w io.Writer, s *Snapshot) error {
 	bw := bufio.NewWriter(w)
@@ -74,9 +74,9 @@ func SeriesTitle(s Series) string {
 	case s.Kind == KindPass:
 		who = "pass"
 	case s.Client == 0:
-		who = "client all"
+		who = "id all"
 	default:
-		who = fmt.Sprintf("client %d", s.Client)
+		who = fmt.Sprintf("id %d", s.Client)
 	}
 	title := fmt.Sprintf("dev %s %s dir %s", dev, who, s.Dir)
 	if s.Kind == KindRefused {

@@ -44,7 +44,7 @@ func TestWriteText(t *testing.T) {
          4 -> 7          : 1        |****************************************|
 count 1, avg 5 usecs, total 5 usecs
 
-dev rxe0 client 3 dir to-device
+dev rxe0 id 3 dir to-device
      usecs               : count    distribution
          0 -> 1          : 1        |****                                    |
          2 -> 3          : 5        |********************                    |
@@ -52,7 +52,7 @@ dev rxe0 client 3 dir to-device
 count 16, avg 4 usecs, total 70 usecs
 errors: EIO 2, ETIMEDOUT 1
 
-dev rxe0 client 7 dir to-device (refused before ->sync)
+dev rxe0 id 7 dir to-device (refused before ->sync)
 errors: ENXIO 1
 `
 	if b.String() != want {
@@ -74,7 +74,7 @@ func TestWriteTextWide(t *testing.T) {
 	}
 	lines := strings.Split(b.String(), "\n")
 	want := []string{
-		"dev #2 client all dir bidirectional",
+		"dev #2 id all dir bidirectional",
 		"               nsecs                         : count    distribution",
 		"                   0 -> 1                    : 2        |**********          |",
 		"                   2 -> 3                    : 0        |                    |",
@@ -120,7 +120,7 @@ func TestJSON(t *testing.T) {
       "dev": "rxe0",
       "dev_index": 0,
       "kind": "pass",
-      "client": 0,
+      "id": 0,
       "dir": "to-device",
       "count": 1,
       "total_ns": 5000,
@@ -149,7 +149,7 @@ func TestJSON(t *testing.T) {
       "dev": "rxe0",
       "dev_index": 0,
       "kind": "client",
-      "client": 3,
+      "id": 3,
       "dir": "to-device",
       "count": 16,
       "total_ns": 70000,
@@ -180,30 +180,27 @@ func TestJSON(t *testing.T) {
       "dev": "rxe0",
       "dev_index": 0,
       "kind": "client",
-      "client": 3,
+      "id": 3,
       "dir": "to-device",
-      "errno": 5,
-      "name": "EIO",
+      "err": "EIO",
       "count": 2
     },
     {
       "dev": "rxe0",
       "dev_index": 0,
       "kind": "client",
-      "client": 3,
+      "id": 3,
       "dir": "to-device",
-      "errno": 110,
-      "name": "ETIMEDOUT",
+      "err": "ETIMEDOUT",
       "count": 1
     },
     {
       "dev": "rxe0",
       "dev_index": 0,
       "kind": "refused",
-      "client": 7,
+      "id": 7,
       "dir": "to-device",
-      "errno": 6,
-      "name": "ENXIO",
+      "err": "ENXIO",
       "count": 1
     }
   ],
@@ -229,7 +226,7 @@ func TestJSON(t *testing.T) {
 	if err := json.Unmarshal(got, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Histograms[1].Client != 3 || r.Histograms[1].Buckets[2].Count != 10 || r.Errors[2].Kind != "refused" {
+	if r.Histograms[1].ID != 3 || r.Histograms[1].Buckets[2].Count != 10 || r.Errors[2].Kind != "refused" {
 		t.Errorf("round trip: %+v", r)
 	}
 }

@@ -90,7 +90,7 @@ kill -KILL "$waiter"
 check "killable: SIGKILL ends the waiting netlink sync" wait_until 30 gone "$waiter"
 kid=$(ctl register --dev rxe0 --name killable-del)
 check "killable: a netlink client on the device" is_id "$kid"
-syncmemctl unregister "$kid" >"$tmp/kd.out" 2>&1 &
+syncmemctl unregister id "$kid" >"$tmp/kd.out" 2>&1 &
 deleter=$!
 check "killable: its netlink delete waits for the pass" wait_until 60 waits_in "$deleter" sm_nl_client_del_doit
 kill -KILL "$deleter"
@@ -118,9 +118,9 @@ ids=$(ctl list --dev rxe0 -j | jq -r '[.[].id] | join(",")')
 check "limits: list --dev rxe0 shows all $limit" test "$(tr ',' '\n' <<<"$ids" | grep -c .)" = "$limit"
 check "limits: a batch of $limit, results in request order" jq_of \
 	".run == $limit and .errors == 0 and ([.results[].id] | map(tostring) | join(\",\")) == \"$ids\"" \
-	ctl sync --client "$ids" -j
+	ctl sync --id "$ids" -j
 check "limits: a batch of $((limit + 1)) is refused" fails_with "a batch names (1 to|at most) $limit clients" \
-	ctl sync --client "$ids,${ids%%,*}"
+	ctl sync --id "$ids,${ids%%,*}"
 check "limits: client $((limit + 1)) on rxe0 is refused" \
 	fails_with "client limit reached" ctl register --dev rxe0 --name one-too-many
 check "limits: unregister the $limit" run_step bulk_unregister

@@ -17,9 +17,10 @@ check "load ib_sync_mem" sm_load
 check "load ib_sync_mem_sim" sim_load
 
 # Devices.
-check "devices lists rxe0" jq_of 'any(.[]; .name == "rxe0")' ctl devices -j
+check "devices lists rxe0" jq_of 'any(.[]; .dev == "rxe0")' ctl devices -j
 check "devices table has a rxe0 row" bash -c 'syncmemctl devices | grep -q "^rxe0 "'
-check "devices rxe0 -p is one indented object" jq_of '.name == "rxe0"' ctl devices rxe0 -p
+check "devices dev rxe0 -p is an array of one" jq_of 'length == 1 and .[0].dev == "rxe0"' ctl devices dev rxe0 -p
+check "-j before the verb, a prefix of it" jq_of 'length == 1 and .[0].dev == "rxe0"' ctl -j dev dev rxe0
 check "no clients at start" expect clients "$(client_count)" 0
 
 # Two persistent clients, each registered by its own invocation.
@@ -35,43 +36,68 @@ check "list shows nl-b with its latency and size" jq_list ".[] | select(.id == $
 check "root sees who created them" jq_list \
 	"length == 2 and all(.[]; has(\"owner_pid\") and has(\"owner_portid\") and has(\"sim\"))"
 check "list --dev rxe0 has both" jq_of 'length == 2' ctl list --dev rxe0 -j
-check "list ID shows one" jq_of "length == 1 and .[0].id == $id1" ctl list "$id1" -j
+check "list ID shows one" jq_of "length == 1 and .[0].id == $id1" ctl list id "$id1" -j
 check "list table shows nl-b" bash -c "syncmemctl list | grep -qE '^$id2 +rxe0 +nl-b +sim +live '"
 
 # Syncs: one client, the whole device, a batch; counters move.
 g0=$(syncs_of)
-a0=$(syncs_of --client "$id1")
-b0=$(syncs_of --client "$id2")
+a0=$(syncs_of --id "$id1")
+b0=$(syncs_of --id "$id2")
 check "stats readable" is_num "$g0" "$a0" "$b0"
 check "sync one client" jq_of "
-	.run == 1 and .errors == 0 and .errno == 0 and [.results[].id] == [$id1]" \
-	ctl sync --client "$id1" -j
+	.run == 1 and .errors == 0 and (has(\"err\") | not) and [.results[].id] == [$id1]" \
+	ctl sync --id "$id1" -j
 check "sync one client, table" bash -c \
-	"syncmemctl sync --client $id1 --dir to-cpu | grep -qE '^$id1 +ok +[0-9.]+(ns|us|ms)$'"
+	"syncmemctl sync --id $id1 --dir to-cpu | grep -qE '^$id1 +ok +[0-9.]+(ns|us|ms)$'"
 check "sync the whole device" jq_of "
 	.run == 2 and .errors == 0 and ([.results[].id] | sort) == ([$id1, $id2] | sort)" \
 	ctl sync --dev rxe0 --dir bidirectional --timeout 5s -j
 check "batch sync of two ids, in order" jq_of "
 	.run == 2 and .errors == 0 and [.results[].id] == [$id2, $id1]" \
-	ctl sync --client "$id2,$id1" -j
+	ctl sync --id "$id2,$id1" -j
 check "module-wide syncs moved by at least 6" test "$(syncs_of)" -ge $((g0 + 6))
-check "nl-a synced exactly 4 times" expect syncs "$(syncs_of --client "$id1")" $((a0 + 4))
-check "nl-b synced exactly 2 times" expect syncs "$(syncs_of --client "$id2")" $((b0 + 2))
+check "nl-a synced exactly 4 times" expect syncs "$(syncs_of --id "$id1")" $((a0 + 4))
+check "nl-b synced exactly 2 times" expect syncs "$(syncs_of --id "$id2")" $((b0 + 2))
 # A batch at IB_SYNC_MEM_SYNC_BATCH_MAX (an id may repeat) encodes and runs
 # whole, its reply of as many results in one datagram; one more is refused
 # before the kernel, saying what the limit is.
 big=$(yes "$id1" | head -n 2048 | paste -sd,)
 check "a batch of 2048 ids runs whole" jq_of '.run == 2048 and .errors == 0 and (.results | length) == 2048' \
-	ctl sync --client "$big" -j
+	ctl sync --id "$big" -j
 check "a batch of 2049 ids is refused, naming the limit" fails_with \
-	'a batch names at most 2048 clients, not 2049' ctl sync --client "$big,$id1"
+	'a batch names at most 2048 clients, not 2049' ctl sync --id "$big,$id1"
 check "nl-b histogram: every sync took >= 200us" jq_of \
 	'(.hist | length) > 0 and all(.hist[]; .high_ns >= 200000) and .max_ns >= 200000' \
-	ctl stats --client "$id2" -j
+	ctl stats --id "$id2" -j
 check "device stats" jq_of '.scope == "device" and .dev == "rxe0" and .clients == 2 and .syncs >= 6' \
 	ctl stats --dev rxe0 -j
 check "stats prints a libbpf-style histogram" bash -c \
 	"syncmemctl stats | grep -qE '^ +usecs +: count +distribution$'"
+
+# The grammar against the kernel: each verb in its keyword form, the JSON
+# fields every command documents (one set of names: dev, dev_index, id,
+# err), -j before the verb, and a verb by a prefix.
+keys_are() { jq_of "$1 == $2" "${@:3}"; }
+check "devices dev rxe0: the device's fields" keys_are '.[0] | keys' \
+	'["clients","dev","dev_index","passes","stats"]' ctl devices dev rxe0 -j
+idk=$(ctl register dev rxe0 name nl-kw latency 10us size 4K lazy)
+check "register in keywords" is_id "$idk"
+check "list id: the client's fields (root's view)" keys_are '.[0] | keys' \
+	'["dev","dev_index","flags","id","kind","name","origin","owner_pid","owner_portid","sim","size","state","stats"]' \
+	ctl list id "$idk" -j
+check "list id: the keywords' settings" jq_of '.[0] | .flags == ["lazy"] and .sim.latency_ns == 10000 and
+	.sim.size == 4096 and (.sim | keys) == ["batch","calls_bidirectional","calls_to_cpu","calls_to_device",
+	"fail_next","latency_ns","size"] and (.stats | keys) == ["bytes","errors","max_ns","syncs","time_ns"]' \
+	ctl list id "$idk" -j
+check "sync id ... dir ...: the sync's fields" jq_of '(keys == ["dir","errors","results","run","skipped","time_ns"]) and
+	.dir == "to-cpu" and (.results[0] | keys) == ["id","time_ns"]' ctl sync id "$idk" dir to-cpu -j
+check "stats id: the client's counters" keys_are 'keys' \
+	'["bytes","dev","dev_index","errors","hist","id","kind","max_ns","name","scope","size","state","syncs","time_ns"]' \
+	ctl -j stats id "$idk"
+check "li is list" jq_of "any(.[]; .id == $idk)" ctl li -j
+check "unregister id" ctl unregister id "$idk"
+check "an old positional id is refused, saying how to name it" fails_with \
+	'a client is named "id 999999" or --id 999999' ctl unregister 999999
 
 # Events: client-new, sync-failed, client-del, dev-new, and a device
 # removal taking its client along.
@@ -83,10 +109,10 @@ check "monitor subscribed" wait_until 30 grep -q "monitoring ib_sync_mem events"
 idc=$(ctl register --dev rxe0 --name nl-c --fail-next 1 --fail-errno EIO)
 check "register nl-c, failing its next sync" is_id "$idc"
 check "a failing sync reports EIO and exits non-zero" fails_with \
-	"1 of 1 clients failed, the first with EIO" ctl sync --client "$idc"
-check "unregister nl-c" ctl unregister "$idc"
+	"1 of 1 clients failed, the first with EIO" ctl sync --id "$idc"
+check "unregister nl-c" ctl unregister id "$idc"
 check "rdma link add rxe1" rdma link add rxe1 type rxe netdev veth1
-check "rxe1 listed" jq_of 'any(.[]; .name == "rxe1")' ctl devices -j
+check "rxe1 listed" jq_of 'any(.[]; .dev == "rxe1")' ctl devices -j
 idd=$(ctl register --dev rxe1 --name nl-d)
 check "register nl-d on rxe1" is_id "$idd"
 check "rdma link delete rxe1" rdma link delete rxe1
@@ -98,11 +124,11 @@ check "events in order" jq_of '. == ["client-new", "sync-failed", "client-del",
 	jq -s -c 'map(.event)' "$mon_out"
 check "event details" jq_of "
 	(.[0] | .id == $idc and .name == \"nl-c\" and .dev == \"rxe0\" and .kind == \"sim\") and
-	(.[1] | .id == $idc and .err == \"EIO\" and .errno == 5 and .dir == \"to-device\") and
+	(.[1] | .id == $idc and .err == \"EIO\" and .dir == \"to-device\") and
 	(.[2] | .id == $idc and .name == \"nl-c\") and
 	(.[3] | .dev == \"rxe1\") and
 	(.[4] | .id == $idd and .dev == \"rxe1\") and
-	(.[5] | .id == $idd and .reason == \"device\") and
+	(.[5] | .id == $idd and .inval_reason == \"device\") and
 	(.[6] | .id == $idd) and (.[7] | .dev == \"rxe1\")" jq -s . "$mon_out"
 
 # Owned clients die with their socket: when it closes, or when the process
@@ -137,10 +163,10 @@ check "client count readable" is_num "$n"
 check "unprivileged register refused (CAP_NET_ADMIN)" fails_with CAP_NET_ADMIN \
 	nobody syncmemctl register --dev rxe0 --name nope
 check "unprivileged unregister refused (CAP_NET_ADMIN)" fails_with CAP_NET_ADMIN \
-	nobody syncmemctl unregister "$id1"
+	nobody syncmemctl unregister id "$id1"
 check "unprivileged sync refused (CAP_NET_ADMIN)" fails_with CAP_NET_ADMIN \
 	nobody syncmemctl sync --dev rxe0
-check "unprivileged devices" jq_of 'any(.[]; .name == "rxe0")' nobody syncmemctl devices -j
+check "unprivileged devices" jq_of 'any(.[]; .dev == "rxe0")' nobody syncmemctl devices -j
 check "unprivileged stats" jq_of '.scope == "module" and .clients == 2' nobody syncmemctl stats -j
 check "unprivileged list lacks the sensitive fields" jq_of "length == $n and
 	all(.[]; (has(\"owner_pid\") or has(\"owner_portid\") or has(\"sim\")) | not)" \
@@ -152,12 +178,12 @@ check "nothing changed" expect clients "$(client_count)" "$n"
 g0=$(syncs_of)
 check "sync count readable" is_num "$g0"
 check "unregister of an unknown id" fails_with 'no such client \(CLIENT_ID=999999\)' \
-	ctl unregister 999999
+	ctl unregister id 999999
 check "sync of an unknown id" fails_with 'no such client \(CLIENT_ID=999999\)' \
-	ctl sync --client 999999
+	ctl sync --id 999999
 check "batch with an unknown id refused whole" fails_with 'no such client \(CLIENT_ID=999999\)' \
-	ctl sync --client "$id1,999999"
-check "stats of an unknown client" fails_with "no such client" ctl stats --client 999999
+	ctl sync --id "$id1,999999"
+check "stats of an unknown client" fails_with "no such client" ctl stats --id 999999
 check "register on an unknown device" fails_with 'no such RDMA device \(DEV_NAME="rxe9"\)' \
 	ctl register --dev rxe9 --name x
 check "sync of an unknown device" fails_with "no such RDMA device" ctl sync --dev rxe9
@@ -190,8 +216,8 @@ check "ip netns del sm-t" ip netns del sm-t
 # Clean up through the CLI, then unload.
 mapfile -t ids < <(ctl list -j | jq -r '.[].id')
 check "two clients left to unregister" test "${#ids[@]}" = 2
-check "unregister every client" ctl unregister "${ids[@]}"
-check "unregister again fails" fails_with "no such client" ctl unregister "${ids[@]}"
+check "unregister every client" ctl unregister id "$(csv "${ids[@]}")"
+check "unregister again fails" fails_with "no such client" ctl unregister id "$(csv "${ids[@]}")"
 check "no clients left" expect clients "$(client_count)" 0
 check "object counters back to zero" counters_zero
 
@@ -216,7 +242,7 @@ check "reload: the monitor shows the new module's event" wait_until 30 jq_file \
 	"[.[].event] == [\"family-del\", \"family-new\", \"client-new\"] and .[2].id == $idr" "$rl_out" -s
 kill -TERM "$mon"
 check "reload: the monitor exits 0 on SIGTERM" ended_ok "$mon" 30
-check "reload: unregister" ctl unregister "$idr"
+check "reload: unregister" ctl unregister id "$idr"
 
 check "rmmod ib_sync_mem_sim" sim_unload
 check "rmmod ib_sync_mem" sm_unload

@@ -68,12 +68,12 @@ q() {
 # count NAME KIND CLIENT DIR: events in that histogram.
 count() {
 	q "$1" --arg k "$2" --argjson c "$3" --arg d "$4" \
-		'[.histograms[] | select(.kind == $k and .client == $c and .dir == $d) | .count] | add // 0'
+		'[.histograms[] | select(.kind == $k and .id == $c and .dir == $d) | .count] | add // 0'
 }
 # mass NAME KIND CLIENT DIR FROM TO: events in slots FROM..TO.
 mass() {
 	q "$1" --arg k "$2" --argjson c "$3" --arg d "$4" --argjson lo "$5" --argjson hi "$6" \
-		'[.histograms[] | select(.kind == $k and .client == $c and .dir == $d) |
+		'[.histograms[] | select(.kind == $k and .id == $c and .dir == $d) |
 		  .buckets[] | select(.slot >= $lo and .slot <= $hi) | .count] | add // 0'
 }
 # sync_n N ID DIR: N syncs of one client, in one batch that names it N
@@ -83,7 +83,7 @@ sync_n() {
 	local ids
 	ids=$(yes "$2" | head -n "$1" | paste -sd,)
 	jq_of ".run == $1 and .errors == 0 and (.results | length) == $1" \
-		syncmemctl sync --client "$ids" --dir "$3" -j
+		syncmemctl sync --id "$ids" --dir "$3" -j
 }
 # Our programs and maps, by the names pkg/trace gives them.
 our_progs() {
@@ -160,7 +160,7 @@ passes_ok() {
 check "$P device-wide passes on rxe0" passes_ok
 flaky=$(syncmemctl register --dev rxe0 --name tr_flaky --fail-next 3 --fail-errno EIO)
 check "register a client failing its next 3 syncs with EIO" is_id "$flaky"
-for i in 1 2 3 4 5; do syncmemctl sync --client "$flaky" >/dev/null 2>&1; done
+for i in 1 2 3 4 5; do syncmemctl sync --id "$flaky" >/dev/null 2>&1; done
 check "sync the rxe1 client (filtered out)" sync_n 1 "$other" to-device
 check "tracer A stops on SIGINT with a report" tracer_stop a
 
@@ -185,8 +185,8 @@ fast_below=$(mass a client "$fast" to-device 0 $((SLOW_SLOT - 1)))
 echo "# A: slow client: $in_slot of $N in slots $SLOW_SLOT-$((SLOW_SLOT + 1)); fast client: $fast_below of $N below slot $SLOW_SLOT"
 check "A: the failing client's 5 syncs are counted" expect count "$(count a client "$flaky" to-device)" 5
 check "A: errors are exactly 3 EIO of that client" \
-	expect errors "$(q a '[.errors[] | "\(.kind) \(.client) \(.dir) \(.name) \(.errno) \(.count)"] | join(",")')" \
-	"client $flaky to-device EIO 5 3"
+	expect errors "$(q a '[.errors[] | "\(.kind) \(.id) \(.dir) \(.err) \(.count)"] | join(",")')" \
+	"client $flaky to-device EIO 3"
 check "A: only rxe0 traced" \
 	expect devices "$(q a '[.histograms[].dev_index] | unique | map(tostring) | join(",")')" "$rxe0_idx"
 
@@ -208,12 +208,12 @@ check "bpftrace attached to client_sync" wait_until 120 bt_attached
 burst() {
 	local ids
 	ids=$(yes "$fast,$slow" | head -n "$M" | paste -sd,)
-	jq_of ".run == $((2 * M)) and .errors == 0" syncmemctl sync --client "$ids" -j
+	jq_of ".run == $((2 * M)) and .errors == 0" syncmemctl sync --id "$ids" -j
 }
 check "burst: $M times the fast and slow clients, in one batch" burst
 check "rdma link delete rxe1" rdma link delete rxe1
 gone_client() {
-	syncmemctl sync --client "$other" 2>&1 | tee /dev/stderr | grep -q "no such client"
+	syncmemctl sync --id "$other" 2>&1 | tee /dev/stderr | grep -q "no such client"
 }
 check "a sync of the rxe1 client fails: it went with rxe1" gone_client
 kill -INT $bt
@@ -232,13 +232,13 @@ check "B: no error traced (the gone client's sync never reached the registry)" \
 	jq_file '.errors == []' "$tmp/b.json"
 
 # Session C: one client in nanoseconds; the others do not show.
-check "tracer C starts (--client SLOW -n -j)" tracer_start c --client "$slow" -n -j
+check "tracer C starts (--id SLOW -n -j)" tracer_start c --id "$slow" -n -j
 check "5 syncs of the slow client" sync_n 5 "$slow" to-device
 check "5 syncs of the fast client" sync_n 5 "$fast" to-device
 check "tracer C stops on SIGINT with a report" tracer_stop c
 check "C: unit is nsecs" expect unit "$(q c .unit)" nsecs
 check "C: only the slow client" \
-	expect series "$(q c '[.histograms[] | "\(.kind) \(.client) \(.count)"] | join(",")')" "client $slow 5"
+	expect series "$(q c '[.histograms[] | "\(.kind) \(.id) \(.count)"] | join(",")')" "client $slow 5"
 check "C: nothing below slot $SLOW_SLOT_NS in ns" \
 	expect below "$(mass c client "$slow" to-device 0 $((SLOW_SLOT_NS - 1)))" 0
 
@@ -270,7 +270,7 @@ check "unprivileged: 'loading BPF needs root (CAP_BPF and CAP_PERFMON)'" \
 	nobody "$tmp/syncmemctl" trace -d 1
 
 for id in "$fast" "$slow" "$flaky" "$other"; do
-	syncmemctl unregister "$id" >&2 || echo "unregister $id failed" >&2
+	syncmemctl unregister id "$id" >&2 || echo "unregister $id failed" >&2
 done
 check "object counters back to zero" counters_zero
 check "rmmod ib_sync_mem_sim" sim_unload

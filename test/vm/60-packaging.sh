@@ -76,8 +76,8 @@ else
 	check "loaded ib_sync_mem_sim is the DKMS build (build ID)" same_build ib_sync_mem_sim "${dsim:-none}"
 	id=$(ctl register --dev rxe0 --name dkms-a)
 	check "DKMS module: register" is_id "$id"
-	check "DKMS module: sync" jq_of '.run == 1 and .errors == 0' ctl sync --client "$id" -j
-	check "DKMS module: unregister" ctl unregister "$id"
+	check "DKMS module: sync" jq_of '.run == 1 and .errors == 0' ctl sync --id "$id" -j
+	check "DKMS module: unregister" ctl unregister id "$id"
 	check "rmmod the DKMS ib_sync_mem_sim" sim_unload
 	check "rmmod the DKMS ib_sync_mem" sm_unload
 fi
@@ -92,7 +92,7 @@ check "register ex-b, failing its first sync" is_id "$idb"
 ctl sync --dev rxe0 -j >&2
 check "sync rxe0 (ex-b's first sync fails)" test $? -ne 0
 check "sync rxe0 again" ctl sync --dev rxe0 --dir to-cpu
-check "sync ex-a alone" ctl sync --client "$ida"
+check "sync ex-a alone" ctl sync --id "$ida"
 
 ip link set lo up
 URL=http://127.0.0.1:9710/metrics
@@ -122,8 +122,8 @@ js() { jq -r "$2" <<<"$1"; }
 mod=$(ctl stats -j)
 dev=$(ctl stats --dev rxe0 -j)
 devs=$(ctl devices -j)
-sa=$(ctl stats --client "$ida" -j)
-sb=$(ctl stats --client "$idb" -j)
+sa=$(ctl stats --id "$ida" -j)
+sb=$(ctl stats --id "$idb" -j)
 echo "$mod $dev $sa $sb" >&2
 la="client_id=\"$ida\",client_name=\"ex-a\",device=\"rxe0\",kind=\"sim\""
 lb="client_id=\"$idb\",client_name=\"ex-b\",device=\"rxe0\",kind=\"sim\""
@@ -139,8 +139,8 @@ check "device errors" is 'syncmem_device_errors_total{device="rxe0"}' "$(js "$de
 check "device bytes" is 'syncmem_device_bytes_total{device="rxe0"}' "$(js "$dev" .bytes)"
 check "device clients" is 'syncmem_device_clients{device="rxe0"}' 2
 check "device passes = devices -j" is 'syncmem_device_passes_total{device="rxe0"}' \
-	"$(js "$devs" '.[] | select(.name == "rxe0") | .passes')"
-check "ex-a syncs = stats --client -j (3)" is "syncmem_client_syncs_total{$la}" "$(js "$sa" .syncs)"
+	"$(js "$devs" '.[] | select(.dev == "rxe0") | .passes')"
+check "ex-a syncs = stats --id -j (3)" is "syncmem_client_syncs_total{$la}" "$(js "$sa" .syncs)"
 check "ex-a synced 3 times" test "$(js "$sa" .syncs)" = 3
 check "ex-b syncs (2)" is "syncmem_client_syncs_total{$lb}" "$(js "$sb" .syncs)"
 check "ex-b errors (1)" is "syncmem_client_errors_total{$lb}" 1
@@ -162,19 +162,19 @@ hist_is() {
 	is "${name}_count${labels:+{$labels\}}" "$(js "$j" .syncs)" &&
 		is "${name}_sum${labels:+{$labels\}}" "$(js "$j" '.time_ns / 1e9')"
 }
-check "ex-a histogram = stats --client -j hist" hist_is syncmem_client_sync_duration_seconds "$la" "$sa"
-check "ex-b histogram = stats --client -j hist" hist_is syncmem_client_sync_duration_seconds "$lb" "$sb"
+check "ex-a histogram = stats --id -j hist" hist_is syncmem_client_sync_duration_seconds "$la" "$sa"
+check "ex-b histogram = stats --id -j hist" hist_is syncmem_client_sync_duration_seconds "$lb" "$sb"
 check "device histogram" hist_is syncmem_device_sync_duration_seconds 'device="rxe0"' "$dev"
 check "module histogram" hist_is syncmem_sync_duration_seconds "" "$mod"
 
 # Every scrape asks the kernel afresh.
-check "sync ex-a once more" ctl sync --client "$ida"
+check "sync ex-a once more" ctl sync --id "$ida"
 check "scrape again" scrape
 check "ex-a syncs moved by exactly 1" is "syncmem_client_syncs_total{$la}" 4
-check "unregister ex-b" ctl unregister "$idb"
+check "unregister ex-b" ctl unregister id "$idb"
 check "scrape after unregister" scrape
 check "ex-b's series are gone" bash -c "! grep -qF 'client_id=\"$idb\"' '$tmp/m'"
-check "unregister ex-a" ctl unregister "$ida"
+check "unregister ex-a" ctl unregister id "$ida"
 check "rmmod ib_sync_mem_sim" sim_unload
 check "rmmod ib_sync_mem" sm_unload
 check "scrape with the module unloaded" scrape

@@ -121,12 +121,12 @@ check "setuid: health ok" line_of setuid 'health ok; violations 0'
 
 # The module after the storm.
 check "devices still answers" ctl devices
-check "devices -j lists rxe0" jq_of 'any(.[]; .name == "rxe0")' ctl devices -j
+check "devices -j lists rxe0" jq_of 'any(.[]; .dev == "rxe0")' ctl devices -j
 check "list -j parses" jq_of 'type == "array" and all(.[]; .id > 0)' ctl list -j
 check "stats -j parses" jq_of '.scope == "module" and .syncs >= 0' ctl stats -j
 check "fz-kernel still there and live" jq_list ".[] | select(.id == $idk) |
 	.origin == \"kernel\" and .state == \"live\""
-check "fz-kernel still syncs" jq_of '.run == 1 and .errors == 0' ctl sync --client "$idk" -j
+check "fz-kernel still syncs" jq_of '.run == 1 and .errors == 0' ctl sync --id "$idk" -j
 check "counters sane" counters_sane
 echo "# counters after fuzzing: $(tr '\n' ' ' <"$DEBUGFS/counters")"
 
@@ -136,7 +136,7 @@ mapfile -t nl_ids < <(ctl list -j | jq -r '.[] | select(.origin == "netlink") | 
 mapfile -t k_ids < <(ctl list -j | jq -r '.[] | select(.origin != "netlink") | .id')
 echo "# left after fuzzing: ${#nl_ids[@]} netlink clients, ${#k_ids[@]} others"
 if [ "${#nl_ids[@]}" -gt 0 ]; then
-	check "unregister the netlink clients" ctl unregister "${nl_ids[@]}"
+	check "unregister the netlink clients" ctl unregister id "$(csv "${nl_ids[@]}")"
 fi
 check "the driver's clients are fz-kernel alone" test "${k_ids[*]}" = "$idk"
 for id in "${k_ids[@]}"; do

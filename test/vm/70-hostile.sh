@@ -53,13 +53,13 @@ check "register h-b" is_id "$id2"
 check "uid 65534: register refused with EPERM" fails_with "$EPERM" \
 	nobody syncmemctl register --dev rxe0 --name evil
 check "uid 65534: unregister refused with EPERM" fails_with "$EPERM" \
-	nobody syncmemctl unregister "$id1"
+	nobody syncmemctl unregister id "$id1"
 check "uid 65534: unregister of an unknown id refused with EPERM, not ENOENT" \
-	fails_with "$EPERM" nobody syncmemctl unregister 999999
+	fails_with "$EPERM" nobody syncmemctl unregister id 999999
 check "uid 65534: sync of one client refused with EPERM" fails_with "$EPERM" \
-	nobody syncmemctl sync --client "$id1"
+	nobody syncmemctl sync --id "$id1"
 check "uid 65534: batch sync refused with EPERM" fails_with "$EPERM" \
-	nobody syncmemctl sync --client "$id1,$id2"
+	nobody syncmemctl sync --id "$id1,$id2"
 check "uid 65534: device sync refused with EPERM" fails_with "$EPERM" \
 	nobody syncmemctl sync --dev rxe0
 check "root sees the sensitive fields (the control)" jq_list \
@@ -67,9 +67,9 @@ check "root sees the sensitive fields (the control)" jq_list \
 check "uid 65534: list -j without owner_pid, owner_portid, info" jq_of \
 	"length == 2 and all(.[]; $sensitive | not)" nobody syncmemctl list -j
 check "uid 65534: list ID -j without them" jq_of \
-	"length == 1 and all(.[]; $sensitive | not)" nobody syncmemctl list "$id1" -j
+	"length == 1 and all(.[]; $sensitive | not)" nobody syncmemctl list id "$id1" -j
 check "both clients still there" jq_list "([.[].id] | sort) == ([$id1, $id2] | sort)"
-check "no sync ran for h-a" jq_of '.syncs == 0' ctl stats --client "$id1" -j
+check "no sync ran for h-a" jq_of '.syncs == 0' ctl stats --id "$id1" -j
 
 # ---- CAP_NET_ADMIN in a user namespace only ----
 echo "--- userns settings: $(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null || echo -) max_user_namespaces $(cat /proc/sys/user/max_user_namespaces)" >&2
@@ -86,14 +86,14 @@ if [ -n "$capeff" ]; then
 	check "userns: register refused with EPERM" fails_with "$EPERM" \
 		userns syncmemctl register --dev rxe0 --name evil
 	check "userns: unregister refused with EPERM" fails_with "$EPERM" \
-		userns syncmemctl unregister "$id1"
+		userns syncmemctl unregister id "$id1"
 	check "userns: sync refused with EPERM" fails_with "$EPERM" \
-		userns syncmemctl sync --client "$id1"
+		userns syncmemctl sync --id "$id1"
 	check "userns: device sync refused with EPERM" fails_with "$EPERM" \
 		userns syncmemctl sync --dev rxe0
 	check "userns: list -j without the sensitive fields" jq_of \
 		"length == 2 and all(.[]; $sensitive | not)" userns syncmemctl list -j
-	check "both clients still there, unsynced" jq_of '.syncs == 0' ctl stats --client "$id1" -j
+	check "both clients still there, unsynced" jq_of '.syncs == 0' ctl stats --id "$id1" -j
 else
 	why=$(head -c 300 "$tmp/unshare.err" | tr '\n' ' ')
 	cfg=/boot/config-$(uname -r)
@@ -107,7 +107,7 @@ else
 		not_ok "uid 65534 can unshare -Ur # unshare failed: $why"
 	fi
 fi
-check "unregister h-a, h-b" ctl unregister "$id1" "$id2"
+check "unregister h-a, h-b" ctl unregister id "$id1,$id2"
 
 # ---- client limits ----
 orig_per_dev=$(cat "$PARAMS/max_clients_per_dev")
@@ -157,7 +157,7 @@ check "ib_sync_mem_sim still loaded" loaded ib_sync_mem_sim
 check "rmmod ib_sync_mem with live clients: in use" rmmod_busy ib_sync_mem
 check "ib_sync_mem still loaded" loaded ib_sync_mem
 check "the clients still sync" jq_of '.run == 2 and .errors == 0' \
-	ctl sync --client "$s1,$s2" -j
+	ctl sync --id "$s1,$s2" -j
 check "the clients still live" jq_list "[.[] | select(.id == $s1 or .id == $s2) | .state] == [\"live\", \"live\"]"
 
 # ---- the RDMA device goes away under its clients ----
@@ -168,9 +168,9 @@ check "live-2 went with rxe0" lacks_client "$s2"
 check "registered counter dropped to 0" wait_until 5 counter_is registered 0
 check "clients counter dropped to 0" wait_until 5 counter_is clients 0
 check "rxe0 gone from devices" jq_of 'type == "array" and all(.[]; .name != "rxe0")' ctl devices -j
-check "unregister of a gone client: no such client" fails_with "no such client" ctl unregister "$s1"
+check "unregister of a gone client: no such client" fails_with "no such client" ctl unregister id "$s1"
 check "rdma link add rxe0 again" rdma link add rxe0 type rxe netdev veth0
-check "rxe0 back in devices" jq_of 'any(.[]; .name == "rxe0")' ctl devices -j
+check "rxe0 back in devices" jq_of 'any(.[]; .dev == "rxe0")' ctl devices -j
 
 # rmmod rdma_rxe with a live client on each of two rxe devices.
 check "rdma link add rxe1 (for rmmod rdma_rxe)" rdma link add rxe1 type rxe netdev veth1
@@ -185,11 +185,11 @@ check "no rxe device left in devices" jq_of 'type == "array" and all(.[]; .name 
 check "counters zero after rmmod rdma_rxe" wait_until 5 counters_zero
 check "modprobe rdma_rxe" modprobe rdma_rxe
 check "rdma link add rxe0 (for the suites after this one)" rdma link add rxe0 type rxe netdev veth0
-check "rxe0 listed again" jq_of 'any(.[]; .name == "rxe0")' ctl devices -j
+check "rxe0 listed again" jq_of 'any(.[]; .dev == "rxe0")' ctl devices -j
 s5=$(ctl register --dev rxe0 --name after)
 check "a client on the new rxe0" is_id "$s5"
-check "it syncs" jq_of '.run == 1 and .errors == 0' ctl sync --client "$s5" -j
-check "unregister it" ctl unregister "$s5"
+check "it syncs" jq_of '.run == 1 and .errors == 0' ctl sync --id "$s5" -j
+check "unregister it" ctl unregister id "$s5"
 
 # ---- timing windows ----
 # A device removed between a kind's create() and the netlink family
@@ -231,7 +231,7 @@ check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
 nid=$(ctl register --dev rxe0 --name nl-sim)
 check "a sim client created through netlink" is_id "$nid"
 check_fail "debugfs del_client refuses a client the netlink family owns" sim_del "$nid"
-check "netlink deletes it" ctl unregister "$nid"
+check "netlink deletes it" ctl unregister id "$nid"
 twice=0
 for i in $(seq 20); do
 	rid=$(sim_new rxe0 "race-$i") || break

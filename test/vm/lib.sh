@@ -144,6 +144,9 @@ is_num() {
 	for v; do [[ $v =~ ^[0-9]+$ ]] || { echo "not a number: '$v'" >&2; return 1; }; done
 }
 
+# csv V...: the values joined by commas, for syncmemctl's id lists.
+csv() { local IFS=,; echo "$*"; }
+
 # expect WHAT GOT WANT: GOT equals WANT, and is not empty (a command that
 # printed nothing does not equal anything).
 expect() {
@@ -351,7 +354,7 @@ unregister_all() {
 	local json ids
 	json=$(ctl list -j) || return 1
 	mapfile -t ids < <(jq -r '.[].id' <<<"$json")
-	[ "${#ids[@]}" = 0 ] || ctl unregister "${ids[@]}"
+	[ "${#ids[@]}" = 0 ] || ctl unregister id "$(csv "${ids[@]}")"
 }
 
 # fails_with PATTERN CMD...: CMD exits non-zero, printing "Error: ..." on
