@@ -141,7 +141,7 @@ struct sm_pass_acc {
 
 static unsigned int sm_hist_bucket(u64 ns)
 {
-	return min_t(unsigned int, fls64(ns), SM_HIST_BUCKETS - 1);
+	return ns ? min_t(unsigned int, fls64(ns) - 1, SM_HIST_BUCKETS - 1) : 0;
 }
 
 static void sm_acc_add(struct sm_pass_acc *a, u64 ns, u64 bytes, int err)

@@ -19,8 +19,10 @@
 
 #include "compat.h"
 
-/* log2 latency buckets: bucket i counts ns in [2^(i-1), 2^i), the last one
- * everything above. 2^31 ns is about 2.1 s.
+/*
+ * log2 latency buckets, those of the libbpf-tools: bucket i counts ns in
+ * [2^i, 2^(i+1)), bucket 0 also 0, the last one every ns >= 2^31 (about
+ * 2.1 s). pkg/hist and the tracer's BPF programs count the same way.
  */
 #define SM_HIST_BUCKETS	32
 

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/syncmem/syncmem/pkg/genl"
+	"github.com/syncmem/syncmem/pkg/hist"
 )
 
 const (
@@ -47,8 +48,8 @@ Metrics, with the labels to aggregate on:
                                           client_id, client_name, kind}
 
 The *_sync_duration_seconds histograms are the kernel's log2 histograms of
-sync callback times: bucket le=2^i ns (in seconds) for i = 0..30; the
-kernel's last slot, 2^30 ns and longer, counts only in +Inf. Do not sum
+sync callback times, the buckets of "stats": le=2^i ns (in seconds) for
+i = 1..31; the last bucket, 2^31 ns and longer, counts only in +Inf. Do not sum
 device or client series with the module's: they count the same syncs.
 
 It prints "serving metrics on http://ADDR/PATH" on stderr once listening,
@@ -118,9 +119,9 @@ func serveMetrics(ctx context.Context, ln net.Listener, path string, dial dialer
 const scrapeTimeout = 30 * time.Second
 
 // histBuckets is the number of finite buckets of the sync duration
-// histograms: le = 2^0 .. 2^30 ns. The kernel's slot 31 also counts
-// everything longer, so it has no finite upper bound.
-const histBuckets = 31
+// histograms: le = 2^1 .. 2^31 ns. The last of pkg/hist's buckets counts
+// everything from 2^31 ns on, so it has no finite upper bound.
+const histBuckets = hist.Buckets - 1
 
 var (
 	moduleLabels = []string(nil)
@@ -273,22 +274,22 @@ func (c *syncmemCollector) gather(ctx context.Context, a api) ([]prometheus.Metr
 	return ms, nil
 }
 
-// histogram turns the kernel's log2 histogram into a Prometheus one. Slot
-// i counts times 2^(i-1) <= t < 2^i ns (slot 0: t = 0), so it belongs to
-// the bucket le = 2^i ns; every series has the same 31 finite buckets, so
-// that they aggregate. The count is the sum of the slots, the sum the
-// total time in sync callbacks.
+// histogram turns the kernel's log2 histogram into a Prometheus one.
+// Bucket i of pkg/hist counts times t < 2^(i+1) ns (and at least 2^i), so
+// the cumulative count up to it is the bucket le = 2^(i+1) ns; the last
+// bucket, 2^31 ns and longer, is open-ended and counts only in +Inf.
+// Every series has the same finite buckets, so that they aggregate. The
+// count is the sum of the buckets, the sum the total time in sync
+// callbacks.
 func histogram(d *prometheus.Desc, s genl.Counters, labels ...string) prometheus.Metric {
 	buckets := make(map[float64]uint64, histBuckets)
-	var cum, count uint64
+	var cum uint64
 	for i := range histBuckets {
-		if i < len(s.Hist) {
-			cum += s.Hist[i]
+		if i < len(s.Hist.Counts) {
+			cum += s.Hist.Counts[i]
 		}
-		buckets[float64(uint64(1)<<i)/1e9] = cum
+		_, hi, _ := hist.Bounds(i)
+		buckets[float64(hi+1)/1e9] = cum
 	}
-	for _, n := range s.Hist {
-		count += n
-	}
-	return prometheus.MustNewConstHistogram(d, count, s.Total.Seconds(), buckets, labels...)
+	return prometheus.MustNewConstHistogram(d, s.Hist.Count(), s.Total.Seconds(), buckets, labels...)
 }

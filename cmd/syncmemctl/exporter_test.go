@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"io"
 	"log"
 	"net"
@@ -49,16 +50,16 @@ func newStatsFake() *statsFake {
 		},
 		byReq: map[genl.StatsRequest]genl.Stats{
 			{}: {Counters: genl.Counters{Syncs: 6, Errors: 1, Total: 1500 * time.Microsecond,
-				Bytes: 8192, Clients: 2, Hist: []uint64{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 3}}},
+				Bytes: 8192, Clients: 2, Hist: hist.Log2{Counts: []uint64{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 3}}}},
 			{Device: "rxe0"}: {DevIndex: 1, DevName: "rxe0", Counters: genl.Counters{Syncs: 6, Errors: 1,
 				Total: 1500 * time.Microsecond, Bytes: 8192, Clients: 2,
-				Hist: []uint64{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 3}}},
+				Hist: hist.Log2{Counts: []uint64{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 3}}}},
 			{Client: 3}: {ClientID: 3, DevIndex: 1, DevName: "rxe0", Counters: genl.Counters{Syncs: 5,
 				Errors: 1, Total: 1500 * time.Microsecond, Bytes: 4096,
-				Hist: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 3}}},
+				Hist: hist.Log2{Counts: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 3}}}},
 			// Slot 31 counts 2^30 ns and longer: only in +Inf.
 			{Client: 7}: {ClientID: 7, DevIndex: 1, DevName: "rxe0", Counters: genl.Counters{Syncs: 2,
-				Total: 3 * time.Second, Bytes: 4096, Hist: append(make([]uint64, 31), 1)}},
+				Total: 3 * time.Second, Bytes: 4096, Hist: hist.Log2{Counts: append(make([]uint64, 31), 1)}}},
 		},
 	}
 }
@@ -171,10 +172,10 @@ func TestExporterHistogram(t *testing.T) {
 		t.Fatalf("client 3: %d buckets, want %d", len(bs), histBuckets)
 	}
 	for i, b := range bs {
-		if want := float64(uint64(1)<<i) / 1e9; b.GetUpperBound() != want {
-			t.Errorf("bucket %d: le %v, want 2^%d ns = %v", i, b.GetUpperBound(), i, want)
+		if want := float64(uint64(1)<<(i+1)) / 1e9; b.GetUpperBound() != want {
+			t.Errorf("bucket %d: le %v, want 2^%d ns = %v", i, b.GetUpperBound(), i+1, want)
 		}
-		// Slot 11 (1024..2047 ns) holds 2, slot 18 (131072..262143 ns) 3.
+		// Bucket 11 (2048..4095 ns) holds 2, bucket 18 (262144..524287 ns) 3.
 		want := uint64(0)
 		switch {
 		case i >= 18:
@@ -183,10 +184,10 @@ func TestExporterHistogram(t *testing.T) {
 			want = 2
 		}
 		if b.GetCumulativeCount() != want {
-			t.Errorf("client 3 bucket le=2^%d ns: %d, want %d", i, b.GetCumulativeCount(), want)
+			t.Errorf("client 3 bucket le=2^%d ns: %d, want %d", i+1, b.GetCumulativeCount(), want)
 		}
 	}
-	// Slot 31 has no finite bound: only the count sees it.
+	// Bucket 31 (2^31 ns and longer) has no finite bound: only the count sees it.
 	h = byID["7"]
 	if h.GetSampleCount() != 1 || h.GetBucket()[histBuckets-1].GetCumulativeCount() != 0 {
 		t.Errorf("client 7: count %d, last finite bucket %d; want 1 and 0",
@@ -242,7 +243,7 @@ func TestExporterHTTP(t *testing.T) {
 	}
 	for _, want := range []string{
 		`syncmem_client_syncs_total{client_id="3",client_name="gpu0",device="rxe0",kind="sim"} 5`,
-		`syncmem_client_sync_duration_seconds_bucket{client_id="3",client_name="gpu0",device="rxe0",kind="sim",le="0.000262144"} 5`,
+		`syncmem_client_sync_duration_seconds_bucket{client_id="3",client_name="gpu0",device="rxe0",kind="sim",le="0.000524288"} 5`,
 		"go_goroutines ",
 	} {
 		if !strings.Contains(string(body), want) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"slices"
 	"sort"
 	"strings"
@@ -132,7 +133,7 @@ func TestListingsAreArrays(t *testing.T) {
 func TestJSONShapes(t *testing.T) {
 	f := readFake()
 	f.sync = genl.SyncResult{Err: unix.EIO, Run: 2, Errors: 1, Results: []genl.ClientResult{{ID: 3}, {ID: 4, Err: unix.EIO}}}
-	f.stats = genl.Stats{ClientID: 3, DevIndex: 1, DevName: "rxe0", Counters: genl.Counters{Syncs: 1, Hist: []uint64{1}}}
+	f.stats = genl.Stats{ClientID: 3, DevIndex: 1, DevName: "rxe0", Counters: genl.Counters{Syncs: 1, Hist: hist.Log2{Counts: []uint64{1}}}}
 	f.events = []genl.Event{
 		testEvents()[0], testEvents()[5], {Type: genl.EventFamilyDel},
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/syncmem/syncmem/pkg/genl"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,24 +116,11 @@ type jsonCounters struct {
 	MaxNS   int64      `json:"max_ns"`
 	Bytes   uint64     `json:"bytes"`
 	Clients *uint32    `json:"clients,omitempty"`
-	Hist    []jsonSlot `json:"hist,omitempty"`
-}
-
-type jsonSlot struct {
-	Slot   int    `json:"slot"`
-	LowNS  uint64 `json:"low_ns"`
-	HighNS uint64 `json:"high_ns"`
-	Count  uint64 `json:"count"`
+	Hist    *hist.JSON `json:"hist,omitempty"` // stats only
 }
 
 func counters(c genl.Counters) jsonCounters {
 	j := jsonCounters{Syncs: c.Syncs, Errors: c.Errors, TimeNS: int64(c.Total), MaxNS: int64(c.Max), Bytes: c.Bytes}
-	for i, n := range c.Hist {
-		if n != 0 {
-			lo, hi := genl.HistSlotRange(i)
-			j.Hist = append(j.Hist, jsonSlot{Slot: i, LowNS: lo, HighNS: hi, Count: n})
-		}
-	}
 	return j
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"strings"
 	"testing"
 	"time"
@@ -209,11 +210,14 @@ func TestListByID(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
-	hist := make([]uint64, 19)
-	hist[0], hist[9], hist[12], hist[18] = 1, 2, 4, 8
+	var h hist.Log2
+	h.Add(0, 1)
+	h.Add(9, 2)
+	h.Add(12, 4)
+	h.Add(17, 8)
 	f := &fakeAPI{stats: genl.Stats{Counters: genl.Counters{
 		Syncs: 15, Errors: 1, Total: 2 * time.Millisecond, Max: 180 * time.Microsecond,
-		Bytes: 3 << 20, Clients: 2, Hist: hist,
+		Bytes: 3 << 20, Clients: 2, Hist: h,
 	}}}
 	got := mustRun(t, f, "stats")
 	want := `scope       module
@@ -224,16 +228,25 @@ bytes       3145728 (3MiB)
 total time  2.00ms
 max time    180us
 
-     usecs               : count    distribution
-         0 -> 1          : 3        |***************                         |
-         1 -> 2          : 0        |                                        |
-         2 -> 4          : 4        |********************                    |
-         4 -> 8          : 0        |                                        |
-         8 -> 16         : 0        |                                        |
-        16 -> 32         : 0        |                                        |
-        32 -> 65         : 0        |                                        |
-        65 -> 131        : 0        |                                        |
-       131 -> 262        : 8        |****************************************|
+     nsecs               : count    distribution
+         0 -> 1          : 1        |*****                                   |
+         2 -> 3          : 0        |                                        |
+         4 -> 7          : 0        |                                        |
+         8 -> 15         : 0        |                                        |
+        16 -> 31         : 0        |                                        |
+        32 -> 63         : 0        |                                        |
+        64 -> 127        : 0        |                                        |
+       128 -> 255        : 0        |                                        |
+       256 -> 511        : 0        |                                        |
+       512 -> 1023       : 2        |**********                              |
+      1024 -> 2047       : 0        |                                        |
+      2048 -> 4095       : 0        |                                        |
+      4096 -> 8191       : 4        |********************                    |
+      8192 -> 16383      : 0        |                                        |
+     16384 -> 32767      : 0        |                                        |
+     32768 -> 65535      : 0        |                                        |
+     65536 -> 131071     : 0        |                                        |
+    131072 -> 262143     : 8        |****************************************|
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -251,7 +264,7 @@ max time    180us
 	if !cmp.Equal(f.calls[len(f.calls)-2:], []string{"Stats", "Client"}) {
 		t.Errorf("calls %v, want Stats then Client", f.calls)
 	}
-	f.stats = genl.Stats{DevIndex: 1, DevName: "rxe0", Counters: genl.Counters{Syncs: 1, Clients: 2, Hist: []uint64{0, 0, 0, 1}}}
+	f.stats = genl.Stats{DevIndex: 1, DevName: "rxe0", Counters: genl.Counters{Syncs: 1, Clients: 2, Hist: hist.Log2{Counts: []uint64{0, 0, 0, 1}}}}
 	var j map[string]any
 	if err := json.Unmarshal([]byte(mustRun(t, f, "stats", "--dev", "rxe0", "-j")), &j); err != nil {
 		t.Fatal(err)
@@ -259,7 +272,12 @@ max time    180us
 	wantJ := map[string]any{
 		"scope": "device", "dev": "rxe0", "dev_index": 1.0, "clients": 2.0, "syncs": 1.0, "errors": 0.0,
 		"time_ns": 0.0, "max_ns": 0.0, "bytes": 0.0,
-		"hist": []any{map[string]any{"slot": 3.0, "low_ns": 4.0, "high_ns": 7.0, "count": 1.0}},
+		"hist": map[string]any{"unit": "nsecs", "buckets": []any{
+			map[string]any{"slot": 0.0, "low": 0.0, "high": 1.0, "count": 0.0},
+			map[string]any{"slot": 1.0, "low": 2.0, "high": 3.0, "count": 0.0},
+			map[string]any{"slot": 2.0, "low": 4.0, "high": 7.0, "count": 0.0},
+			map[string]any{"slot": 3.0, "low": 8.0, "high": 15.0, "count": 1.0},
+		}},
 	}
 	if d := cmp.Diff(wantJ, j); d != "" {
 		t.Errorf("stats -j (-want +got):\n%s", d)
@@ -274,7 +292,7 @@ max time    180us
 func TestStatsClient(t *testing.T) {
 	cs := memClients()
 	f := &fakeAPI{clients: cs, stats: genl.Stats{ClientID: 11, Counters: genl.Counters{
-		Syncs: 1, Bytes: 8192, Total: 3 * time.Microsecond, Max: 3 * time.Microsecond, Hist: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+		Syncs: 1, Bytes: 8192, Total: 3 * time.Microsecond, Max: 3 * time.Microsecond, Hist: hist.Log2{Counts: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
 	}}}
 	got := mustRun(t, f, "stats", "id", "11")
 	want := `scope         client
@@ -293,7 +311,7 @@ total time    3.00us
 max time      3.00us
 
      nsecs               : count    distribution
-         0 -> 0          : 0        |                                        |
+         0 -> 1          : 0        |                                        |
 `
 	if !strings.HasPrefix(got, want) {
 		t.Errorf("got\n%s\nwant a prefix\n%s", got, want)
@@ -308,7 +326,12 @@ max time      3.00us
 		"name": "gone", "kind": "region", "state": "invalidated", "inval_reason": "memory",
 		"size": 8192.0, "pinned_pages": 0.0,
 		"syncs": 1.0, "errors": 0.0, "time_ns": 3000.0, "max_ns": 3000.0, "bytes": 8192.0,
-		"hist": []any{map[string]any{"slot": 12.0, "low_ns": 2048.0, "high_ns": 4095.0, "count": 1.0}},
+	}
+	hj, _ := j["hist"].(map[string]any)
+	delete(j, "hist")
+	if bs, _ := hj["buckets"].([]any); hj["unit"] != "nsecs" || len(bs) != 13 ||
+		!cmp.Equal(bs[12], map[string]any{"slot": 12.0, "low": 4096.0, "high": 8191.0, "count": 1.0}) {
+		t.Errorf("stats --client 11 -j: hist %v, want buckets 0..12, 1 in 4096..8191 ns", hj)
 	}
 	if d := cmp.Diff(wantJ, j); d != "" {
 		t.Errorf("stats --client 11 -j (-want +got):\n%s", d)
@@ -356,18 +379,39 @@ max time      3.00us
 	}
 }
 
-func TestHistNanoseconds(t *testing.T) {
-	var b strings.Builder
-	printHist(&b, []uint64{2, 0, 1, 4, 0, 1})
-	want := `     nsecs               : count    distribution
-         0 -> 0          : 2        |********************                    |
-         1 -> 1          : 0        |                                        |
-         2 -> 3          : 1        |**********                              |
-         4 -> 7          : 4        |****************************************|
-         8 -> 15         : 0        |                                        |
-        16 -> 31         : 1        |**********                              |
-`
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+// TestStatsHistOpenBucket: stats prints and encodes the last bucket
+// open-ended, as trace does: "2147483648 -> inf", high null.
+func TestStatsHistOpenBucket(t *testing.T) {
+	var h hist.Log2
+	h.Add(hist.Buckets-1, 3)
+	f := &fakeAPI{stats: genl.Stats{Counters: genl.Counters{Syncs: 3, Clients: 1, Hist: h}}}
+	if got := mustRun(t, f, "stats"); !strings.HasSuffix(got,
+		"1073741824 -> 2147483647 : 0        |                                        |\n"+
+			"2147483648 -> inf        : 3        |****************************************|\n") {
+		t.Errorf("got\n%s", got)
+	}
+	var j struct {
+		Hist struct {
+			Unit    string
+			Buckets []struct {
+				Slot  int
+				Low   uint64
+				High  *uint64
+				Count uint64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, f, "-j", "stats")), &j); err != nil {
+		t.Fatal(err)
+	}
+	last := j.Hist.Buckets[len(j.Hist.Buckets)-1]
+	if j.Hist.Unit != "nsecs" || len(j.Hist.Buckets) != hist.Buckets || last.Slot != 31 ||
+		last.Low != 1<<31 || last.High != nil || last.Count != 3 {
+		t.Errorf("stats -j hist: %+v", j.Hist)
+	}
+	// A client that never synced has the histogram's shape too.
+	f.stats = genl.Stats{}
+	if got := mustRun(t, f, "-j", "stats"); !strings.Contains(got, `"hist":{"unit":"nsecs","buckets":[]}`) {
+		t.Errorf("no syncs: %s", got)
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/syncmem/syncmem/pkg/genl"
+	"github.com/syncmem/syncmem/pkg/hist"
 )
 
 func newStatsCmd(dial dialer, out *output) *cobra.Command {
@@ -20,8 +20,9 @@ func newStatsCmd(dial dialer, out *output) *cobra.Command {
 		Short: "Show sync counters and a histogram of sync times",
 		Long: `Show the sync counters of the whole module, of one device (dev DEV) or of
 one client (id ID): syncs run, failures, bytes made coherent, total and
-longest time, and a log2 histogram of the time sync callbacks took, in the
-layout of the libbpf-tools.
+longest time, and a log2 histogram of the time sync callbacks took, in
+nanoseconds, in the layout of the libbpf-tools and with the buckets of
+"trace" (the last one, 2147483648 -> inf, open-ended).
 
 For a client it also shows what "list" does: its kind, its state (live, or
 invalidated and why), the bytes behind it, the pages it keeps pinned (region
@@ -97,6 +98,8 @@ func printStats(w io.Writer, out *output, req genl.StatsRequest, s *genl.Stats, 
 	if out.isJSON() {
 		j := jsonStats{Scope: scope, ID: s.ClientID, Dev: s.DevName, DevIndex: s.DevIndex,
 			jsonCounters: counters(s.Counters)}
+		h := s.Hist.JSON() // always there, empty or not: the shape stays
+		j.Hist = &h
 		if scope != "client" {
 			j.Clients = &s.Clients
 		}
@@ -139,60 +142,9 @@ func printStats(w io.Writer, out *output, req genl.StatsRequest, s *genl.Stats, 
 	if err := t.flush(); err != nil {
 		return err
 	}
-	if len(s.Hist) > 0 {
+	if h := s.Hist.Trim(); len(h.Counts) > 0 {
 		fmt.Fprintln(w)
-		printHist(w, s.Hist)
+		return hist.WriteText(w, h)
 	}
 	return nil
-}
-
-// usecsFrom is the first slot that makes the histogram count in
-// microseconds: syncs of 8 us or more.
-const usecsFrom = 14
-
-// usecsFirst is the last slot under a microsecond; slots 0 to usecsFirst
-// make the first row of a histogram in microseconds.
-const usecsFirst = 10
-
-// printHist prints a log2 histogram of nanosecond slots like the
-// libbpf-tools' print_log2_hist, in nsecs or usecs.
-func printHist(w io.Writer, hist []uint64) {
-	last := len(hist) - 1
-	for last > 0 && hist[last] == 0 {
-		last--
-	}
-	type row struct{ lo, hi, n uint64 }
-	var rows []row
-	unit := "nsecs"
-	if last >= usecsFrom {
-		unit = "usecs"
-		var first uint64
-		for i := 0; i <= usecsFirst && i < len(hist); i++ {
-			first += hist[i]
-		}
-		_, hi := genl.HistSlotRange(usecsFirst)
-		rows = append(rows, row{0, hi / 1000, first})
-		for i := usecsFirst + 1; i <= last; i++ {
-			lo, hi := genl.HistSlotRange(i)
-			rows = append(rows, row{lo / 1000, hi / 1000, hist[i]})
-		}
-	} else {
-		for i := 0; i <= last; i++ {
-			lo, hi := genl.HistSlotRange(i)
-			rows = append(rows, row{lo, hi, hist[i]})
-		}
-	}
-	var most uint64
-	for _, r := range rows {
-		most = max(most, r.n)
-	}
-	const width = 40
-	fmt.Fprintf(w, "%5s%-19s : count    distribution\n", "", unit)
-	for _, r := range rows {
-		stars := 0
-		if most > 0 {
-			stars = int(float64(r.n) * width / float64(most))
-		}
-		fmt.Fprintf(w, "%10d -> %-10d : %-8d |%-*s|\n", r.lo, r.hi, r.n, width, strings.Repeat("*", stars))
-	}
 }

@@ -88,11 +88,13 @@ dev DEV restricts tracing to one RDMA device, id ID to one client (which
 implies per-client and drops the pass histograms). Filtering happens in
 the kernel. Units: -u microseconds (default), -m milliseconds, -n
 nanoseconds; the row "2^k -> 2^(k+1)-1" counts the syncs that took that
-long in the unit (the first row: 0 and 1).
+long in the unit (the first row: 0 and 1), the last, "2147483648 -> inf",
+every sync of 2^31 units or more: the buckets and the printer of "stats".
 
 -j prints one JSON object per report: the raw buckets (slot, low, high,
-count, bounds inclusive, in "unit"), and errors by errno, with the names
-of the other commands (dev, dev_index, id, err).`,
+count, bounds inclusive, in "unit"; the last bucket's high is null), the
+bucket fields of "stats -j", and errors by errno, with the names of the
+other commands (dev, dev_index, id, err).`,
 		Example: `  syncmemctl trace                     # until Ctrl-C, all devices
   syncmemctl trace interval 1 per-client  # every second, one histogram per client
   syncmemctl trace -d 10s --dev rxe0 -m

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,7 +89,7 @@ func traceSnap(count uint64, slots ...uint64) *trace.Snapshot {
 	if count > 0 {
 		s.Hists = []trace.Hist{{
 			Series: trace.Series{Dev: 2, DevName: "rxe0", Kind: trace.KindClient, Client: 3, Dir: trace.ToDevice},
-			Slots:  slots, Count: count, TotalNs: count * 2500,
+			Log2:   hist.Log2{Counts: slots}, Count: count, TotalNs: count * 2500,
 		}}
 	}
 	return s
@@ -168,7 +170,7 @@ func TestTraceJSON(t *testing.T) {
 		t.Fatalf("%v: %q", err, out)
 	}
 	if len(r.Histograms) != 1 || r.Histograms[0].Dev != "rxe0" || r.Histograms[0].ID != 3 ||
-		len(r.Histograms[0].Buckets) != 2 || r.Histograms[0].Buckets[1] != (trace.ReportBucket{Slot: 1, Low: 2, High: 3, Count: 5}) ||
+		len(r.Histograms[0].Buckets) != 2 || !cmp.Equal(r.Histograms[0].Buckets[1], hist.JSONBucket{Slot: 1, Low: 2, High: new(uint64(3)), Count: 5}) ||
 		r.Errors == nil {
 		t.Errorf("report %+v", r)
 	}

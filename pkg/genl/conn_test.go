@@ -2,12 +2,14 @@ package genl
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/mdlayher/netlink"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
 
@@ -317,7 +319,7 @@ func TestMethods(t *testing.T) {
 		)}}},
 		want: &Stats{Counters: Counters{
 			Syncs: 6, Errors: 1, Total: 9 * time.Microsecond, Max: 4 * time.Microsecond,
-			Bytes: 8192, Clients: 3, Hist: []uint64{1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4},
+			Bytes: 8192, Clients: 3, Hist: hist.Log2{Counts: []uint64{1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4}},
 		}},
 	}, {
 		name:  "Stats of a device",
@@ -335,7 +337,7 @@ func TestMethods(t *testing.T) {
 		sent:  []attr{u32(attrClientID, 7)},
 		reply: []msg{{Attrs: []attr{u32(attrClientID, 7), nest(attrStats,
 			nest(statsHist, nest(histSlot, u32(histLog2, 1), u64(histCount, 2))))}}},
-		want: &Stats{ClientID: 7, Counters: Counters{Hist: []uint64{0, 2}}},
+		want: &Stats{ClientID: 7, Counters: Counters{Hist: hist.Log2{Counts: []uint64{0, 2}}}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -361,6 +363,28 @@ func TestMethods(t *testing.T) {
 				t.Errorf("result (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestStatsHistBuckets: the kernel's slots are pkg/hist's buckets, the
+// last (31) open-ended; a slot past it is a malformed reply, not a count
+// silently moved into another bucket.
+func TestStatsHistBuckets(t *testing.T) {
+	reply := func(slot uint32) []msg {
+		return []msg{{Attrs: []attr{nest(attrStats, nest(statsHist,
+			nest(histSlot, u32(histLog2, slot), u64(histCount, 3))))}}}
+	}
+	c, _ := dialFake(t, func(request) ([]msg, error) { return reply(hist.Buckets - 1), nil })
+	s, err := c.Stats(bg, StatsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Hist.Counts) != hist.Buckets || s.Hist.Counts[hist.Buckets-1] != 3 || s.Hist.Unit != hist.Nanoseconds {
+		t.Errorf("slot 31: %+v", s.Hist)
+	}
+	c, _ = dialFake(t, func(request) ([]msg, error) { return reply(hist.Buckets), nil })
+	if _, err := c.Stats(bg, StatsRequest{}); err == nil || !strings.Contains(err.Error(), "histogram slot 32 out of range") {
+		t.Errorf("slot 32: %v, want histogram slot 32 out of range", err)
 	}
 }
 

@@ -7,15 +7,12 @@ import (
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
+	"github.com/syncmem/syncmem/pkg/hist"
 )
 
 // Parsers of replies and events: one small function per attribute set.
 // Attributes this package does not know (newer kernels, padding) are
 // skipped.
-
-// maxHistSlot bounds the slot numbers accepted from the kernel, which
-// sends 0..31; anything past a 64-bit nanosecond count is malformed.
-const maxHistSlot = 63
 
 // errnoOf converts a kernel result (a negative errno or 0; a positive
 // errno is accepted too) to an Errno.
@@ -232,13 +229,10 @@ func parseHist(c *Counters) func(*netlink.AttributeDecoder) error {
 			if ad.Err() != nil {
 				return nil
 			}
-			if slot > maxHistSlot {
+			if slot >= hist.Buckets {
 				return fmt.Errorf("histogram slot %d out of range", slot)
 			}
-			if int(slot) >= len(c.Hist) {
-				c.Hist = append(c.Hist, make([]uint64, int(slot)+1-len(c.Hist))...)
-			}
-			c.Hist[slot] += count
+			c.Hist.Add(int(slot), count)
 		}
 		return nil
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/syncmem/syncmem/pkg/hist"
 )
 
 // A Device is an RDMA device the module is attached to.
@@ -86,23 +88,11 @@ type Counters struct {
 	// Clients is the number of registered clients, in the statistics of
 	// the module and of a device.
 	Clients uint32
-	// Hist is a log2 histogram of sync callback times, reported only by
-	// Stats: Hist[0] counts callbacks that took 0 ns, Hist[i] those that
-	// took 2^(i-1) <= t < 2^i ns. The kernel's last slot (31) also counts
-	// everything longer. Empty slots past the last used one are left out.
-	Hist []uint64
-}
-
-// HistSlotRange returns the range of times, in nanoseconds, that slot i of
-// Counters.Hist counts: lo <= t <= hi.
-func HistSlotRange(i int) (lo, hi uint64) {
-	if i <= 0 {
-		return 0, 0
-	}
-	if i >= 64 {
-		return 1 << 63, 1<<64 - 1
-	}
-	return 1 << (i - 1), 1<<i - 1
+	// Hist is the log2 histogram of sync callback times, in nanoseconds,
+	// reported only by Stats: the buckets of pkg/hist, which the kernel
+	// counts in (the last one, 2^31 ns and longer, open-ended). Empty
+	// buckets past the last used one are left out.
+	Hist hist.Log2
 }
 
 // SyncResult is the outcome of Sync.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
 
@@ -98,7 +99,7 @@ func (r *runner) feed() {
 }
 
 func TestBPFPerClient(t *testing.T) {
-	r := loadRunner(t, Options{PerClient: true})
+	r := loadRunner(t, Options{PerClient: true, Unit: Microseconds})
 	r.feed()
 	s := r.snap()
 
@@ -113,9 +114,9 @@ func TestBPFPerClient(t *testing.T) {
 			t.Errorf("dev %d %v client %d %v: count %d, want %d", dev, kind, client, dir, h.Count, count)
 		}
 		for slot, n := range slots {
-			if slot >= len(h.Slots) || h.Slots[slot] != n {
+			if slot >= len(h.Log2.Counts) || h.Log2.Counts[slot] != n {
 				t.Errorf("dev %d %v client %d %v: slots %v, want slot %d = %d", dev, kind, client, dir,
-					h.Slots, slot, n)
+					h.Log2.Counts, slot, n)
 			}
 		}
 	}
@@ -188,11 +189,11 @@ func TestBPFPerClient(t *testing.T) {
 }
 
 func TestBPFMergedClients(t *testing.T) {
-	r := loadRunner(t, Options{})
+	r := loadRunner(t, Options{Unit: Microseconds})
 	r.feed()
 	s := r.snap()
 	h := s.Find(0, KindClient, 0, ToDevice)
-	if h == nil || h.Count != 102 || h.Slots[10] != 50 || h.Slots[1] != 50 || h.Slots[0] != 2 {
+	if h == nil || h.Count != 102 || h.Log2.Counts[10] != 50 || h.Log2.Counts[1] != 50 || h.Log2.Counts[0] != 2 {
 		t.Fatalf("merged clients: %+v", h)
 	}
 	for _, e := range s.Errors {
@@ -206,7 +207,7 @@ func TestBPFMergedClients(t *testing.T) {
 }
 
 func TestBPFFilters(t *testing.T) {
-	r := loadRunner(t, Options{FilterDev: true, DevIndex: 1})
+	r := loadRunner(t, Options{FilterDev: true, DevIndex: 1, Unit: Microseconds})
 	r.feed()
 	s := r.snap()
 	for _, h := range s.Hists {
@@ -218,7 +219,7 @@ func TestBPFFilters(t *testing.T) {
 		t.Errorf("dev 1: %+v %+v", s.Hists, s.Errors)
 	}
 
-	r = loadRunner(t, Options{Client: 5})
+	r = loadRunner(t, Options{Client: 5, Unit: Microseconds})
 	if !r.tr.Options().PerClient {
 		t.Error("a client filter must key by client")
 	}
@@ -241,8 +242,20 @@ func TestBPFUnits(t *testing.T) {
 		r.clientSync(0, 3, ToDevice, 1_500_000, 0)
 		s := r.snap()
 		h := s.Find(0, KindClient, 3, ToDevice)
-		if s.Unit != c.u || h == nil || len(h.Slots) != c.slot+1 || h.Slots[c.slot] != 1 {
+		if s.Unit != c.u || h == nil || len(h.Log2.Counts) != c.slot+1 || h.Log2.Counts[c.slot] != 1 {
 			t.Errorf("%v: 1.5 ms landed in %+v, want slot %d", c.u, h, c.slot)
 		}
+	}
+}
+
+// TestBPFOpenBucket: the BPF side's slots past 31 (here 33 and 34, syncs
+// of 10 and 20 s in ns) count in pkg/hist's open-ended last bucket.
+func TestBPFOpenBucket(t *testing.T) {
+	r := loadRunner(t, Options{Unit: Nanoseconds, PerClient: true})
+	r.clientSync(0, 3, ToDevice, 10_000_000_000, 0)
+	r.clientSync(0, 3, ToDevice, 20_000_000_000, 0)
+	h := r.snap().Find(0, KindClient, 3, ToDevice)
+	if h == nil || h.Count != 2 || len(h.Log2.Counts) != hist.Buckets || h.Log2.Counts[hist.Buckets-1] != 2 {
+		t.Fatalf("10 s and 20 s landed in %+v, want 2 in bucket 31", h)
 	}
 }

@@ -3,10 +3,13 @@ package trace
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/syncmem/syncmem/pkg/hist"
 )
 
 // Report is the JSON form of a Snapshot (syncmemctl trace -j): raw
-// buckets and error counts. Bucket bounds are in Unit, inclusive.
+// buckets and error counts. Bucket bounds are in Unit, inclusive; the
+// last bucket's (slot 31) high is null: it is open-ended.
 type Report struct {
 	Unit       string        `json:"unit"`
 	Start      time.Time     `json:"start"`
@@ -26,20 +29,13 @@ type ReportSeries struct {
 }
 
 // ReportHist is one histogram. Buckets run from slot 0 to the highest
-// non-empty slot, empty ones included.
+// non-empty slot, empty ones included, with the fields of every
+// histogram syncmemctl prints (pkg/hist's JSON, as in stats -j).
 type ReportHist struct {
 	ReportSeries
-	Count   uint64         `json:"count"`
-	TotalNs uint64         `json:"total_ns"`
-	Buckets []ReportBucket `json:"buckets"`
-}
-
-// ReportBucket is one log2 slot: values v with Low <= v <= High.
-type ReportBucket struct {
-	Slot  int    `json:"slot"`
-	Low   uint64 `json:"low"`
-	High  uint64 `json:"high"`
-	Count uint64 `json:"count"`
+	Count   uint64            `json:"count"`
+	TotalNs uint64            `json:"total_ns"`
+	Buckets []hist.JSONBucket `json:"buckets"`
 }
 
 // ReportError counts failures of one series with one errno.
@@ -60,11 +56,7 @@ func (s *Snapshot) Report() Report {
 		Histograms: []ReportHist{}, Errors: []ReportError{}}
 	for _, h := range s.Hists {
 		rh := ReportHist{ReportSeries: reportSeries(h.Series), Count: h.Count,
-			TotalNs: h.TotalNs, Buckets: []ReportBucket{}}
-		for i, c := range h.Slots {
-			low, high := SlotRange(i)
-			rh.Buckets = append(rh.Buckets, ReportBucket{Slot: i, Low: low, High: high, Count: c})
-		}
+			TotalNs: h.TotalNs, Buckets: h.Log2.JSON().Buckets}
 		r.Histograms = append(r.Histograms, rh)
 	}
 	for _, e := range s.Errors {

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/syncmem/syncmem/pkg/hist"
 )
 
-// WriteText writes s the way libbpf-tools print log2 histograms, one
-// section per series, sections separated by an empty line:
+// WriteText writes s the way libbpf-tools print log2 histograms (with
+// pkg/hist's printer, which syncmemctl stats uses too), one section per
+// series, sections separated by an empty line:
 //
 //	dev rxe0 id 3 dir to-device
 //	     usecs               : count    distribution
@@ -36,7 +39,10 @@ func WriteText(w io.Writer, s *Snapshot) error {
 	}
 	for _, h := range s.Hists {
 		section(h.Series)
-		writeLog2Hist(bw, h.Slots, s.Unit.String())
+		h.Log2.Unit = s.Unit
+		if err := hist.WriteText(bw, h.Log2); err != nil {
+			return err
+		}
 		fmt.Fprintf(bw, "count %d, avg %d %s, total %d %s\n", h.Count,
 			s.Unit.FromNs(h.TotalNs/max(h.Count, 1)), s.Unit, s.Unit.FromNs(h.TotalNs), s.Unit)
 		if e := errs[h.key()]; e != nil {
@@ -91,34 +97,4 @@ func errorList(es []ErrorCount) string {
 		parts[i] = fmt.Sprintf("%s %d", ErrnoName(e.Errno), e.Count)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// writeLog2Hist is print_log2_hist() of libbpf-tools' trace_helpers.c.
-func writeLog2Hist(w io.Writer, vals []uint64, valType string) {
-	idxMax := -1
-	var valMax uint64
-	for i, v := range vals {
-		if v > 0 {
-			idxMax = i
-		}
-		valMax = max(valMax, v)
-	}
-	if idxMax < 0 {
-		return
-	}
-	pad, colw, width, starsMax := 5, 19, 10, 40
-	if idxMax > 32 {
-		pad, colw, width, starsMax = 15, 29, 20, 20
-	}
-	fmt.Fprintf(w, "%*s%-*s : count    distribution\n", pad, "", colw, valType)
-	for i := 0; i <= idxMax; i++ {
-		low, high := SlotRange(i)
-		fmt.Fprintf(w, "%*d -> %-*d : %-8d |%s|\n", width, low, width, high, vals[i],
-			stars(vals[i], valMax, starsMax))
-	}
-}
-
-func stars(val, valMax uint64, width int) string {
-	n := int(min(val, valMax) * uint64(width) / valMax)
-	return strings.Repeat("*", n) + strings.Repeat(" ", width-n)
 }

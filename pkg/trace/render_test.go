@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/syncmem/syncmem/pkg/hist"
 )
 
 var (
@@ -21,8 +23,8 @@ func sampleSnapshot() *Snapshot {
 	return &Snapshot{
 		Unit: Microseconds, Since: t0, Time: t1,
 		Hists: []Hist{
-			{Series: dev(KindPass, 0), Slots: []uint64{0, 0, 1}, Count: 1, TotalNs: 5000},
-			{Series: dev(KindClient, 3), Slots: []uint64{1, 5, 10}, Count: 16, TotalNs: 70000},
+			{Series: dev(KindPass, 0), Log2: hist.Log2{Counts: []uint64{0, 0, 1}}, Count: 1, TotalNs: 5000},
+			{Series: dev(KindClient, 3), Log2: hist.Log2{Counts: []uint64{1, 5, 10}}, Count: 16, TotalNs: 70000},
 		},
 		Errors: []ErrorCount{
 			{Series: dev(KindClient, 3), Errno: syscall.EIO, Count: 2},
@@ -60,13 +62,15 @@ errors: ENXIO 1
 	}
 }
 
-func TestWriteTextWide(t *testing.T) {
-	// More than 33 slots: libbpf-tools widens the columns, halves the bar.
-	slots := make([]uint64, 34)
-	slots[0], slots[33] = 2, 4
+// TestWriteTextOpenBucket: a sync of 2^31 units or more counts in the
+// last bucket, printed open-ended as the kernel's statistics print it.
+func TestWriteTextOpenBucket(t *testing.T) {
+	h := hist.Log2{}
+	h.Add(0, 2)
+	h.Add(33, 4) // the BPF side's slot 33: the last bucket
 	s := &Snapshot{Unit: Nanoseconds, Hists: []Hist{{
 		Series: Series{Dev: 2, Kind: KindClient, Dir: Bidirectional},
-		Slots:  slots, Count: 6, TotalNs: 4 * (1 << 33),
+		Log2:   h, Count: 6, TotalNs: 4 * (1 << 33),
 	}}, Dropped: 3}
 	var b bytes.Buffer
 	if err := WriteText(&b, s); err != nil {
@@ -75,20 +79,20 @@ func TestWriteTextWide(t *testing.T) {
 	lines := strings.Split(b.String(), "\n")
 	want := []string{
 		"dev #2 id all dir bidirectional",
-		"               nsecs                         : count    distribution",
-		"                   0 -> 1                    : 2        |**********          |",
-		"                   2 -> 3                    : 0        |                    |",
+		"     nsecs               : count    distribution",
+		"         0 -> 1          : 2        |********************                    |",
+		"         2 -> 3          : 0        |                                        |",
 	}
 	for i, w := range want {
 		if lines[i] != w {
 			t.Errorf("line %d:\n got %q\nwant %q", i, lines[i], w)
 		}
 	}
-	last := "          8589934592 -> 17179869183          : 4        |********************|"
-	if lines[35] != last {
-		t.Errorf("slot 33:\n got %q\nwant %q", lines[35], last)
+	last := "2147483648 -> inf        : 4        |****************************************|"
+	if len(lines) < 34 || lines[33] != last {
+		t.Fatalf("the last bucket:\n%s\nwant line 33 %q", b.String(), last)
 	}
-	tail := strings.Join(lines[36:], "\n")
+	tail := strings.Join(lines[34:], "\n")
 	wantTail := "count 6, avg 5726623061 nsecs, total 34359738368 nsecs\n\n" +
 		"WARNING: 3 updates lost, a BPF map was full\n"
 	if tail != wantTail {
@@ -211,7 +215,7 @@ func TestJSON(t *testing.T) {
 	}
 
 	// An empty snapshot has empty arrays, not nulls.
-	empty, err := json.Marshal(&Snapshot{Since: t0, Time: t1})
+	empty, err := json.Marshal(&Snapshot{Unit: Microseconds, Since: t0, Time: t1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,7 +29,7 @@ type Options struct {
 	// PerClient keys client histograms by client id; otherwise all clients
 	// of a device and direction share one histogram (client 0).
 	PerClient bool
-	// Unit of the histogram slots.
+	// Unit of the histogram buckets; the zero value is nanoseconds.
 	Unit Unit
 }
 
@@ -207,11 +208,11 @@ func (t *Tracer) Snapshot() (*Snapshot, error) {
 			Client: hk.Client, Dir: Dir(hk.Dir)}
 		h := hists[s.key()]
 		if h == nil {
-			h = &Hist{Series: s, Slots: make([]uint64, 64)}
+			h = &Hist{Series: s, Log2: hist.Log2{Unit: t.opts.Unit}}
 			hists[s.key()] = h
 		}
 		for _, v := range hv {
-			h.Slots[min(int(hk.Slot), 63)] += v.Count
+			h.Log2.Add(int(hk.Slot), v.Count)
 			h.Count += v.Count
 			h.TotalNs += v.Ns
 		}
@@ -223,7 +224,7 @@ func (t *Tracer) Snapshot() (*Snapshot, error) {
 		if h.Count == 0 {
 			continue
 		}
-		h.Slots = trimSlots(h.Slots)
+		h.Log2 = h.Log2.Trim()
 		snap.Hists = append(snap.Hists, *h)
 	}
 

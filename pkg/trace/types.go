@@ -7,46 +7,21 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
 
-// Unit is the unit of histogram values. The slot of a duration is computed
-// in the kernel after dividing it by the unit, as biolatency does, so slot
-// boundaries are powers of two in that unit.
-type Unit int
+// Unit is the unit of histogram values, pkg/hist's. The bucket of a
+// duration is taken in the kernel after dividing it by the unit, as
+// biolatency does, so bucket bounds are powers of two in that unit.
+// syncmemctl trace defaults to microseconds.
+type Unit = hist.Unit
 
 const (
-	Microseconds Unit = iota // the default
-	Nanoseconds
-	Milliseconds
+	Nanoseconds  = hist.Nanoseconds
+	Microseconds = hist.Microseconds
+	Milliseconds = hist.Milliseconds
 )
-
-// String is the libbpf-tools column name: "usecs", "nsecs" or "msecs".
-func (u Unit) String() string {
-	switch u {
-	case Nanoseconds:
-		return "nsecs"
-	case Milliseconds:
-		return "msecs"
-	default:
-		return "usecs"
-	}
-}
-
-// Divisor is the number of nanoseconds in one unit.
-func (u Unit) Divisor() uint64 {
-	switch u {
-	case Nanoseconds:
-		return 1
-	case Milliseconds:
-		return 1000 * 1000
-	default:
-		return 1000
-	}
-}
-
-// FromNs converts ns to the unit, truncating as the kernel side does.
-func (u Unit) FromNs(ns uint64) uint64 { return ns / u.Divisor() }
 
 // Dir is enum ib_sync_mem_dir.
 type Dir uint8
@@ -126,13 +101,14 @@ func kindOrder(k Kind) int {
 	return int(k)
 }
 
-// Hist is one log2 histogram: Slots[i] counts values v (in the snapshot's
-// unit) with floor(log2(v)) == i, slot 0 also holding 0. Slots is trimmed
-// after the highest non-empty slot.
+// Hist is the log2 histogram of one series, in the snapshot's unit: the
+// buckets of pkg/hist (the BPF side's slot floor(log2(v)), every slot
+// from 31 on in the open-ended last bucket), trimmed after the last
+// non-empty one.
 type Hist struct {
 	Series
-	Slots   []uint64
-	Count   uint64 // sum of Slots
+	Log2    hist.Log2
+	Count   uint64 // sum of Log2's counts
 	TotalNs uint64 // sum of the durations, in ns
 }
 
@@ -160,30 +136,6 @@ type Snapshot struct {
 	Hists   []Hist       // sorted by device, kind (passes first), client, dir
 	Errors  []ErrorCount // sorted like Hists, then by errno
 	Dropped uint64       // updates lost because a BPF map was full
-}
-
-// SlotRange is the range of values slot i holds, as libbpf-tools prints
-// it: 0 -> 1, 2 -> 3, 4 -> 7, ...
-func SlotRange(i int) (low, high uint64) {
-	if i >= 63 {
-		return 1 << 63, ^uint64(0)
-	}
-	low = (uint64(1) << (i + 1)) >> 1
-	high = (uint64(1) << (i + 1)) - 1
-	if low == high {
-		low--
-	}
-	return low, high
-}
-
-// Slot is the slot of v, as the BPF side computes it.
-func Slot(v uint64) int {
-	s := 0
-	for v > 1 {
-		v >>= 1
-		s++
-	}
-	return s
 }
 
 // Find returns the histogram of a series, or nil.
@@ -218,15 +170,12 @@ func (s *Snapshot) Sub(prev *Snapshot) *Snapshot {
 		old[prev.Hists[i].key()] = &prev.Hists[i]
 	}
 	for _, h := range s.Hists {
-		d := Hist{Series: h.Series, Slots: slices.Clone(h.Slots), Count: h.Count, TotalNs: h.TotalNs}
+		d := Hist{Series: h.Series, Log2: h.Log2.Sub(hist.Log2{}), Count: h.Count, TotalNs: h.TotalNs}
 		if p := old[h.key()]; p != nil {
-			for i := range min(len(p.Slots), len(d.Slots)) {
-				d.Slots[i] -= min(p.Slots[i], d.Slots[i])
-			}
+			d.Log2 = h.Log2.Sub(p.Log2)
 			d.Count -= min(p.Count, d.Count)
 			d.TotalNs -= min(p.TotalNs, d.TotalNs)
 		}
-		d.Slots = trimSlots(d.Slots)
 		if d.Count > 0 {
 			out.Hists = append(out.Hists, d)
 		}
@@ -247,14 +196,6 @@ func (s *Snapshot) Sub(prev *Snapshot) *Snapshot {
 		}
 	}
 	return out
-}
-
-func trimSlots(s []uint64) []uint64 {
-	n := len(s)
-	for n > 0 && s[n-1] == 0 {
-		n--
-	}
-	return s[:n]
 }
 
 func (s *Snapshot) sort() {

@@ -4,31 +4,9 @@ import (
 	"reflect"
 	"syscall"
 	"testing"
-)
 
-func TestSlots(t *testing.T) {
-	ranges := []struct {
-		slot      int
-		low, high uint64
-	}{
-		{0, 0, 1}, {1, 2, 3}, {2, 4, 7}, {3, 8, 15}, {10, 1024, 2047},
-		{20, 1 << 20, 1<<21 - 1}, {62, 1 << 62, 1<<63 - 1}, {63, 1 << 63, 1<<64 - 1},
-	}
-	for _, r := range ranges {
-		low, high := SlotRange(r.slot)
-		if low != r.low || high != r.high {
-			t.Errorf("SlotRange(%d) = %d, %d; want %d, %d", r.slot, low, high, r.low, r.high)
-		}
-		if r.slot > 0 && (Slot(low) != r.slot || Slot(high) != r.slot) {
-			t.Errorf("Slot(%d) = %d, Slot(%d) = %d; want %d", low, Slot(low), high, Slot(high), r.slot)
-		}
-	}
-	for v, want := range map[uint64]int{0: 0, 1: 0, 2: 1, 3: 1, 4: 2, 1500: 10, 1<<64 - 1: 63} {
-		if got := Slot(v); got != want {
-			t.Errorf("Slot(%d) = %d, want %d", v, got, want)
-		}
-	}
-}
+	"github.com/syncmem/syncmem/pkg/hist"
+)
 
 func TestUnits(t *testing.T) {
 	const ns = 1_500_000 // a 1.5 ms sync
@@ -45,14 +23,14 @@ func TestUnits(t *testing.T) {
 	}
 	for _, c := range cases {
 		if c.u.String() != c.name || c.u.Divisor() != c.div || c.u.FromNs(ns) != c.val ||
-			Slot(c.u.FromNs(ns)) != c.slot {
+			hist.Bucket(c.u.FromNs(ns)) != c.slot {
 			t.Errorf("%v: name %q div %d value %d slot %d; want %q %d %d %d", c.u, c.u.String(),
-				c.u.Divisor(), c.u.FromNs(ns), Slot(c.u.FromNs(ns)), c.name, c.div, c.val, c.slot)
+				c.u.Divisor(), c.u.FromNs(ns), hist.Bucket(c.u.FromNs(ns)), c.name, c.div, c.val, c.slot)
 		}
 	}
 	var zero Unit
-	if zero != Microseconds {
-		t.Error("the zero Unit is not microseconds")
+	if zero != Nanoseconds {
+		t.Error("the zero Unit is not nanoseconds, pkg/hist's")
 	}
 }
 
@@ -74,15 +52,15 @@ func TestSub(t *testing.T) {
 	b := Series{Dev: 1, Kind: KindClient, Client: 4, Dir: ToCPU}
 	prev := &Snapshot{Since: t0, Time: t0, Dropped: 1,
 		Hists: []Hist{
-			{Series: a, Slots: []uint64{1, 2}, Count: 3, TotalNs: 30},
-			{Series: b, Slots: []uint64{0, 0, 5}, Count: 5, TotalNs: 50},
+			{Series: a, Log2: hist.Log2{Counts: []uint64{1, 2}}, Count: 3, TotalNs: 30},
+			{Series: b, Log2: hist.Log2{Counts: []uint64{0, 0, 5}}, Count: 5, TotalNs: 50},
 		},
 		Errors: []ErrorCount{{Series: a, Errno: syscall.EIO, Count: 1}},
 	}
 	cur := &Snapshot{Since: t0, Time: t1, Dropped: 4,
 		Hists: []Hist{
-			{Series: a, Slots: []uint64{1, 2, 0, 7}, Count: 10, TotalNs: 100},
-			{Series: b, Slots: []uint64{0, 0, 5}, Count: 5, TotalNs: 50},
+			{Series: a, Log2: hist.Log2{Counts: []uint64{1, 2, 0, 7}}, Count: 10, TotalNs: 100},
+			{Series: b, Log2: hist.Log2{Counts: []uint64{0, 0, 5}}, Count: 5, TotalNs: 50},
 		},
 		Errors: []ErrorCount{
 			{Series: a, Errno: syscall.EIO, Count: 3},
@@ -91,7 +69,7 @@ func TestSub(t *testing.T) {
 	}
 	d := cur.Sub(prev)
 	want := &Snapshot{Since: t0, Time: t1, Dropped: 3,
-		Hists: []Hist{{Series: a, Slots: []uint64{0, 0, 0, 7}, Count: 7, TotalNs: 70}},
+		Hists: []Hist{{Series: a, Log2: hist.Log2{Counts: []uint64{0, 0, 0, 7}}, Count: 7, TotalNs: 70}},
 		Errors: []ErrorCount{
 			{Series: a, Errno: syscall.EIO, Count: 2},
 			{Series: b, Errno: syscall.EAGAIN, Count: 2},

@@ -189,6 +189,16 @@ check "A: errors are exactly 3 EIO of that client" \
 	"client $flaky to-device EIO 3"
 check "A: only rxe0 traced" \
 	expect devices "$(q a '[.histograms[].dev_index] | unique | map(tostring) | join(",")')" "$rxe0_idx"
+# One histogram: trace's buckets are pkg/hist's, with the fields and the
+# bounds of stats -j (bucket i holds 2^i..2^(i+1)-1, bucket 0 also 0).
+bucket_keys='[.[] | keys | join(",")] | unique | join(";")'
+check "A: the buckets' fields" \
+	expect fields "$(q a "[.histograms[].buckets[]] | $bucket_keys")" "count,high,low,slot"
+check "A: the buckets' bounds are 2^i..2^(i+1)-1" \
+	expect bounds "$(q a '[.histograms[].buckets[] | .low == (if .slot == 0 then 0 else pow(2; .slot) end) and
+		.high == pow(2; .slot + 1) - 1] | unique | map(tostring) | join(",")')" true
+check "A: stats -j has the same bucket fields" \
+	expect fields "$(syncmemctl -j stats id "$slow" | jq -r ".hist.buckets | $bucket_keys")" "count,high,low,slot"
 
 check "our programs and maps are gone after tracer A" wait_until 10 ours_gone
 

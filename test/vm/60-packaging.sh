@@ -148,12 +148,13 @@ check "ex-b bytes" is "syncmem_client_bytes_total{$lb}" "$(js "$sb" .bytes)"
 check "ex-b seconds" is "syncmem_client_sync_seconds_total{$lb}" "$(js "$sb" '.time_ns / 1e9')"
 
 # hist_is SCOPE_METRIC LABELS STATS_JSON: the histogram's buckets are the
-# cumulative log2 slots (le = 2^i ns for i = 0..30, then +Inf), its count
-# the syncs and its sum the time in sync callbacks.
+# cumulative log2 buckets of stats -j (bucket i, 2^i..2^(i+1)-1 ns, is
+# le = 2^(i+1) ns for i = 0..30; the open-ended 31 only in +Inf), its
+# count the syncs and its sum the time in sync callbacks.
 hist_is() {
 	local name=$1 labels=$2 j=$3
-	jq -r '.hist[] | "\(.slot) \(.count)"' <<<"$j" | awk '{ c[$1] = $2 }
-		END { for (i = 0; i <= 30; i++) { cum += c[i]; printf "%.9g %d\n", 2^i / 1e9, cum }
+	jq -r '.hist.buckets[] | "\(.slot) \(.count)"' <<<"$j" | awk '{ c[$1] = $2 }
+		END { for (i = 0; i <= 30; i++) { cum += c[i]; printf "%.9g %d\n", 2^(i + 1) / 1e9, cum }
 			for (k in c) if (k + 0 > 30) cum += c[k]; printf "+Inf %d\n", cum }' >"$tmp/want"
 	grep -F "${name}_bucket{$labels${labels:+,}le=" "$tmp/m" |
 		sed -E 's/.*le="([^"]*)"\} (.*)/\1 \2/' |

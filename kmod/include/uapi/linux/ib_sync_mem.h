@@ -211,8 +211,8 @@
  *          callback times, non-empty slots only:
  *          IB_SYNC_MEM_A_HIST_SLOT: NLA_NESTED
  *             IB_SYNC_MEM_A_HIST_LOG2: NLA_U32, slot i counts times t with
- *                2^(i-1) <= t < 2^i ns (slot 0: t = 0; the last slot, 31,
- *                also counts everything longer)
+ *                2^i <= t < 2^(i+1) ns (slot 0: also t = 0; the last slot,
+ *                31, every t >= 2^31 ns): the buckets of the libbpf-tools
  *             IB_SYNC_MEM_A_HIST_COUNT: NLA_U64
  *
  * Module-wide and device stats also carry IB_SYNC_MEM_A_STATS_CLIENTS:
