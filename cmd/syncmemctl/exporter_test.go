@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/syncmem/syncmem/pkg/hist"
 	"io"
 	"log"
 	"net"
@@ -17,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/syncmem/syncmem/pkg/genl"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
 

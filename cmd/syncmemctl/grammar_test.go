@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/syncmem/syncmem/pkg/hist"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/syncmem/syncmem/pkg/genl"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
 

@@ -2,13 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/syncmem/syncmem/pkg/hist"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/syncmem/syncmem/pkg/genl"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
 

@@ -5,14 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/google/go-cmp/cmp"
-	"github.com/spf13/cobra"
-	"github.com/syncmem/syncmem/pkg/hist"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+	"github.com/syncmem/syncmem/pkg/genl"
+	"github.com/syncmem/syncmem/pkg/hist"
 	"github.com/syncmem/syncmem/pkg/trace"
 )
 
@@ -52,7 +53,7 @@ func newTraceHarness(snaps ...*trace.Snapshot) *traceHarness {
 			if name == "rxe0" {
 				return 2, nil
 			}
-			return 0, fmt.Errorf("%w %q (have: rxe0)", trace.ErrNoDevice, name)
+			return 0, fmt.Errorf("no such RDMA device %q (have: rxe0)", name)
 		},
 		start: func(o trace.Options) (traceSession, error) {
 			h.opts = &o
@@ -88,7 +89,7 @@ func traceSnap(count uint64, slots ...uint64) *trace.Snapshot {
 	s := &trace.Snapshot{Unit: trace.Microseconds}
 	if count > 0 {
 		s.Hists = []trace.Hist{{
-			Series: trace.Series{Dev: 2, DevName: "rxe0", Kind: trace.KindClient, Client: 3, Dir: trace.ToDevice},
+			Series: trace.Series{Dev: 2, DevName: "rxe0", Kind: trace.KindClient, Client: 3, Dir: genl.DirToDevice},
 			Log2:   hist.Log2{Counts: slots}, Count: count, TotalNs: count * 2500,
 		}}
 	}
@@ -257,10 +258,10 @@ func TestTraceKernelErrors(t *testing.T) {
 		check, start error
 		want         string
 	}{
-		{trace.ErrModuleNotLoaded, nil, "module ib_sync_mem is not loaded"},
+		{genl.ErrNotLoaded, nil, "module ib_sync_mem is not loaded"},
 		{&trace.TracepointError{Event: "client_sync"}, nil,
 			"tracepoint ib_sync_mem:client_sync not found: wrong ib_sync_mem version?"},
-		{nil, fmt.Errorf("%w: load BPF: map sm_hist: operation not permitted", trace.ErrPermission),
+		{nil, fmt.Errorf("loading BPF needs root (CAP_BPF and CAP_PERFMON): load BPF: map sm_hist: %w", syscall.EPERM),
 			"loading BPF needs root (CAP_BPF and CAP_PERFMON): load BPF: map sm_hist: operation not permitted"},
 		{nil, &trace.TracepointError{Event: "sync_end"},
 			"tracepoint ib_sync_mem:sync_end not found: wrong ib_sync_mem version?"},

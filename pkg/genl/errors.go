@@ -15,15 +15,18 @@ import (
 var (
 	// ErrNotLoaded: the generic netlink family does not exist here, because
 	// the module is not loaded or the caller is not in the initial network
-	// namespace, the only one where the family exists.
+	// namespace, the only one where the family exists. pkg/trace returns
+	// it too, when the module or its tracepoints are absent.
 	ErrNotLoaded = errors.New("module ib_sync_mem is not loaded")
 	// ErrNotFound (ENOENT): no such client.
 	ErrNotFound = errors.New("not found")
-	// ErrNoDevice (ENODEV): no such device, or it went away.
+	// ErrNoDevice (ENODEV): no such device, or it went away; also
+	// pkg/trace's lookup of an RDMA device name.
 	ErrNoDevice = errors.New("no such device")
 	// ErrPermission (EPERM): the command needs CAP_NET_ADMIN in the initial
-	// user namespace.
-	ErrPermission = errors.New("permission denied: needs CAP_NET_ADMIN")
+	// user namespace. pkg/trace's refusals to load BPF (CAP_BPF and
+	// CAP_PERFMON) match it too; each error's text names the capability.
+	ErrPermission = errors.New("permission denied")
 	// ErrBusy (EBUSY): the client belongs to a kernel driver.
 	ErrBusy = errors.New("busy")
 	// ErrInvalid (EINVAL, or ERANGE for a value out of its range): a bad or

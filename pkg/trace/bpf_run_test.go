@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/syncmem/syncmem/pkg/genl"
 	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
@@ -33,7 +34,7 @@ func loadRunner(t *testing.T, opts Options) *runner {
 			p.AttachType = ebpf.AttachNone
 		}
 	})
-	if errors.Is(err, ErrPermission) {
+	if errors.Is(err, genl.ErrPermission) {
 		t.Skipf("SKIP: running the BPF programs on the host needs root: %v", err)
 	}
 	if err != nil {
@@ -54,13 +55,13 @@ func (r *runner) run(p *ebpf.Program, rec any) {
 	}
 }
 
-func (r *runner) clientSync(dev, client uint32, dir Dir, ns uint64, err syscall.Errno) {
+func (r *runner) clientSync(dev, client uint32, dir genl.Direction, ns uint64, err syscall.Errno) {
 	r.t.Helper()
 	r.run(r.tr.objs.SmClientSync, synctraceSmClientSyncRec{
 		DevIndex: dev, Client: client, Dir: uint32(dir), Err: -int32(err), Ns: ns})
 }
 
-func (r *runner) syncEnd(dev uint32, name string, client uint32, dir Dir, clients uint32,
+func (r *runner) syncEnd(dev uint32, name string, client uint32, dir genl.Direction, clients uint32,
 	ns uint64, err syscall.Errno) {
 	r.t.Helper()
 	rec := synctraceSmSyncEndRec{DevIndex: dev, Client: client, Dir: uint32(dir),
@@ -83,19 +84,19 @@ func (r *runner) snap() *Snapshot {
 // feed runs a fixed mix of events on two devices.
 func (r *runner) feed() {
 	for range 50 {
-		r.clientSync(0, 3, ToDevice, 1_500_000, 0) // 1500 us: slot 10
-		r.clientSync(0, 4, ToDevice, 3_000, 0)     // 3 us: slot 1
+		r.clientSync(0, 3, genl.DirToDevice, 1_500_000, 0) // 1500 us: slot 10
+		r.clientSync(0, 4, genl.DirToDevice, 3_000, 0)     // 3 us: slot 1
 	}
-	r.clientSync(0, 5, ToDevice, 100, syscall.EIO)
-	r.clientSync(0, 5, ToDevice, 100, syscall.EIO)
-	r.clientSync(0, 5, ToCPU, 100, syscall.ETIMEDOUT)
-	r.clientSync(1, 3, Bidirectional, 10_000, 0)
-	r.syncEnd(0, "rxe0", 0, ToDevice, 2, 2_000_000, 0)           // a pass
-	r.syncEnd(0, "rxe0", 0, ToDevice, 2, 4_000_000, syscall.EIO) // a failed pass
-	r.syncEnd(0, "rxe0", 6, ToDevice, 0, 1_000, syscall.ENXIO)   // refused
-	r.syncEnd(0, "rxe0", 3, ToDevice, 1, 1_600_000, 0)           // single, ran
-	r.syncEnd(0, "rxe0", 5, ToDevice, 1, 1_000, syscall.EIO)     // single, ran
-	r.syncEnd(1, "mlx5_0", 0, Bidirectional, 1, 30_000, 0)
+	r.clientSync(0, 5, genl.DirToDevice, 100, syscall.EIO)
+	r.clientSync(0, 5, genl.DirToDevice, 100, syscall.EIO)
+	r.clientSync(0, 5, genl.DirToCPU, 100, syscall.ETIMEDOUT)
+	r.clientSync(1, 3, genl.DirBidirectional, 10_000, 0)
+	r.syncEnd(0, "rxe0", 0, genl.DirToDevice, 2, 2_000_000, 0)           // a pass
+	r.syncEnd(0, "rxe0", 0, genl.DirToDevice, 2, 4_000_000, syscall.EIO) // a failed pass
+	r.syncEnd(0, "rxe0", 6, genl.DirToDevice, 0, 1_000, syscall.ENXIO)   // refused
+	r.syncEnd(0, "rxe0", 3, genl.DirToDevice, 1, 1_600_000, 0)           // single, ran
+	r.syncEnd(0, "rxe0", 5, genl.DirToDevice, 1, 1_000, syscall.EIO)     // single, ran
+	r.syncEnd(1, "mlx5_0", 0, genl.DirBidirectional, 1, 30_000, 0)
 }
 
 func TestBPFPerClient(t *testing.T) {
@@ -103,7 +104,7 @@ func TestBPFPerClient(t *testing.T) {
 	r.feed()
 	s := r.snap()
 
-	check := func(dev uint32, kind Kind, client uint32, dir Dir, count uint64, slots map[int]uint64) {
+	check := func(dev uint32, kind Kind, client uint32, dir genl.Direction, count uint64, slots map[int]uint64) {
 		t.Helper()
 		h := s.Find(dev, kind, client, dir)
 		if h == nil {
@@ -120,37 +121,37 @@ func TestBPFPerClient(t *testing.T) {
 			}
 		}
 	}
-	check(0, KindClient, 3, ToDevice, 50, map[int]uint64{10: 50})
-	check(0, KindClient, 4, ToDevice, 50, map[int]uint64{1: 50})
-	check(0, KindClient, 5, ToDevice, 2, map[int]uint64{0: 2})
-	check(0, KindClient, 5, ToCPU, 1, map[int]uint64{0: 1})
-	check(1, KindClient, 3, Bidirectional, 1, map[int]uint64{3: 1})
-	check(0, KindPass, 0, ToDevice, 2, map[int]uint64{10: 1, 11: 1})
-	check(1, KindPass, 0, Bidirectional, 1, map[int]uint64{4: 1})
+	check(0, KindClient, 3, genl.DirToDevice, 50, map[int]uint64{10: 50})
+	check(0, KindClient, 4, genl.DirToDevice, 50, map[int]uint64{1: 50})
+	check(0, KindClient, 5, genl.DirToDevice, 2, map[int]uint64{0: 2})
+	check(0, KindClient, 5, genl.DirToCPU, 1, map[int]uint64{0: 1})
+	check(1, KindClient, 3, genl.DirBidirectional, 1, map[int]uint64{3: 1})
+	check(0, KindPass, 0, genl.DirToDevice, 2, map[int]uint64{10: 1, 11: 1})
+	check(1, KindPass, 0, genl.DirBidirectional, 1, map[int]uint64{4: 1})
 	if len(s.Hists) != 7 {
 		t.Errorf("%d histograms, want 7: %+v", len(s.Hists), s.Hists)
 	}
-	if h := s.Find(0, KindClient, 3, ToDevice); h != nil && h.TotalNs != 50*1_500_000 {
+	if h := s.Find(0, KindClient, 3, genl.DirToDevice); h != nil && h.TotalNs != 50*1_500_000 {
 		t.Errorf("total ns %d", h.TotalNs)
 	}
-	if h := s.Find(0, KindPass, 0, ToDevice); h != nil && h.DevName != "rxe0" {
+	if h := s.Find(0, KindPass, 0, genl.DirToDevice); h != nil && h.DevName != "rxe0" {
 		t.Errorf("device name %q, want rxe0", h.DevName)
 	}
-	if h := s.Find(1, KindPass, 0, Bidirectional); h != nil && h.DevName != "mlx5_0" {
+	if h := s.Find(1, KindPass, 0, genl.DirBidirectional); h != nil && h.DevName != "mlx5_0" {
 		t.Errorf("device name %q, want mlx5_0", h.DevName)
 	}
 
 	wantErrs := []struct {
 		kind   Kind
 		client uint32
-		dir    Dir
+		dir    genl.Direction
 		errno  syscall.Errno
 		count  uint64
 	}{
-		{KindPass, 0, ToDevice, syscall.EIO, 1},
-		{KindClient, 5, ToDevice, syscall.EIO, 2},
-		{KindClient, 5, ToCPU, syscall.ETIMEDOUT, 1},
-		{KindRefused, 6, ToDevice, syscall.ENXIO, 1},
+		{KindPass, 0, genl.DirToDevice, syscall.EIO, 1},
+		{KindClient, 5, genl.DirToDevice, syscall.EIO, 2},
+		{KindClient, 5, genl.DirToCPU, syscall.ETIMEDOUT, 1},
+		{KindRefused, 6, genl.DirToDevice, syscall.ENXIO, 1},
 	}
 	if len(s.Errors) != len(wantErrs) {
 		t.Fatalf("errors %+v, want %+v", s.Errors, wantErrs)
@@ -173,8 +174,8 @@ func TestBPFPerClient(t *testing.T) {
 	if s := r.snap(); !s.Empty() {
 		t.Errorf("after Reset: %+v", s)
 	}
-	r.clientSync(0, 3, ToDevice, 1_500_000, 0)
-	if h := r.snap().Find(0, KindClient, 3, ToDevice); h == nil || h.Count != 1 {
+	r.clientSync(0, 3, genl.DirToDevice, 1_500_000, 0)
+	if h := r.snap().Find(0, KindClient, 3, genl.DirToDevice); h == nil || h.Count != 1 {
 		t.Errorf("after Reset and one sync: %+v", h)
 	}
 	if err := r.tr.Close(); err != nil {
@@ -192,7 +193,7 @@ func TestBPFMergedClients(t *testing.T) {
 	r := loadRunner(t, Options{Unit: Microseconds})
 	r.feed()
 	s := r.snap()
-	h := s.Find(0, KindClient, 0, ToDevice)
+	h := s.Find(0, KindClient, 0, genl.DirToDevice)
 	if h == nil || h.Count != 102 || h.Log2.Counts[10] != 50 || h.Log2.Counts[1] != 50 || h.Log2.Counts[0] != 2 {
 		t.Fatalf("merged clients: %+v", h)
 	}
@@ -201,7 +202,7 @@ func TestBPFMergedClients(t *testing.T) {
 			t.Errorf("per-client error with the split off: %+v", e)
 		}
 	}
-	if s.Find(0, KindPass, 0, ToDevice) == nil {
+	if s.Find(0, KindPass, 0, genl.DirToDevice) == nil {
 		t.Error("passes missing")
 	}
 }
@@ -225,7 +226,7 @@ func TestBPFFilters(t *testing.T) {
 	}
 	r.feed()
 	s = r.snap()
-	if len(s.Hists) != 2 || s.Find(0, KindClient, 5, ToDevice) == nil || s.Find(0, KindClient, 5, ToCPU) == nil {
+	if len(s.Hists) != 2 || s.Find(0, KindClient, 5, genl.DirToDevice) == nil || s.Find(0, KindClient, 5, genl.DirToCPU) == nil {
 		t.Errorf("client 5: %+v", s.Hists)
 	}
 	if len(s.Errors) != 2 {
@@ -239,9 +240,9 @@ func TestBPFUnits(t *testing.T) {
 		slot int
 	}{{Nanoseconds, 20}, {Microseconds, 10}, {Milliseconds, 0}} {
 		r := loadRunner(t, Options{Unit: c.u, PerClient: true})
-		r.clientSync(0, 3, ToDevice, 1_500_000, 0)
+		r.clientSync(0, 3, genl.DirToDevice, 1_500_000, 0)
 		s := r.snap()
-		h := s.Find(0, KindClient, 3, ToDevice)
+		h := s.Find(0, KindClient, 3, genl.DirToDevice)
 		if s.Unit != c.u || h == nil || len(h.Log2.Counts) != c.slot+1 || h.Log2.Counts[c.slot] != 1 {
 			t.Errorf("%v: 1.5 ms landed in %+v, want slot %d", c.u, h, c.slot)
 		}
@@ -252,9 +253,9 @@ func TestBPFUnits(t *testing.T) {
 // of 10 and 20 s in ns) count in pkg/hist's open-ended last bucket.
 func TestBPFOpenBucket(t *testing.T) {
 	r := loadRunner(t, Options{Unit: Nanoseconds, PerClient: true})
-	r.clientSync(0, 3, ToDevice, 10_000_000_000, 0)
-	r.clientSync(0, 3, ToDevice, 20_000_000_000, 0)
-	h := r.snap().Find(0, KindClient, 3, ToDevice)
+	r.clientSync(0, 3, genl.DirToDevice, 10_000_000_000, 0)
+	r.clientSync(0, 3, genl.DirToDevice, 20_000_000_000, 0)
+	h := r.snap().Find(0, KindClient, 3, genl.DirToDevice)
 	if h == nil || h.Count != 2 || len(h.Log2.Counts) != hist.Buckets || h.Log2.Counts[hist.Buckets-1] != 2 {
 		t.Fatalf("10 s and 20 s landed in %+v, want 2 in bucket 31", h)
 	}

@@ -1,12 +1,12 @@
 package trace
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/mdlayher/netlink"
+	"github.com/syncmem/syncmem/pkg/genl"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,8 +20,12 @@ const (
 	rdmaNldevAttrDevName = 2 // RDMA_NLDEV_ATTR_DEV_NAME, string
 )
 
-// ErrNoDevice: no RDMA device has the name asked for.
-var ErrNoDevice = errors.New("no such RDMA device")
+// noDeviceError: no RDMA device has the name asked for. It matches
+// genl.ErrNoDevice, as the module's refusal of an unknown device does.
+type noDeviceError struct{ msg string }
+
+func (e *noDeviceError) Error() string { return e.msg }
+func (e *noDeviceError) Unwrap() error { return genl.ErrNoDevice }
 
 // Devices returns the RDMA devices of the kernel, ib_device index to name,
 // from RDMA netlink (as `rdma -j dev show` lists them).
@@ -90,8 +94,8 @@ func lookupDevice(devs map[uint32]string, name string) (uint32, error) {
 		names = append(names, n)
 	}
 	if len(names) == 0 {
-		return 0, fmt.Errorf("%w %q (there are none)", ErrNoDevice, name)
+		return 0, &noDeviceError{fmt.Sprintf("no such RDMA device %q (there are none)", name)}
 	}
 	slices.Sort(names)
-	return 0, fmt.Errorf("%w %q (have: %s)", ErrNoDevice, name, strings.Join(names, ", "))
+	return 0, &noDeviceError{fmt.Sprintf("no such RDMA device %q (have: %s)", name, strings.Join(names, ", "))}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mdlayher/netlink"
+	"github.com/syncmem/syncmem/pkg/genl"
 )
 
 func nldevMsg(t *testing.T, idx uint32, name string) netlink.Message {
@@ -32,7 +33,7 @@ func TestParseDevices(t *testing.T) {
 		t.Errorf("mlx5_1: %d, %v", idx, err)
 	}
 	_, err = lookupDevice(devs, "rxe9")
-	if !errors.Is(err, ErrNoDevice) || err.Error() != `no such RDMA device "rxe9" (have: mlx5_1, rxe0)` {
+	if !errors.Is(err, genl.ErrNoDevice) || err.Error() != `no such RDMA device "rxe9" (have: mlx5_1, rxe0)` {
 		t.Errorf("rxe9: %v", err)
 	}
 	_, err = lookupDevice(map[uint32]string{}, "rxe0")

@@ -24,7 +24,7 @@
 //	idx, err := trace.DeviceIndex("rxe0") // optional: RDMA netlink lookup
 //	t, err := trace.Start(trace.Options{FilterDev: true, DevIndex: idx, PerClient: true})
 //	if err != nil {
-//		// errors.Is: ErrModuleNotLoaded, ErrPermission,
+//		// errors.Is: genl.ErrNotLoaded, genl.ErrPermission,
 //		// ErrTracepointMissing, ErrNoTracefs
 //	}
 //	defer t.Close() // detaches, unloads the programs, frees the maps

@@ -8,15 +8,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/syncmem/syncmem/pkg/genl"
 )
 
-// Errors Start returns, to be matched with errors.Is.
+// Errors Start returns, to be matched with errors.Is, besides pkg/genl's
+// ErrNotLoaded (neither /sys/module/ib_sync_mem nor its trace events
+// exist) and ErrPermission (the bpf() or perf_event_open() syscall refused
+// us: loading BPF needs CAP_BPF and CAP_PERFMON), which pkg/genl's calls
+// return for the same causes.
 var (
-	// ErrModuleNotLoaded: neither /sys/module/ib_sync_mem nor its trace
-	// events exist.
-	ErrModuleNotLoaded = errors.New("module ib_sync_mem is not loaded")
-	// ErrPermission: the bpf() or perf_event_open() syscall refused us.
-	ErrPermission = errors.New("loading BPF needs root (CAP_BPF and CAP_PERFMON)")
 	// ErrTracepointMissing: the module is loaded but lacks a tracepoint
 	// or its record layout differs. The error is a *TracepointError.
 	ErrTracepointMissing = errors.New("tracepoint missing")
@@ -80,7 +81,7 @@ var layouts = map[string][]field{
 var events = []string{"client_sync", "sync_end"}
 
 // CheckKernel reports whether ib_sync_mem and its tracepoints are there,
-// as Start does first: ErrModuleNotLoaded, ErrTracepointMissing (also when
+// as Start does first: genl.ErrNotLoaded, ErrTracepointMissing (also when
 // a record's layout changed), ErrNoTracefs or nil. What it may not read
 // (tracefs is root-only) it leaves to Start.
 func CheckKernel() error { return defaultPaths.check() }
@@ -98,7 +99,7 @@ func (p kernelPaths) check() error {
 	switch {
 	case err == nil:
 	case modAbsent:
-		return ErrModuleNotLoaded
+		return genl.ErrNotLoaded
 	case errors.Is(err, fs.ErrPermission):
 		return nil
 	case errors.Is(err, ErrNoTracefs):

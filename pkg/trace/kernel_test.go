@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncmem/syncmem/pkg/genl"
 	"golang.org/x/sys/unix"
 )
 
@@ -172,8 +173,8 @@ func TestKernelCheck(t *testing.T) {
 		})
 	}
 	err := fakeKernel(t, false, true, nil).check()
-	if !errors.Is(err, ErrModuleNotLoaded) {
-		t.Errorf("%v is not ErrModuleNotLoaded", err)
+	if !errors.Is(err, genl.ErrNotLoaded) {
+		t.Errorf("%v is not genl.ErrNotLoaded", err)
 	}
 	err = fakeKernel(t, true, true, nil).check()
 	var te *TracepointError
@@ -184,16 +185,16 @@ func TestKernelCheck(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	perm := classify("load BPF", errors.Join(errors.New("map create"), unix.EPERM))
-	if !errors.Is(perm, ErrPermission) ||
+	if !errors.Is(perm, genl.ErrPermission) || !errors.Is(perm, unix.EPERM) ||
 		!strings.HasPrefix(perm.Error(), "loading BPF needs root (CAP_BPF and CAP_PERFMON): load BPF: ") {
 		t.Errorf("EPERM: got %q", perm)
 	}
 	acc := classify("attach", unix.EACCES)
-	if !errors.Is(acc, ErrPermission) {
+	if !errors.Is(acc, genl.ErrPermission) {
 		t.Errorf("EACCES from perf_event_open: got %q", acc)
 	}
 	other := classify("load BPF", errors.New("boom"))
-	if errors.Is(other, ErrPermission) || other.Error() != "load BPF: boom" {
+	if errors.Is(other, genl.ErrPermission) || other.Error() != "load BPF: boom" {
 		t.Errorf("other error: got %q", other)
 	}
 }

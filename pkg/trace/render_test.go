@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncmem/syncmem/pkg/genl"
 	"github.com/syncmem/syncmem/pkg/hist"
 )
 
@@ -18,7 +19,7 @@ var (
 
 func sampleSnapshot() *Snapshot {
 	dev := func(k Kind, client uint32) Series {
-		return Series{Dev: 0, DevName: "rxe0", Kind: k, Client: client, Dir: ToDevice}
+		return Series{Dev: 0, DevName: "rxe0", Kind: k, Client: client, Dir: genl.DirToDevice}
 	}
 	return &Snapshot{
 		Unit: Microseconds, Since: t0, Time: t1,
@@ -69,7 +70,7 @@ func TestWriteTextOpenBucket(t *testing.T) {
 	h.Add(0, 2)
 	h.Add(33, 4) // the BPF side's slot 33: the last bucket
 	s := &Snapshot{Unit: Nanoseconds, Hists: []Hist{{
-		Series: Series{Dev: 2, Kind: KindClient, Dir: Bidirectional},
+		Series: Series{Dev: 2, Kind: KindClient, Dir: genl.DirBidirectional},
 		Log2:   h, Count: 6, TotalNs: 4 * (1 << 33),
 	}}, Dropped: 3}
 	var b bytes.Buffer

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/syncmem/syncmem/pkg/genl"
 	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
@@ -44,8 +45,8 @@ type Tracer struct {
 }
 
 // Start loads the BPF programs with opts and attaches them to the
-// ib_sync_mem tracepoints. The errors to expect are ErrModuleNotLoaded,
-// ErrPermission, ErrTracepointMissing (a *TracepointError) and
+// ib_sync_mem tracepoints. The errors to expect are genl.ErrNotLoaded,
+// genl.ErrPermission, ErrTracepointMissing (a *TracepointError) and
 // ErrNoTracefs. Close the Tracer to unload everything.
 func Start(opts Options) (*Tracer, error) {
 	if err := defaultPaths.check(); err != nil {
@@ -148,13 +149,27 @@ func b2u(b bool) uint32 {
 	return 0
 }
 
-// classify turns refusals of the bpf and perf_event_open syscalls into
-// ErrPermission: EPERM, or EACCES when it is not the verifier's verdict
-// (the verifier rejects programs with EACCES too, with a log).
+// permissionError is a bpf() or perf_event_open() refused for want of a
+// capability: it matches genl.ErrPermission and the syscall's error.
+type permissionError struct {
+	what string
+	err  error
+}
+
+func (e *permissionError) Error() string {
+	return "loading BPF needs root (CAP_BPF and CAP_PERFMON): " + e.what + ": " + e.err.Error()
+}
+
+func (e *permissionError) Unwrap() []error { return []error{genl.ErrPermission, e.err} }
+
+// classify turns refusals of the bpf and perf_event_open syscalls into a
+// *permissionError (genl.ErrPermission): EPERM, or EACCES when it is not
+// the verifier's verdict (the verifier rejects programs with EACCES too,
+// with a log).
 func classify(what string, err error) error {
 	var ve *ebpf.VerifierError
 	if errors.Is(err, unix.EPERM) || (errors.Is(err, unix.EACCES) && !errors.As(err, &ve)) {
-		return fmt.Errorf("%w: %s: %v", ErrPermission, what, err)
+		return &permissionError{what: what, err: err}
 	}
 	if ve != nil {
 		return fmt.Errorf("%s: %w\n%+v", what, err, ve)
@@ -205,7 +220,7 @@ func (t *Tracer) Snapshot() (*Snapshot, error) {
 		}
 		seen[hk] = true
 		s := Series{Dev: hk.DevIndex, DevName: names[hk.DevIndex], Kind: Kind(hk.Kind),
-			Client: hk.Client, Dir: Dir(hk.Dir)}
+			Client: hk.Client, Dir: genl.Direction(hk.Dir)}
 		h := hists[s.key()]
 		if h == nil {
 			h = &Hist{Series: s, Log2: hist.Log2{Unit: t.opts.Unit}}
@@ -238,7 +253,7 @@ func (t *Tracer) Snapshot() (*Snapshot, error) {
 		}
 		seenErr[ek] = true
 		e := ErrorCount{Series: Series{Dev: ek.DevIndex, DevName: names[ek.DevIndex],
-			Kind: Kind(ek.Kind), Client: ek.Client, Dir: Dir(ek.Dir)}, Errno: syscall.Errno(ek.Err)}
+			Kind: Kind(ek.Kind), Client: ek.Client, Dir: genl.Direction(ek.Dir)}, Errno: syscall.Errno(ek.Err)}
 		for _, v := range ev {
 			e.Count += v
 		}

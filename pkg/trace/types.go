@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/syncmem/syncmem/pkg/genl"
 	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
 )
@@ -22,27 +23,6 @@ const (
 	Microseconds = hist.Microseconds
 	Milliseconds = hist.Milliseconds
 )
-
-// Dir is enum ib_sync_mem_dir.
-type Dir uint8
-
-const (
-	ToDevice      Dir = 1
-	ToCPU         Dir = 2
-	Bidirectional Dir = 3
-)
-
-func (d Dir) String() string {
-	switch d {
-	case ToDevice:
-		return "to-device"
-	case ToCPU:
-		return "to-cpu"
-	case Bidirectional:
-		return "bidirectional"
-	}
-	return fmt.Sprintf("dir-%d", uint8(d))
-}
 
 // Kind says what a histogram or an error count is about.
 type Kind uint8
@@ -76,7 +56,7 @@ type Series struct {
 	DevName string // "" when unknown
 	Kind    Kind
 	Client  uint32
-	Dir     Dir
+	Dir     genl.Direction
 }
 
 func (s Series) key() seriesKey { return seriesKey{s.Dev, s.Kind, s.Client, s.Dir} }
@@ -85,7 +65,7 @@ type seriesKey struct {
 	dev    uint32
 	kind   Kind
 	client uint32
-	dir    Dir
+	dir    genl.Direction
 }
 
 func (a seriesKey) compare(b seriesKey) int {
@@ -139,7 +119,7 @@ type Snapshot struct {
 }
 
 // Find returns the histogram of a series, or nil.
-func (s *Snapshot) Find(dev uint32, kind Kind, client uint32, dir Dir) *Hist {
+func (s *Snapshot) Find(dev uint32, kind Kind, client uint32, dir genl.Direction) *Hist {
 	k := seriesKey{dev, kind, client, dir}
 	for i := range s.Hists {
 		if s.Hists[i].key() == k {

@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/syncmem/syncmem/pkg/genl"
 	"github.com/syncmem/syncmem/pkg/hist"
 )
 
@@ -35,8 +36,8 @@ func TestUnits(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	if ToDevice.String() != "to-device" || ToCPU.String() != "to-cpu" ||
-		Bidirectional.String() != "bidirectional" || Dir(9).String() != "dir-9" {
+	if genl.DirToDevice.String() != "to-device" || genl.DirToCPU.String() != "to-cpu" ||
+		genl.DirBidirectional.String() != "bidirectional" || genl.Direction(9).String() != "dir-9" {
 		t.Error("Dir names")
 	}
 	if KindClient.String() != "client" || KindPass.String() != "pass" || KindRefused.String() != "refused" {
@@ -48,8 +49,8 @@ func TestNames(t *testing.T) {
 }
 
 func TestSub(t *testing.T) {
-	a := Series{Dev: 1, Kind: KindClient, Client: 3, Dir: ToCPU}
-	b := Series{Dev: 1, Kind: KindClient, Client: 4, Dir: ToCPU}
+	a := Series{Dev: 1, Kind: KindClient, Client: 3, Dir: genl.DirToCPU}
+	b := Series{Dev: 1, Kind: KindClient, Client: 4, Dir: genl.DirToCPU}
 	prev := &Snapshot{Since: t0, Time: t0, Dropped: 1,
 		Hists: []Hist{
 			{Series: a, Log2: hist.Log2{Counts: []uint64{1, 2}}, Count: 3, TotalNs: 30},
@@ -81,10 +82,10 @@ func TestSub(t *testing.T) {
 	if got := cur.Sub(nil); !reflect.DeepEqual(got.Hists, cur.Hists) || got.Since != t0 {
 		t.Errorf("Sub(nil) = %+v", got)
 	}
-	if h := cur.Find(1, KindClient, 4, ToCPU); h == nil || h.Count != 5 {
+	if h := cur.Find(1, KindClient, 4, genl.DirToCPU); h == nil || h.Count != 5 {
 		t.Errorf("Find: %+v", h)
 	}
-	if cur.Find(1, KindPass, 0, ToCPU) != nil {
+	if cur.Find(1, KindPass, 0, genl.DirToCPU) != nil {
 		t.Error("Find found a missing series")
 	}
 }
