@@ -107,8 +107,8 @@ type jsonEvent struct {
 	Event    string   `json:"event"`
 	ID       uint32   `json:"id,omitempty"`
 	Name     string   `json:"name,omitempty"`
-	Dev      string   `json:"dev,omitempty"` // every event but family-* and events-lost
-	DevIndex uint32   `json:"dev_index,omitempty"`
+	Dev      string   `json:"dev,omitempty"`       // every event but family-* and events-lost
+	DevIndex *uint32  `json:"dev_index,omitempty"` // with dev: index 0 is a device
 	Kind     string   `json:"kind,omitempty"`
 	Flags    []string `json:"flags,omitempty"`
 	State    string   `json:"state,omitempty"`
@@ -120,7 +120,10 @@ type jsonEvent struct {
 
 // eventJSON keeps the attributes the event type carries.
 func eventJSON(ev genl.Event) jsonEvent {
-	j := jsonEvent{Event: ev.Type.String(), Dev: ev.DevName, DevIndex: ev.DevIndex}
+	j := jsonEvent{Event: ev.Type.String(), Dev: ev.DevName}
+	if ev.DevName != "" {
+		j.DevIndex = &ev.DevIndex
+	}
 	if c := ev.Client; c != nil {
 		j.ID, j.Name = c.ID, c.Name
 	}

@@ -150,3 +150,30 @@ func TestHelp(t *testing.T) {
 		t.Errorf("register --help:\n%s", help)
 	}
 }
+
+// TestDevIndexZero: a device's index may be 0 (the first RDMA device):
+// monitor -j and stats -j still say dev_index 0, and leave it out only
+// where there is no device.
+func TestDevIndexZero(t *testing.T) {
+	f := &fakeAPI{events: []genl.Event{
+		{Type: genl.EventDevNew, DevIndex: 0, DevName: "rxe0"},
+		{Type: genl.EventFamilyDel},
+	}}
+	r := runFake(t, f, "-j", "monitor", "count", "2")
+	if want := `{"event":"dev-new","dev":"rxe0","dev_index":0}` + "\n" + `{"event":"family-del"}` + "\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("monitor: exit %d\n%s\nwant\n%s", r.code, r.stdout, want)
+	}
+	f = &fakeAPI{stats: genl.Stats{DevIndex: 0, DevName: "rxe0"}}
+	if got := mustRun(t, f, "-j", "stats", "dev", "rxe0"); !strings.Contains(got, `"dev":"rxe0","dev_index":0,`) {
+		t.Errorf("stats dev rxe0: %s", got)
+	}
+	f.clients = []genl.Client{{ID: 3, Name: "a", DevIndex: 0, DevName: "rxe0"}}
+	f.stats = genl.Stats{ClientID: 3}
+	if got := mustRun(t, f, "-j", "stats", "id", "3"); !strings.Contains(got, `"dev":"rxe0","dev_index":0,`) {
+		t.Errorf("stats id 3: %s", got)
+	}
+	f.stats = genl.Stats{}
+	if got := mustRun(t, f, "-j", "stats"); strings.Contains(got, "dev") {
+		t.Errorf("module stats: %s", got)
+	}
+}

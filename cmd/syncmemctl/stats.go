@@ -66,10 +66,10 @@ clients) and the result of its last sync, as an errno name.`,
 }
 
 type jsonStats struct {
-	Scope    string `json:"scope"` // module, device or client
-	ID       uint32 `json:"id,omitempty"`
-	Dev      string `json:"dev,omitempty"`
-	DevIndex uint32 `json:"dev_index,omitempty"`
+	Scope    string  `json:"scope"` // module, device or client
+	ID       uint32  `json:"id,omitempty"`
+	Dev      string  `json:"dev,omitempty"`
+	DevIndex *uint32 `json:"dev_index,omitempty"` // with dev: index 0 is a device
 	*jsonClientState
 	jsonCounters
 }
@@ -96,15 +96,17 @@ func printStats(w io.Writer, out *output, req genl.StatsRequest, s *genl.Stats, 
 		scope = "device"
 	}
 	if out.isJSON() {
-		j := jsonStats{Scope: scope, ID: s.ClientID, Dev: s.DevName, DevIndex: s.DevIndex,
-			jsonCounters: counters(s.Counters)}
+		j := jsonStats{Scope: scope, ID: s.ClientID, Dev: s.DevName, jsonCounters: counters(s.Counters)}
+		if s.DevName != "" {
+			j.DevIndex = &s.DevIndex
+		}
 		h := s.Hist.JSON() // always there, empty or not: the shape stays
 		j.Hist = &h
 		if scope != "client" {
 			j.Clients = &s.Clients
 		}
 		if cl != nil {
-			j.Dev, j.DevIndex = cl.DevName, cl.DevIndex
+			j.Dev, j.DevIndex = cl.DevName, &cl.DevIndex
 			j.jsonClientState = &jsonClientState{
 				Name: cl.Name, Kind: cl.Kind.String(), State: cl.State.String(), Size: cl.Size,
 				PinnedPages: pinnedPages(*cl), LastErr: jsonErrno(cl.LastErr),

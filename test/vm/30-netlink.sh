@@ -93,8 +93,8 @@ check "list id: the client's fields (root's view)" keys_are '.[0] | keys' \
 	'["dev","dev_index","flags","id","kind","name","origin","owner_pid","owner_portid","sim","size","state","stats"]' \
 	ctl list id "$idk" -j
 check "list id: the keywords' settings" jq_of '.[0] | .flags == ["lazy"] and .sim.latency_ns == 10000 and
-	.sim.size == 4096 and (.sim | keys) == ["batch","calls_bidirectional","calls_to_cpu","calls_to_device",
-	"fail_next","latency_ns","size"] and (.stats | keys) == ["bytes","errors","max_ns","syncs","time_ns"]' \
+	.sim.size == 4096 and .sim.fail_err == "EIO" and (.sim | keys) == ["batch","calls_bidirectional","calls_to_cpu",
+	"calls_to_device","fail_err","fail_next","latency_ns","size"] and (.stats | keys) == ["bytes","errors","max_ns","syncs","time_ns"]' \
 	ctl list id "$idk" -j
 check "sync id ... dir ...: the sync's fields" jq_of '(keys == ["dir","errors","results","run","skipped","time_ns"]) and
 	.dir == "to-cpu" and (.results[0] | keys) == ["id","time_ns"]' ctl sync id "$idk" dir to-cpu -j
@@ -245,8 +245,13 @@ check "reload: the monitor reports the family back" \
 	wait_until 30 jq_file 'any(.[]; .event == "family-new")' "$rl_out" -s
 idr=$(ctl register --dev rxe0 --name nl-reload)
 check "reload: register on the new module" is_id "$idr"
+# Device events may come and go with the module too (rxe0's dev-del as it
+# goes, its dev-new as it comes back, perhaps before the monitor has
+# joined the new group): they are left out, the rest is exact and in order.
 check "reload: the monitor shows the new module's event" wait_until 30 jq_file \
-	"[.[].event] == [\"family-del\", \"family-new\", \"client-new\"] and .[2].id == $idr" "$rl_out" -s
+	"[.[] | select(.event | startswith(\"dev-\") | not)] |
+	 map(.event) == [\"family-del\", \"family-new\", \"client-new\"] and .[2].id == $idr" "$rl_out" -s
+echo "# reload: the monitor's events: $(jq -c -s 'map(.event)' "$rl_out")"
 kill -TERM "$mon"
 check "reload: the monitor exits 0 on SIGTERM" ended_ok "$mon" 30
 check "reload: unregister" ctl unregister id "$idr"
