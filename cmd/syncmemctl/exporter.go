@@ -26,14 +26,18 @@ const (
 )
 
 func newExporterCmd(dial dialer) *cobra.Command {
-	var listen, path string
+	var (
+		listen, path string
+		perClient    bool
+	)
 	cmd := verb(&cobra.Command{
-		Use:   "exporter [listen ADDR] [path /metrics]",
+		Use:   "exporter [listen ADDR] [path /metrics] [per-client]",
 		Short: "Serve the module's statistics as Prometheus metrics",
 		Long: `Serve ib_sync_mem's statistics over HTTP in the Prometheus exposition
-format. Every scrape asks the kernel afresh (STATS_GET for the module, each
-device and each client), so the numbers are those of ` + "`syncmemctl stats`" + ` at
-that moment; nothing is cached. Open to every user.
+format. Every scrape asks the kernel afresh (STATS_GET for the module and
+each device, and with per-client for each client), so the numbers are
+those of ` + "`syncmemctl stats`" + ` at that moment; nothing is cached. Open to every
+user.
 
 Metrics, with the labels to aggregate on:
 
@@ -45,7 +49,9 @@ Metrics, with the labels to aggregate on:
                                           syncmem_device_clients and
                                           syncmem_device_passes_total
   syncmem_client_*                        the same per client {device,
-                                          client_id, client_name, kind}
+                                          client_id, client_name, kind},
+                                          only with per-client: a scrape
+                                          then costs a request per client
 
 The *_sync_duration_seconds histograms are the kernel's log2 histograms of
 sync callback times, the buckets of "stats": le=2^i ns (in seconds) for
@@ -56,6 +62,7 @@ It prints "serving metrics on http://ADDR/PATH" on stderr once listening,
 and runs until interrupted.`,
 		Example: `  syncmemctl exporter
   syncmemctl exporter listen :9710 path /metrics
+  syncmemctl exporter per-client
   curl -s 127.0.0.1:9710/metrics | grep ^syncmem_client_syncs_total`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !strings.HasPrefix(path, "/") {
@@ -68,20 +75,21 @@ and runs until interrupted.`,
 			if err != nil {
 				return err
 			}
-			return serveMetrics(cmd.Context(), ln, path, dial, cmd)
+			return serveMetrics(cmd.Context(), ln, path, dial, perClient, cmd)
 		},
 	})
 	cmd.Flags().StringVar(&listen, "listen", defaultListen, "address to listen on, host:port")
 	cmd.Flags().StringVar(&path, "path", defaultMetricsPath, "URL path of the metrics")
+	cmd.Flags().BoolVar(&perClient, "per-client", false, "also the series of every client (a request per client and scrape)")
 	return cmd
 }
 
 // metricsHandler serves the kernel's statistics, queried through dial at
 // every scrape, plus the exporter's own process and Go metrics.
-func metricsHandler(dial dialer, errLog promhttp.Logger) http.Handler {
+func metricsHandler(dial dialer, errLog promhttp.Logger, perClient bool) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
-		newSyncmemCollector(dial, errLog),
+		newSyncmemCollector(dial, errLog, perClient),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -92,10 +100,10 @@ func metricsHandler(dial dialer, errLog promhttp.Logger) http.Handler {
 }
 
 // serveMetrics serves on ln until ctx is done.
-func serveMetrics(ctx context.Context, ln net.Listener, path string, dial dialer, cmd *cobra.Command) error {
+func serveMetrics(ctx context.Context, ln net.Listener, path string, dial dialer, perClient bool, cmd *cobra.Command) error {
 	errLog := log.New(cmd.ErrOrStderr(), "exporter: ", 0)
 	mux := http.NewServeMux()
-	mux.Handle(path, metricsHandler(dial, errLog))
+	mux.Handle(path, metricsHandler(dial, errLog, perClient))
 	if path != "/" {
 		mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprintf(w, "syncmemctl exporter: metrics at <a href=%q>%s</a>\n", path, path)
@@ -147,19 +155,22 @@ func newCounterDescs(prefix, what string, labels []string) counterDescs {
 	}
 }
 
-// syncmemCollector asks the kernel for its statistics at every scrape.
+// syncmemCollector asks the kernel for its statistics at every scrape:
+// the module's and each device's, and with perClient each client's.
 type syncmemCollector struct {
-	dial   dialer
-	errLog promhttp.Logger
+	dial      dialer
+	errLog    promhttp.Logger
+	perClient bool
 
 	up, clients, devClients, devPasses *prometheus.Desc
 	module, device, client             counterDescs
 }
 
-func newSyncmemCollector(dial dialer, errLog promhttp.Logger) *syncmemCollector {
+func newSyncmemCollector(dial dialer, errLog promhttp.Logger, perClient bool) *syncmemCollector {
 	return &syncmemCollector{
-		dial:   dial,
-		errLog: errLog,
+		dial:      dial,
+		errLog:    errLog,
+		perClient: perClient,
 		up: prometheus.NewDesc("syncmem_up",
 			"1 if the ib_sync_mem module answered the scrape, 0 if not (not loaded, or an error).", nil, nil),
 		clients: prometheus.NewDesc("syncmem_clients",
@@ -257,6 +268,9 @@ func (c *syncmemCollector) gather(ctx context.Context, a api) ([]prometheus.Metr
 		add(c.device, s, d.Name)
 	}
 
+	if !c.perClient {
+		return ms, nil
+	}
 	cls, err := a.Clients(ctx, "")
 	if err != nil {
 		return nil, err

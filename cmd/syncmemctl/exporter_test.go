@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
@@ -57,7 +59,7 @@ func newStatsFake() *statsFake {
 			{Client: 3}: {ClientID: 3, DevIndex: 1, DevName: "rxe0", Counters: genl.Counters{Syncs: 5,
 				Errors: 1, Total: 1500 * time.Microsecond, Bytes: 4096,
 				Hist: hist.Log2{Counts: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 3}}}},
-			// Slot 31 counts 2^30 ns and longer: only in +Inf.
+			// Bucket 31 counts 2^31 ns and longer: only in +Inf.
 			{Client: 7}: {ClientID: 7, DevIndex: 1, DevName: "rxe0", Counters: genl.Counters{Syncs: 2,
 				Total: 3 * time.Second, Bytes: 4096, Hist: hist.Log2{Counts: append(make([]uint64, 31), 1)}}},
 		},
@@ -70,7 +72,7 @@ func fakeDial(a api) dialer { return func() (api, error) { return a, nil } }
 func gather(t *testing.T, dial dialer) map[string]*dto.MetricFamily {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(newSyncmemCollector(dial, log.New(io.Discard, "", 0)))
+	reg.MustRegister(newSyncmemCollector(dial, log.New(io.Discard, "", 0), true))
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +131,7 @@ syncmem_client_bytes_total{client_id="7",client_name="gpu1",device="rxe0",kind="
 syncmem_client_sync_seconds_total{client_id="3",client_name="gpu0",device="rxe0",kind="sim"} 0.0015
 syncmem_client_sync_seconds_total{client_id="7",client_name="gpu1",device="rxe0",kind="sim"} 3
 `
-	c := newSyncmemCollector(fakeDial(f), log.New(io.Discard, "", 0))
+	c := newSyncmemCollector(fakeDial(f), log.New(io.Discard, "", 0), true)
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
 		"syncmem_up", "syncmem_clients", "syncmem_syncs_total", "syncmem_errors_total",
 		"syncmem_bytes_total", "syncmem_sync_seconds_total", "syncmem_device_clients",
@@ -201,6 +203,35 @@ func TestExporterHistogram(t *testing.T) {
 	}
 }
 
+// TestExporterPerClientOptIn: without per-client a scrape asks for the
+// module's and the devices' statistics only, whatever the number of
+// clients, and has no client series; the module and device series stay.
+func TestExporterPerClientOptIn(t *testing.T) {
+	f := newStatsFake()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(newSyncmemCollector(fakeDial(f), log.New(io.Discard, "", 0), false))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, mf := range mfs {
+		names[mf.GetName()] = true
+		if strings.HasPrefix(mf.GetName(), "syncmem_client_") {
+			t.Errorf("client series %s without per-client", mf.GetName())
+		}
+	}
+	for _, n := range []string{"syncmem_up", "syncmem_clients", "syncmem_syncs_total",
+		"syncmem_sync_duration_seconds", "syncmem_device_syncs_total", "syncmem_device_sync_duration_seconds"} {
+		if !names[n] {
+			t.Errorf("no %s", n)
+		}
+	}
+	if slices.Contains(f.calls, "Clients") || !cmp.Equal(f.reqs, []genl.StatsRequest{{}, {Device: "rxe0"}}) {
+		t.Errorf("calls %v, stats requests %v; want no Clients, the module's and rxe0's stats", f.calls, f.reqs)
+	}
+}
+
 // A client that goes away between the list and its statistics is left
 // out; the scrape still succeeds.
 func TestExporterClientGone(t *testing.T) {
@@ -230,7 +261,7 @@ func TestExporterDown(t *testing.T) {
 }
 
 func TestExporterHTTP(t *testing.T) {
-	srv := httptest.NewServer(metricsHandler(fakeDial(newStatsFake()), log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(metricsHandler(fakeDial(newStatsFake()), log.New(io.Discard, "", 0), true))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
 	if err != nil {
@@ -263,7 +294,7 @@ func TestExporterCommand(t *testing.T) {
 	root := newRoot(fakeDial(newStatsFake()))
 	var stderr strings.Builder
 	root.SetErr(&stderr)
-	go func() { done <- serveMetrics(ctx, ln, "/m", fakeDial(newStatsFake()), root) }()
+	go func() { done <- serveMetrics(ctx, ln, "/m", fakeDial(newStatsFake()), false, root) }()
 	url := "http://" + ln.Addr().String()
 	var resp *http.Response
 	for range 50 {

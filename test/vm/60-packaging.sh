@@ -15,8 +15,10 @@ suite_begin
 
 tmp=$(mktemp -d)
 exporter=
+exporter2=
 listener=
 trap '[ -z "$exporter" ] || kill "$exporter" 2>/dev/null
+	[ -z "$exporter2" ] || kill "$exporter2" 2>/dev/null
 	[ -z "$listener" ] || kill -KILL "$listener" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # As nobody, without capabilities (an array, so that `$!` of a background
@@ -96,7 +98,7 @@ check "sync ex-a alone" ctl sync --id "$ida"
 
 ip link set lo up
 URL=http://127.0.0.1:9710/metrics
-"${NOBODY[@]}" syncmemctl exporter --listen 127.0.0.1:9710 2>"$tmp/exporter.err" &
+"${NOBODY[@]}" syncmemctl exporter listen 127.0.0.1:9710 per-client 2>"$tmp/exporter.err" &
 exporter=$!
 check "exporter (unprivileged) says it serves" wait_until 60 \
 	grep -qF "serving metrics on $URL" "$tmp/exporter.err"
@@ -172,6 +174,20 @@ check "module histogram" hist_is syncmem_sync_duration_seconds "" "$mod"
 check "sync ex-a once more" ctl sync --id "$ida"
 check "scrape again" scrape
 check "ex-a syncs moved by exactly 1" is "syncmem_client_syncs_total{$la}" 4
+
+# Per-client series are opt-in: an exporter without per-client has the
+# module's and the devices' series, none of a client.
+"${NOBODY[@]}" syncmemctl exporter listen 127.0.0.1:9711 2>"$tmp/exporter2.err" &
+exporter2=$!
+check "exporter without per-client says it serves" wait_until 60 \
+	grep -qF "serving metrics on http://127.0.0.1:9711/metrics" "$tmp/exporter2.err"
+check "scrape it" bash -c "curl -sf -m $((60 * SYNCMEM_SLOW)) http://127.0.0.1:9711/metrics >'$tmp/m2'"
+check "its device series" grep -qF 'syncmem_device_syncs_total{device="rxe0"}' "$tmp/m2"
+check "its module histogram" grep -q '^syncmem_sync_duration_seconds_count ' "$tmp/m2"
+check "no client series without per-client" bash -c "[ -s '$tmp/m2' ] && ! grep -q '^syncmem_client_' '$tmp/m2'"
+kill -TERM "$exporter2"
+check "that exporter exits 0 on SIGTERM" ended_ok "$exporter2" 60
+exporter2=
 check "unregister ex-b" ctl unregister id "$idb"
 check "scrape after unregister" scrape
 check "ex-b's series are gone" bash -c "! grep -qF 'client_id=\"$idb\"' '$tmp/m'"
