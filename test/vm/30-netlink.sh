@@ -102,6 +102,11 @@ check "stats id: the client's counters" keys_are 'keys' \
 	'["bytes","dev","dev_index","errors","hist","id","kind","max_ns","name","scope","size","state","syncs","time_ns"]' \
 	ctl -j stats id "$idk"
 check "li is list" jq_of "any(.[]; .id == $idk)" ctl li -j
+check "list dev rxe0: its clients only, in keywords" jq_of \
+	"length >= 3 and all(.[]; .dev == \"rxe0\") and any(.[]; .id == $idk)" ctl list dev rxe0 -j
+check "stats dev rxe0: the device's counters, dev_index even when 0" jq_of \
+	'.scope == "device" and .dev == "rxe0" and (.dev_index | type) == "number" and .hist.unit == "nsecs"' \
+	ctl -j stats dev rxe0
 check "unregister id" ctl unregister id "$idk"
 check "an old positional id is refused, saying how to name it" fails_with \
 	'a client is named "id 999999" or --id 999999' ctl unregister 999999
@@ -110,7 +115,7 @@ check "an old positional id is refused, saying how to name it" fails_with \
 # removal taking its client along.
 mon_out=$tmp/monitor.json
 mon_err=$tmp/monitor.err
-syncmemctl monitor --count 8 -j >"$mon_out" 2>"$mon_err" &
+syncmemctl monitor count 8 -j >"$mon_out" 2>"$mon_err" &
 mon=$!
 check "monitor subscribed" wait_until 30 grep -q "monitoring ib_sync_mem events" "$mon_err"
 idc=$(ctl register --dev rxe0 --name nl-c --fail-next 1 --fail-errno EIO)

@@ -206,7 +206,7 @@ check "our programs and maps are gone after tracer A" wait_until 10 ours_gone
 # same time. M batches syncing the fast and slow clients; then rxe1 goes
 # away, and with it the client userspace made there: a sync of it is refused
 # by the netlink family (no such client) and no sync is traced.
-check "tracer B starts (--per-client -j)" tracer_start b --per-client -j
+check "tracer B starts (per-client -j, keywords)" tracer_start b per-client -j
 env --default-signal=INT bpftrace -e 'tracepoint:ib_sync_mem:client_sync { @n = count(); }' \
 	>"$tmp/bt.out" 2>"$tmp/bt.err" &
 bt=$!
@@ -242,7 +242,7 @@ check "B: no error traced (the gone client's sync never reached the registry)" \
 	jq_file '.errors == []' "$tmp/b.json"
 
 # Session C: one client in nanoseconds; the others do not show.
-check "tracer C starts (--id SLOW -n -j)" tracer_start c --id "$slow" -n -j
+check "tracer C starts (id SLOW nsecs -j, keywords)" tracer_start c id "$slow" nsecs -j
 check "5 syncs of the slow client" sync_n 5 "$slow" to-device
 check "5 syncs of the fast client" sync_n 5 "$fast" to-device
 check "tracer C stops on SIGINT with a report" tracer_stop c
