@@ -43,52 +43,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// From kmod/include/uapi/linux/ib_sync_mem.h.
-const (
-	cmdDevGet       = 1
-	cmdClientNew    = 2
-	cmdClientDel    = 3
-	cmdClientGet    = 4
-	cmdSync         = 5
-	cmdStatsGet     = 6
-	cmdMaxKnown     = 10
-	aDevIndex       = 2
-	aDevName        = 3
-	aClientID       = 6
-	aClientName     = 7
-	aClientKind     = 8
-	aClientFlags    = 9
-	aOwnerPortID    = 15
-	aOwnerPID       = 16
-	aClientInfo     = 17
-	aSim            = 18
-	aSyncDir        = 19
-	aSyncTimeoutMS  = 20
-	aSyncClients    = 21
-	aRegion         = 30
-	aDmabuf         = 31
-	aMax            = 35
-	simLatencyUS    = 2
-	simFailNext     = 3
-	simFailErrno    = 4
-	simSize         = 5
-	simBatch        = 6
-	regionAddr      = 2
-	regionLen       = 3
-	regionAccess    = 4
-	dmabufFD        = 2
-	nlaFNested      = 0x8000
-	nlaFNetByteord  = 0x4000
-	nlmFRoot        = 0x100
-	nlmFMatch       = 0x200
-	nlmFDump        = nlmFRoot | nlmFMatch
-	nlmFDumpIntr    = 0x10
-	netlinkCapAck   = 10
-	netlinkExtAck   = 11
-	netlinkStrictCk = 12
-	batchMax        = 65536
-)
-
 type stats struct {
 	sent, msgs, datagrams int
 	sendErr               map[string]int
@@ -418,7 +372,7 @@ func (f *fuzzer) mutate(b []byte) []byte {
 
 func (f *fuzzer) hugeBatch() []byte {
 	r := f.r
-	n := []int{0, 1, 1000, batchMax - 1, batchMax, batchMax + 1, r.Intn(batchMax + 100)}[r.Intn(7)]
+	n := []int{0, 1, 1000, batchMax - 1, batchMax, batchMax + 1, hugeBatch, r.Intn(hugeBatch + 100)}[r.Intn(8)]
 	// Batches of real ids run every sync: a few of those are enough.
 	realIDs := len(f.ids) > 0 && r.Intn(5) == 0
 	p := make([]byte, 0, 8*n+16)
