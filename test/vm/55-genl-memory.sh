@@ -16,7 +16,8 @@
 suite_begin
 
 BIN=$SYNCMEM_BIN/genl.test
-GENL_TIMEOUT=${GENL_TIMEOUT:-180}
+# A hang guard, scaled like every bound (the debug kernel is ~6x slower).
+GENL_TIMEOUT=${GENL_TIMEOUT:-$((180 * SYNCMEM_SLOW))}
 
 # run_genl_tests: run the integration tests and re-emit their results.
 run_genl_tests() {
