@@ -265,7 +265,7 @@ out:
 
 /* ---- deadlines and signals of coalesced callers ---- */
 
-#define DEADLINE_ROUNDS		40
+#define DEADLINE_ROUNDS		80
 #define DEADLINE_HASTY_MS	1000
 #define DEADLINE_PATIENT_MS	60000
 
