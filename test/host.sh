@@ -51,8 +51,10 @@ for kver in $(vm/kernels.sh); do
 	touch kmod/*.c
 	log=build/$kver/build.log
 	echo "--- build:$kver: kmod/build.sh $kver C=1" >>"$out/host.log"
-	if kmod/build.sh "$kver" C=1 >>"$out/host.log" 2>&1 &&
-		! grep -E 'warning:|error:' "$log" >>"$out/host.log"; then
+	clean=
+	kmod/build.sh "$kver" C=1 >>"$out/host.log" 2>&1 &&
+		! grep -E 'warning:|error:' "$log" >>"$out/host.log" && clean=1
+	if [ -n "$clean" ]; then
 		ok "build:$kver (W=1, no warnings)"
 	else
 		not_ok "build:$kver (W=1, no warnings) # see $log"
@@ -60,7 +62,7 @@ for kver in $(vm/kernels.sh); do
 	class=$(vm/kernels.sh --class "$kver")
 	if grep -qF "$sparse_off" "$log"; then
 		skip "sparse:$class (C=1)" "Kbuild of $kver turned C=1 off: the sparse it builds with cannot parse __typeof_unqual__, which the kernel's checker-valid.sh requires"
-	elif grep -q '^  CHECK ' "$log" && ! grep -E 'warning:|error:' "$log" >/dev/null; then
+	elif [ -n "$clean" ] && grep -q '^  CHECK ' "$log"; then
 		ok "sparse:$class (C=1, $(grep -c '^  CHECK ' "$log") files, no warnings)"
 	else
 		not_ok "sparse:$class (C=1) # no CHECK line or a warning, see $log"

@@ -55,11 +55,9 @@ fi
 # result file's name, CHECK the KTAP description before " # SKIP".
 declare -A want=() seen=()
 if [ -f "$allow" ]; then
-	while IFS='|' read -r c s d; do
-		c=$(trim "$c") s=$(trim "$s") d=$(trim "$d")
-		[ -n "$c" ] && [ "${c:0:1}" != "#" ] || continue
-		want["$c|$s|$d"]=1
-	done <"$allow"
+	while IFS= read -r entry; do
+		want["$entry"]=1
+	done < <(expected_skips)
 fi
 classes=()
 tiers=()
