@@ -39,19 +39,7 @@ func (c *Conn) Device(ctx context.Context, name string) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	msgs, err := c.do(ctx, op, cmdDevGet, 0, b)
-	if err != nil {
-		return nil, err
-	}
-	data, err := one(op, msgs)
-	if err != nil {
-		return nil, err
-	}
-	d, err := parseDevice(data)
-	if err != nil {
-		return nil, malformed(op, err)
-	}
-	return &d, nil
+	return doOne(ctx, c, op, cmdDevGet, b, parseDevice)
 }
 
 // Clients lists the clients of device dev, or of every device if dev is
@@ -92,8 +80,9 @@ func (c *Conn) Client(ctx context.Context, id uint32) (*Client, error) {
 	return c.clientReply(ctx, op, cmdClientGet, b)
 }
 
-// clientReply runs a "do" command whose reply describes one client.
-func (c *Conn) clientReply(ctx context.Context, op string, cmd uint8, b []byte) (*Client, error) {
+// doOne runs a "do" command whose reply is one message, parsed by parse.
+func doOne[T any](ctx context.Context, c *Conn, op string, cmd uint8, b []byte,
+	parse func([]byte) (T, error)) (*T, error) {
 	msgs, err := c.do(ctx, op, cmd, 0, b)
 	if err != nil {
 		return nil, err
@@ -102,11 +91,16 @@ func (c *Conn) clientReply(ctx context.Context, op string, cmd uint8, b []byte) 
 	if err != nil {
 		return nil, err
 	}
-	cl, err := parseClient(data)
+	v, err := parse(data)
 	if err != nil {
 		return nil, malformed(op, err)
 	}
-	return &cl, nil
+	return &v, nil
+}
+
+// clientReply runs a "do" command whose reply describes one client.
+func (c *Conn) clientReply(ctx context.Context, op string, cmd uint8, b []byte) (*Client, error) {
+	return doOne(ctx, c, op, cmd, b, parseClient)
 }
 
 // Register creates a client and returns it as the kernel describes it.
@@ -156,19 +150,7 @@ func (c *Conn) Sync(ctx context.Context, r SyncRequest) (*SyncResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	msgs, err := c.do(ctx, op, cmdSync, 0, b)
-	if err != nil {
-		return nil, err
-	}
-	data, err := one(op, msgs)
-	if err != nil {
-		return nil, err
-	}
-	res, err := parseSyncResult(data)
-	if err != nil {
-		return nil, malformed(op, err)
-	}
-	return &res, nil
+	return doOne(ctx, c, op, cmdSync, b, parseSyncResult)
 }
 
 // Stats reports the counters of a client, a device or the whole module,
@@ -179,19 +161,7 @@ func (c *Conn) Stats(ctx context.Context, r StatsRequest) (*Stats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	msgs, err := c.do(ctx, op, cmdStatsGet, 0, b)
-	if err != nil {
-		return nil, err
-	}
-	data, err := one(op, msgs)
-	if err != nil {
-		return nil, err
-	}
-	s, err := parseStats(data)
-	if err != nil {
-		return nil, malformed(op, err)
-	}
-	return &s, nil
+	return doOne(ctx, c, op, cmdStatsGet, b, parseStats)
 }
 
 // deadlineTimeout is the sync timeout to send: the sooner of timeout and
