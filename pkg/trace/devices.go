@@ -1,23 +1,14 @@
 package trace
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/mdlayher/netlink"
-	"github.com/syncmem/syncmem/pkg/genl"
-	"golang.org/x/sys/unix"
-)
+	vnl "github.com/vishvananda/netlink"
 
-// RDMA netlink (include/uapi/rdma/rdma_netlink.h): the nldev GET dump is
-// what `rdma dev show` prints; its "ifindex" is RDMA_NLDEV_ATTR_DEV_INDEX,
-// the ib_device index that the tracepoints carry as dev_index.
-const (
-	rdmaNLNldev          = 5 // RDMA_NL_NLDEV
-	rdmaNldevCmdGet      = 1 // RDMA_NLDEV_CMD_GET
-	rdmaNldevAttrDevIdx  = 1 // RDMA_NLDEV_ATTR_DEV_INDEX, u32
-	rdmaNldevAttrDevName = 2 // RDMA_NLDEV_ATTR_DEV_NAME, string
+	"github.com/syncmem/syncmem/pkg/genl"
 )
 
 // noDeviceError: no RDMA device has the name asked for. It matches
@@ -27,47 +18,33 @@ type noDeviceError struct{ msg string }
 func (e *noDeviceError) Error() string { return e.msg }
 func (e *noDeviceError) Unwrap() error { return genl.ErrNoDevice }
 
-// Devices returns the RDMA devices of the kernel, ib_device index to name,
-// from RDMA netlink (as `rdma -j dev show` lists them).
-func Devices() (map[uint32]string, error) {
-	c, err := netlink.Dial(unix.NETLINK_RDMA, nil)
-	if err != nil {
-		return nil, fmt.Errorf("RDMA netlink (is ib_core loaded?): %w", err)
-	}
-	defer c.Close()
-	msgs, err := c.Execute(netlink.Message{Header: netlink.Header{
-		Type:  netlink.HeaderType(rdmaNLNldev<<10 | rdmaNldevCmdGet),
-		Flags: netlink.Request | netlink.Dump,
-	}})
-	if err != nil {
-		return nil, fmt.Errorf("RDMA netlink device dump: %w", err)
-	}
-	return parseDevices(msgs)
-}
+// dumpAttempts bounds the retries of an RDMA device dump that a device
+// added or removed meanwhile interrupted (NLM_F_DUMP_INTR).
+const dumpAttempts = 3
 
-func parseDevices(msgs []netlink.Message) (map[uint32]string, error) {
-	devs := make(map[uint32]string, len(msgs))
-	for _, m := range msgs {
-		ad, err := netlink.NewAttributeDecoder(m.Data)
-		if err != nil {
-			return nil, fmt.Errorf("RDMA netlink device dump: %w", err)
+// rdmaLinkList is vishvananda/netlink's RDMA device dump (the nldev GET
+// dump `rdma dev show` prints); a variable for the tests.
+var rdmaLinkList = vnl.RdmaLinkList
+
+// Devices returns the RDMA devices of the kernel, ib_device index to name,
+// as `rdma -j dev show` lists them. The index is RDMA_NLDEV_ATTR_DEV_INDEX,
+// the ib_device index that the tracepoints carry as dev_index.
+func Devices() (map[uint32]string, error) {
+	var links []*vnl.RdmaLink
+	var err error
+	for range dumpAttempts {
+		links, err = rdmaLinkList()
+		if !errors.Is(err, vnl.ErrDumpInterrupted) {
+			break
 		}
-		var idx uint32
-		var name string
-		var haveIdx bool
-		for ad.Next() {
-			switch ad.Type() {
-			case rdmaNldevAttrDevIdx:
-				idx, haveIdx = ad.Uint32(), true
-			case rdmaNldevAttrDevName:
-				name = ad.String()
-			}
-		}
-		if err := ad.Err(); err != nil {
-			return nil, fmt.Errorf("RDMA netlink device dump: %w", err)
-		}
-		if haveIdx && name != "" {
-			devs[idx] = name
+	}
+	if err != nil {
+		return nil, fmt.Errorf("RDMA netlink device dump (is ib_core loaded?): %w", err)
+	}
+	devs := make(map[uint32]string, len(links))
+	for _, l := range links {
+		if l != nil && l.Attrs.Name != "" {
+			devs[l.Attrs.Index] = l.Attrs.Name
 		}
 	}
 	return devs, nil

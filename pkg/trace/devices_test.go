@@ -4,25 +4,40 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/mdlayher/netlink"
+	"syscall"
+
+	vnl "github.com/vishvananda/netlink"
+
 	"github.com/syncmem/syncmem/pkg/genl"
 )
 
-func nldevMsg(t *testing.T, idx uint32, name string) netlink.Message {
+// stubLinks makes rdmaLinkList return each answer in turn.
+func stubLinks(t *testing.T, answers ...func() ([]*vnl.RdmaLink, error)) *int {
 	t.Helper()
-	ae := netlink.NewAttributeEncoder()
-	ae.Uint32(rdmaNldevAttrDevIdx, idx)
-	ae.String(rdmaNldevAttrDevName, name)
-	ae.Uint32(3, 1) // RDMA_NLDEV_ATTR_PORT_INDEX, ignored
-	b, err := ae.Encode()
-	if err != nil {
-		t.Fatal(err)
+	calls := 0
+	old := rdmaLinkList
+	rdmaLinkList = func() ([]*vnl.RdmaLink, error) {
+		a := answers[min(calls, len(answers)-1)]
+		calls++
+		return a()
 	}
-	return netlink.Message{Data: b}
+	t.Cleanup(func() { rdmaLinkList = old })
+	return &calls
 }
 
-func TestParseDevices(t *testing.T) {
-	devs, err := parseDevices([]netlink.Message{nldevMsg(t, 0, "rxe0"), nldevMsg(t, 4, "mlx5_1")})
+func links(pairs ...any) func() ([]*vnl.RdmaLink, error) {
+	return func() ([]*vnl.RdmaLink, error) {
+		var ls []*vnl.RdmaLink
+		for i := 0; i < len(pairs); i += 2 {
+			ls = append(ls, &vnl.RdmaLink{Attrs: vnl.RdmaLinkAttrs{Index: pairs[i].(uint32), Name: pairs[i+1].(string)}})
+		}
+		return ls, nil
+	}
+}
+
+func TestDevices(t *testing.T) {
+	stubLinks(t, links(uint32(0), "rxe0", uint32(4), "mlx5_1"))
+	devs, err := Devices()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +55,23 @@ func TestParseDevices(t *testing.T) {
 	if err == nil || err.Error() != `no such RDMA device "rxe0" (there are none)` {
 		t.Errorf("no devices: %v", err)
 	}
-	if _, err := parseDevices([]netlink.Message{{Data: []byte{1, 2, 3}}}); err == nil {
-		t.Error("garbage parsed")
+}
+
+// An interrupted dump is retried; one that stays interrupted, or another
+// error, is reported.
+func TestDevicesDumpInterrupted(t *testing.T) {
+	intr := func() ([]*vnl.RdmaLink, error) { return nil, vnl.ErrDumpInterrupted }
+	calls := stubLinks(t, intr, links(uint32(1), "rxe1"))
+	devs, err := Devices()
+	if err != nil || devs[1] != "rxe1" || *calls != 2 {
+		t.Fatalf("after one interruption: %v, %v, %d calls", devs, err, *calls)
+	}
+	calls = stubLinks(t, intr)
+	if _, err := Devices(); !errors.Is(err, vnl.ErrDumpInterrupted) || *calls != dumpAttempts {
+		t.Fatalf("always interrupted: %v, %d calls", err, *calls)
+	}
+	stubLinks(t, func() ([]*vnl.RdmaLink, error) { return nil, syscall.EPROTONOSUPPORT })
+	if _, err := Devices(); !errors.Is(err, syscall.EPROTONOSUPPORT) {
+		t.Fatalf("no RDMA netlink: %v", err)
 	}
 }
