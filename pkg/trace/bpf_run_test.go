@@ -260,3 +260,26 @@ func TestBPFOpenBucket(t *testing.T) {
 		t.Fatalf("10 s and 20 s landed in %+v, want 2 in bucket 31", h)
 	}
 }
+
+// TestBPFManySeries: with --per-client, 520 clients whose syncs cover all
+// 32 slots are 520 series; sm_hist holds a series per entry, so none is
+// dropped (a map keyed by slot would need 16,640 entries).
+func TestBPFManySeries(t *testing.T) {
+	const clients = 520
+	r := loadRunner(t, Options{Unit: Nanoseconds, PerClient: true})
+	for c := uint32(1); c <= clients; c++ {
+		for slot := range hist.Buckets {
+			r.clientSync(0, c, genl.DirToDevice, 1<<slot, 0)
+		}
+	}
+	s := r.snap()
+	if s.Dropped != 0 || len(s.Hists) != clients {
+		t.Fatalf("%d series, %d updates dropped; want %d series, none dropped", len(s.Hists), s.Dropped, clients)
+	}
+	for _, h := range s.Hists {
+		if h.Count != hist.Buckets || len(h.Log2.Counts) != hist.Buckets {
+			t.Fatalf("client %d: %d syncs in %d buckets, want %d in %d", h.Client, h.Count, len(h.Log2.Counts),
+				hist.Buckets, hist.Buckets)
+		}
+	}
+}

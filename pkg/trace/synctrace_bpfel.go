@@ -50,14 +50,13 @@ type synctraceSmHistKey struct {
 	Client   uint32
 	Dir      uint8
 	Kind     uint8
-	Slot     uint8
-	Pad      uint8
+	Pad      [2]uint8
 }
 
 type synctraceSmHistVal struct {
 	_     structs.HostLayout
-	Count uint64
 	Ns    uint64
+	Slots [32]uint64
 }
 
 type synctraceSmSyncEndRec struct {

@@ -96,9 +96,6 @@ func load(opts Options, edit func(*ebpf.CollectionSpec)) (*Tracer, error) {
 	if edit != nil {
 		edit(spec)
 	}
-	// No rlimit.RemoveMemlock(): since 5.11 BPF memory is charged to the
-	// memory cgroup, not RLIMIT_MEMLOCK, and its probe would run at the
-	// start of every syncmemctl command.
 
 	t := &Tracer{opts: opts, objs: new(synctraceObjects), since: time.Now()}
 	if err := spec.LoadAndAssign(t.objs, nil); err != nil {
@@ -132,13 +129,20 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 // takes max_entries * value size * possible CPUs.
 const percpuBudget = 16 << 20
 
-// sizeMaps shrinks the per-CPU maps on machines with many CPUs, keeping at
-// least 1024 entries. Updates that find a map full are counted as dropped.
+// minEntries is what each per-CPU map keeps however many CPUs there are:
+// sm_hist 256 series (128 clients in both directions with --per-client;
+// 17 MiB at 256 CPUs, a series' value being 264 bytes), sm_errors 1024.
+var minEntries = map[string]uint32{synctraceMapSmHist: 256, synctraceMapSmErrors: 1024}
+
+// sizeMaps shrinks the per-CPU maps on machines with many CPUs, down to
+// minEntries. Updates that find a map full are counted as dropped. An
+// sm_hist entry is a whole series (all its slots), so the map holds as
+// many series as it has entries: 4096 up to 15 CPUs.
 func sizeMaps(spec *ebpf.CollectionSpec, ncpu int) {
-	for _, name := range []string{synctraceMapSmHist, synctraceMapSmErrors} {
+	for name, least := range minEntries {
 		ms := spec.Maps[name]
 		n := uint32(min(percpuBudget/(int(ms.ValueSize)*max(ncpu, 1)), 1<<30))
-		ms.MaxEntries = max(min(n, ms.MaxEntries), min(1024, ms.MaxEntries))
+		ms.MaxEntries = max(min(n, ms.MaxEntries), min(least, ms.MaxEntries))
 	}
 }
 
@@ -227,8 +231,10 @@ func (t *Tracer) Snapshot() (*Snapshot, error) {
 			hists[s.key()] = h
 		}
 		for _, v := range hv {
-			h.Log2.Add(int(hk.Slot), v.Count)
-			h.Count += v.Count
+			for slot, n := range v.Slots {
+				h.Log2.Add(slot, n)
+				h.Count += n
+			}
 			h.TotalNs += v.Ns
 		}
 	}

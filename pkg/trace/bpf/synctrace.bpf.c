@@ -27,7 +27,7 @@ volatile const __u64 cfg_unit_div = 1000;	/* ns per histogram unit */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 4096);
 	__type(key, struct sm_hist_key);
 	__type(value, struct sm_hist_val);
 } sm_hist SEC(".maps");
@@ -95,12 +95,14 @@ static __always_inline void hist_add(__u32 dev, __u32 client, __u32 dir,
 {
 	struct sm_hist_key key = {};
 	struct sm_hist_val *v;
+	__u32 slot = log2_64(ns / cfg_unit_div);
 
 	key.dev_index = dev;
 	key.client = client;
 	key.dir = dir;
 	key.kind = kind;
-	key.slot = log2_64(ns / cfg_unit_div);
+	if (slot > SM_HIST_SLOTS - 1)
+		slot = SM_HIST_SLOTS - 1;
 
 	v = bpf_map_lookup_elem(&sm_hist, &key);
 	if (!v) {
@@ -115,7 +117,7 @@ static __always_inline void hist_add(__u32 dev, __u32 client, __u32 dir,
 		}
 	}
 	/* Per-CPU value; tracing programs do not nest on a CPU. */
-	v->count++;
+	v->slots[slot]++;
 	v->ns += ns;
 }
 

@@ -101,22 +101,29 @@ enum sm_kind {
 };
 
 /*
- * Key of sm_hist: one log2 slot of one (device, client, direction, kind).
- * client is 0 for passes and when the per-client split is off (client ids
- * start at 1). Every byte is named so that a zeroed key has no holes.
+ * Key of sm_hist: one series, a (device, client, direction, kind). client
+ * is 0 for passes and when the per-client split is off (client ids start
+ * at 1). Every byte is named so that a zeroed key has no holes.
  */
 struct sm_hist_key {
 	__u32 dev_index;
 	__u32 client;
 	__u8 dir;
 	__u8 kind;
-	__u8 slot;
-	__u8 pad;
+	__u8 pad[2];
 };
 
+/*
+ * A series' log2 histogram, all its slots in one value: a map entry per
+ * series, not per slot, so the map holds as many series as it has
+ * entries. The last slot is open-ended (pkg/hist's Buckets, libbpf-tools'
+ * numbering: slot s counts [2^s, 2^(s+1)) units, slot 0 also 0).
+ */
+#define SM_HIST_SLOTS 32
+
 struct sm_hist_val {
-	__u64 count;
 	__u64 ns;		/* sum of the durations, in ns */
+	__u64 slots[SM_HIST_SLOTS];
 };
 
 /* Key of sm_errors: failures by positive errno. */
