@@ -11,6 +11,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/rlimit"
 	"github.com/syncmem/syncmem/pkg/genl"
 	"github.com/syncmem/syncmem/pkg/hist"
 	"golang.org/x/sys/unix"
@@ -96,9 +97,20 @@ func load(opts Options, edit func(*ebpf.CollectionSpec)) (*Tracer, error) {
 	if edit != nil {
 		edit(spec)
 	}
+	// As cilium/ebpf advises: before 5.11 BPF memory counts against
+	// RLIMIT_MEMLOCK. Where it is charged to the memory cgroup (5.11 on,
+	// every kernel the module supports) this changes nothing: the
+	// package's init probe (one array map created under a zero limit,
+	// at the start of every syncmemctl command) found memcg accounting.
+	// Its failure (no CAP_SYS_RESOURCE, or an unprivileged caller whose
+	// probe could create no map) matters only if the load fails too.
+	memlock := rlimit.RemoveMemlock()
 
 	t := &Tracer{opts: opts, objs: new(synctraceObjects), since: time.Now()}
 	if err := spec.LoadAndAssign(t.objs, nil); err != nil {
+		if memlock != nil {
+			err = fmt.Errorf("%w (raising RLIMIT_MEMLOCK failed too: %v)", err, memlock)
+		}
 		return nil, classify("load BPF", err)
 	}
 	return t, nil
