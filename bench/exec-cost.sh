@@ -19,3 +19,15 @@ cost rdma link show
 cost syncmemctl --version
 cost syncmemctl devices -j
 cost setpriv --reuid 65534 --regid 65534 --clear-groups syncmemctl --version
+# Where the cost of a Go binary goes: the file read over the shared
+# filesystem, the runtime's threads, the binary's size.
+shm=$(mktemp -d /dev/shm/exec-cost.XXXXXX)
+cp "$(command -v syncmemctl)" "$shm/syncmemctl"
+cost "$shm/syncmemctl" --version
+cost env GOMAXPROCS=1 syncmemctl --version
+cost env GOGC=off syncmemctl --version
+strip -o "$shm/syncmemctl.s" "$shm/syncmemctl"
+cost "$shm/syncmemctl.s" --version
+cost build/bin/smnlctl --help
+rm -rf "$shm"
+mount | grep -E ' / | /work| 9p|virtiofs' | head -5
