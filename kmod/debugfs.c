@@ -6,8 +6,14 @@
  *   devices    one attached RDMA device per line: name index clients passes
  *   clients    id device name state syncs errors last_err
  *   counters   object counters: domains, clients, registered
+ *   dmabuf_hold  write 1 to hold every dma-buf sync between its fence wait
+ *              and its CPU access bracket (until 0 is written, its deadline
+ *              passes or its caller is killed); reads how many are held
  */
 #include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kstrtox.h>
+#include <linux/module.h>
 #include <linux/seq_file.h>
 
 #include "sync_mem.h"
@@ -62,6 +68,35 @@ static int sm_counters_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(sm_counters);
 
+static ssize_t sm_hold_read(struct file *file, char __user *ubuf,
+			    size_t count, loff_t *ppos)
+{
+	char buf[16];
+	int len = scnprintf(buf, sizeof(buf), "%d\n", sm_dmabuf_held());
+
+	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
+}
+
+static ssize_t sm_hold_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	bool hold;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, count, &hold);
+	if (ret)
+		return ret;
+	sm_dmabuf_set_hold(hold);
+	return count;
+}
+
+static const struct file_operations sm_hold_fops = {
+	.owner = THIS_MODULE,
+	.read = sm_hold_read,
+	.write = sm_hold_write,
+	.llseek = default_llseek,
+};
+
 void sm_debugfs_init(void)
 {
 	sm_debugfs_root = debugfs_create_dir("ib_sync_mem", NULL);
@@ -71,6 +106,8 @@ void sm_debugfs_init(void)
 			    &sm_clients_fops);
 	debugfs_create_file("counters", 0444, sm_debugfs_root, NULL,
 			    &sm_counters_fops);
+	debugfs_create_file("dmabuf_hold", 0600, sm_debugfs_root, NULL,
+			    &sm_hold_fops);
 }
 
 void sm_debugfs_exit(void)

@@ -26,6 +26,7 @@
 #include <linux/mutex.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
+#include <linux/wait.h>
 #include <net/netlink.h>
 #include <uapi/linux/ib_sync_mem.h>
 
@@ -50,6 +51,42 @@ struct sm_dmabuf {
 	struct mutex lock;	/* the CPU access bracket */
 	bool cpu_open;
 };
+
+/*
+ * A test's hold in the window between a sync's bounded fence wait and its
+ * CPU access bracket (debugfs dmabuf_hold), where a fence can be added
+ * after the wait saw none. A held sync waits until the hold is let go, its
+ * deadline passes or its caller is killed.
+ */
+static bool sm_dmabuf_hold;
+static atomic_t sm_dmabuf_nheld;
+static DECLARE_WAIT_QUEUE_HEAD(sm_dmabuf_hold_wq);
+
+void sm_dmabuf_set_hold(bool hold)
+{
+	WRITE_ONCE(sm_dmabuf_hold, hold);
+	wake_up_all(&sm_dmabuf_hold_wq);
+}
+
+int sm_dmabuf_held(void)
+{
+	return atomic_read(&sm_dmabuf_nheld);
+}
+
+static void sm_dmabuf_window(ktime_t deadline)
+{
+	s64 left;
+
+	if (likely(!READ_ONCE(sm_dmabuf_hold)))
+		return;
+	atomic_inc(&sm_dmabuf_nheld);
+	left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
+	if (left > 0)
+		wait_event_killable_timeout(sm_dmabuf_hold_wq,
+					    !READ_ONCE(sm_dmabuf_hold),
+					    nsecs_to_jiffies(left) + 1);
+	atomic_dec(&sm_dmabuf_nheld);
+}
 
 static struct device *sm_dma_device(struct ib_device *ibdev)
 {
@@ -80,6 +117,7 @@ static int sm_dmabuf_sync(struct ib_sync_mem_client *client,
 	ret = sm_dmabuf_wait(d, dir, deadline);
 	if (ret)
 		return ret;
+	sm_dmabuf_window(deadline);
 
 	mutex_lock(&d->lock);
 	switch (dir) {

@@ -333,6 +333,8 @@ extern struct ib_sync_mem_client_kind sm_region_kind;
 extern struct ib_sync_mem_client_kind sm_dmabuf_kind;
 int sm_dmabuf_init(void);
 void sm_dmabuf_exit(void);
+void sm_dmabuf_set_hold(bool hold);
+int sm_dmabuf_held(void);
 
 /* debugfs.c */
 void sm_debugfs_init(void);
