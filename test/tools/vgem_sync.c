@@ -5,9 +5,15 @@
  * bounded by the timeout (writers before the CPU reads, every fence before
  * the device writes), the client holds a reference on the buffer until it
  * is unregistered, a dma-buf fd inherited by syncmemctl registers, and (on
- * kernels that have it) a udmabuf registers and syncs.
+ * kernels that have it) a udmabuf registers and syncs. The bounded-wait
+ * cases: a fence added after the sync's fence wait (debugfs dmabuf_hold
+ * holds it in that window) does not hold the sync past its deadline, a
+ * stray signal never ends a sync with -ERESTARTSYS, and (--remove DEV2) a
+ * device removal completes while a fence holds a bracket of one of its
+ * clients. On a virtual-DMA device (rxe, siw: no DMA device) a client
+ * attaches nothing to the buffer; only that path runs on these machines.
  *
- *   vgem_sync [--dev rxe0]
+ *   vgem_sync [--dev rxe0] [--remove rxe1]
  *
  * Needs ib_sync_mem and vgem loaded, debugfs mounted, root. syncmemctl is
  * taken from $SYNCMEMCTL, else from $PATH.
@@ -17,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +40,7 @@
 #include <linux/udmabuf.h>
 
 #include "ktap.h"
+#include "smdebugfs.h"
 #include "smnl.h"
 
 /*
@@ -67,6 +75,7 @@ struct drm_vgem_fence_signal {
 #define NO_WAIT_MS	1
 
 static const char *dev = "rxe0";
+static const char *dev_remove;	/* a device the tests may delete */
 static struct smnl nl;
 static int drm = -1;
 
@@ -354,6 +363,237 @@ static void test_fences(struct vbuf *b, uint32_t id)
 	ktap_result(sync_unwaited(&t), "all signalled: sync bidirectional returns 0");
 }
 
+/*
+ * A virtual-DMA RDMA device (rxe, siw) has no DMA device, hence no parent
+ * device in sysfs: the module attaches nothing to its dma-bufs.
+ */
+static int virt_dma(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", name);
+	return access(path, F_OK) != 0;
+}
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+}
+
+/* Start @t (already filled in) in a thread: 0, or -errno. */
+static int sync_start(pthread_t *th, struct timed_sync *t)
+{
+	double t0 = now_ms();
+	int ret = -pthread_create(th, NULL, sync_thread, t);
+
+	while (!ret && !atomic_load(&t->started) && now_ms() - t0 < bound_ms(30000))
+		usleep(1000);
+	return ret;
+}
+
+/*
+ * The deadline of the syncs a test fence holds: shorter than vgem's own
+ * 10 s after which its fences signal by themselves, so that a sync that
+ * waited for the fence is told apart by the fence having signalled.
+ */
+#define FENCED_MS	2000
+
+/*
+ * A fence added in the window after the sync's fence wait saw none (the
+ * debugfs hold keeps the sync there): dma_buf_begin_cpu_access() waits
+ * for it without a limit, the sync must not. It returns -ETIMEDOUT while
+ * the fence is still unsignalled, and the client syncs again once it
+ * signals.
+ */
+static void test_bracket_bounded(struct vbuf *b, uint32_t id)
+{
+	struct timed_sync t;
+	pthread_t th;
+	int f, ret, unsignalled;
+
+	/* Close the CPU bracket: an open one would not wait for the fence. */
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, bound_ms(10000));
+	memset(&t, 0, sizeof(t));
+	t.id = id;
+	t.dir = IB_SYNC_MEM_SYNC_TO_CPU;
+	t.timeout_ms = FENCED_MS;
+	ret = sm_dmabuf_hold(1);
+	if (!ktap_result(ret == 0, "bracket: hold dma-buf syncs after their fence wait (debugfs dmabuf_hold)")) {
+		ktap_diag("dmabuf_hold: %s", errstr(ret));
+		return;
+	}
+	ret = sync_start(&th, &t);
+	if (ret) {
+		ktap_result(0, "bracket: start a sync to-cpu in a thread");
+		sm_dmabuf_hold(0);
+		return;
+	}
+	ret = sm_dmabuf_wait_held(1, bound_ms(30000));
+	ktap_result(ret == 0, "bracket: the sync is held after its fence wait found no fence");
+	f = fence_attach(b, 1);
+	ktap_result(f > 0, "bracket: a write fence added in that window");
+	sm_dmabuf_hold(0);
+	pthread_join(th, NULL);
+	unsignalled = f > 0 && fence_signal(f) == 0;
+	ktap_diag("held sync: ret %s, client err %s, %.0f ms wall (timeout %u ms); fence %s when it returned",
+		  errstr(t.ret), errstr(t.err), t.ms, t.timeout_ms,
+		  unsignalled ? "still unsignalled" : "signalled already (vgem's 10 s)");
+	ktap_result(sync_timed_out(&t) && unsignalled,
+		    "bracket: the sync returns -ETIMEDOUT by its deadline, the fence still unsignalled");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_CPU, bound_ms(30000));
+	ktap_result(t.ret == 0 && t.err == 0,
+		    "bracket: once the fence signals, the bracket left behind finishes and the client syncs: 0");
+	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, bound_ms(30000));
+}
+
+/*
+ * A stray signal (a handler, no SA_RESTART) into a sync waiting for a
+ * fence: the wait is not interruptible, the sync ends by its deadline with
+ * -ETIMEDOUT, never -ERESTARTSYS (-512) or -EINTR.
+ */
+static void test_stray_signal(struct vbuf *b, uint32_t id)
+{
+	struct timed_sync t = { .id = id, .dir = IB_SYNC_MEM_SYNC_TO_CPU, .timeout_ms = FENCED_MS };
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
+	pthread_t th;
+	int f, sent = 0;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	f = fence_attach(b, 1);
+	if (!ktap_result(f > 0, "signal: attach a vgem write fence")) {
+		ktap_diag("fence attach: %s", errstr(f));
+		return;
+	}
+	if (sync_start(&th, &t)) {
+		ktap_result(0, "signal: start a sync to-cpu in a thread");
+		fence_signal(f);
+		return;
+	}
+	while (!atomic_load(&t.done)) {
+		if (!pthread_kill(th, SIGUSR1))
+			sent++;
+		usleep(20000);
+	}
+	pthread_join(th, NULL);
+	ktap_diag("signalled sync: %d SIGUSR1 sent, ret %s, client err %s (%d)",
+		  sent, errstr(t.ret), errstr(t.err), t.err);
+	ktap_result(sent > 0 && sync_timed_out(&t),
+		    "signal: SIGUSR1 into a sync waiting for a fence: -ETIMEDOUT by its deadline, not -ERESTARTSYS (%d signals)",
+		    sent);
+	fence_signal(f);
+	signal(SIGUSR1, SIG_DFL);
+}
+
+/* rdma link delete @name, waited for (a hang guard): its exit status, or -1. */
+static int rdma_link_delete(const char *name)
+{
+	double t0 = now_ms();
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		execlp("rdma", "rdma", "link", "delete", name, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_ms() - t0 > bound_ms(120000)) {
+			ktap_diag("rdma link delete %s: still running after %d ms", name, bound_ms(120000));
+			return -1;
+		}
+		usleep(10000);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * A device removed while a fence holds the CPU bracket of one of its
+ * clients: the removal completes while the fence is still unsignalled,
+ * and the client goes with its device.
+ */
+static void test_removal(const char *name)
+{
+	struct timed_sync t = { .dir = IB_SYNC_MEM_SYNC_TO_CPU, .timeout_ms = FENCED_MS };
+	pthread_t th;
+	struct vbuf b;
+	int f, id, ret, unsignalled;
+
+	ret = vbuf_create(&b);
+	id = ret ? ret : smnl_register_dmabuf(&nl, name, "vs-removal", b.fd);
+	if (!ktap_result(id > 0, "removal: register a dma-buf client on %s", name)) {
+		ktap_diag("%s \"%s\"", errstr(id), nl.extack);
+		goto out;
+	}
+	t.id = id;
+	ret = sm_dmabuf_hold(1);
+	if (ret || sync_start(&th, &t)) {
+		ktap_result(0, "removal: hold a sync to-cpu after its fence wait");
+		sm_dmabuf_hold(0);
+		goto out;
+	}
+	ret = sm_dmabuf_wait_held(1, bound_ms(30000));
+	f = fence_attach(&b, 1);
+	ktap_result(ret == 0 && f > 0, "removal: the sync is held, a write fence added");
+	sm_dmabuf_hold(0);
+	ret = rdma_link_delete(name);
+	unsignalled = f > 0 && fence_signal(f) == 0;
+	ktap_result(ret == 0 && unsignalled,
+		    "removal: rdma link delete %s completes while the fence is still unsignalled", name);
+	pthread_join(th, NULL);
+	ktap_diag("sync during the removal: ret %s, client err %s, %.0f ms wall",
+		  errstr(t.ret), errstr(t.err), t.ms);
+	ret = smnl_wait_gone(&nl, id, bound_ms(30000));
+	ktap_result(ret == 0, "removal: the client went with its device");
+out:
+	vbuf_close_fd(&b);
+	vbuf_close_handle(&b);
+}
+
+/*
+ * Whose the buffer is: a client registered without IB_SYNC_MEM_CLIENT_F_OWNED
+ * keeps its buffer after the registering process is gone (test_inherited_fd:
+ * syncmemctl registers and exits); an owned one goes with its socket, and
+ * the buffer's reference with it.
+ */
+static void test_owned(void)
+{
+	struct smnl_new req = { .dev = dev, .name = "vs-owned", .kind = IB_SYNC_MEM_KIND_DMABUF,
+				.flags = IB_SYNC_MEM_CLIENT_F_OWNED, .dmabuf_nest = 1 };
+	struct bufinfo before, with, after;
+	struct smnl own;
+	struct vbuf b;
+	double t0;
+	int id, ret;
+
+	ret = vbuf_create(&b);
+	if (ret || smnl_open(&own)) {
+		ktap_result(0, "owned: a buffer and a second netlink socket");
+		goto out;
+	}
+	bufinfo_get(b.ino, &before);
+	req.dmabuf_fd = b.fd;
+	id = smnl_register(&own, &req);
+	bufinfo_get(b.ino, &with);
+	ktap_result(id > 0 && with.count == before.count + 1,
+		    "owned: a dma-buf client owned by its socket holds the buffer (count %ld -> %ld)",
+		    before.count, with.count);
+	smnl_close(&own);
+	ret = id > 0 ? smnl_wait_gone(&nl, id, bound_ms(30000)) : id;
+	/* The last fput of a file dropped by a work item is deferred. */
+	t0 = now_ms();
+	do {
+		bufinfo_get(b.ino, &after);
+	} while (after.count != before.count && now_ms() - t0 < bound_ms(30000) && !usleep(10000));
+	ktap_result(ret == 0 && after.found && after.count == before.count,
+		    "owned: closing the socket deletes the client and drops its reference (count %ld)",
+		    after.count);
+out:
+	vbuf_close_fd(&b);
+	vbuf_close_handle(&b);
+}
+
 static void test_lifetime(void)
 {
 	struct bufinfo before, with, after, gone;
@@ -381,8 +621,9 @@ static void test_lifetime(void)
 	id = smnl_register_dmabuf(&nl, dev, "vs-life1", b.fd);
 	ret = bufinfo_get(b.ino, &with);
 	ktap_result(id > 0 && with.found && with.count > before.count &&
-		    with.attached == before.attached + 1,
-		    "registered: the client holds a file reference and one attachment (count %ld -> %ld, attached %d -> %d)",
+		    with.attached == before.attached + !virt_dma(dev),
+		    "registered: the client holds a file reference and %s (count %ld -> %ld, attached %d -> %d)",
+		    virt_dma(dev) ? "no attachment (virtual DMA)" : "one attachment",
 		    before.count, with.count, before.attached, with.attached);
 	if (id > 0) {
 		ret = smnl_unregister(&nl, id);
@@ -631,8 +872,20 @@ int main(int argc, char **argv)
 	struct vbuf b;
 	int ret, id, fd;
 
-	if (argc == 3 && !strcmp(argv[1], "--dev"))
-		dev = argv[2];
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--dev")) {
+			dev = argv[i + 1];
+		} else if (!strcmp(argv[i], "--remove")) {
+			dev_remove = argv[i + 1];
+		} else {
+			fprintf(stderr, "usage: vgem_sync [--dev DEV] [--remove DEV2]\n");
+			return 2;
+		}
+	}
+	if (argc % 2 == 0) {
+		fprintf(stderr, "usage: vgem_sync [--dev DEV] [--remove DEV2]\n");
+		return 2;
+	}
 	ktap_start();
 	ret = smnl_open(&nl);
 	if (!ktap_result(ret == 0, "resolve the ib_sync_mem family")) {
@@ -687,6 +940,8 @@ int main(int argc, char **argv)
 			  (unsigned long long)b.ino);
 
 		test_fences(&b, id);
+		test_bracket_bounded(&b, id);
+		test_stray_signal(&b, id);
 
 		/* (f) the reference goes with the client */
 		bufinfo_get(b.ino, &bi1);
@@ -703,7 +958,10 @@ int main(int argc, char **argv)
 
 	test_lifetime();
 	test_inherited_fd();
+	test_owned();
 	test_udmabuf();
+	if (dev_remove)
+		test_removal(dev_remove);
 
 	close(drm);
 	smnl_close(&nl);

@@ -7,7 +7,10 @@
 #   region_test    region clients: pinning, VmPin, munmap and exit
 #                  invalidation, RLIMIT_MEMLOCK, bad ranges
 #   vgem_sync      dma-buf clients: vgem fences bound the syncs, buffer
-#                  references, an fd inherited by syncmemctl, udmabuf
+#                  references, an fd inherited by syncmemctl, udmabuf;
+#                  a fence added after the fence wait, a stray signal, and
+#                  rxe1 removed under a fence-held bracket do not hold a
+#                  sync past its deadline
 #   rdma_canary    source on rxe0, target on rxe1: sync, RDMA WRITE, sync,
 #                  compare every byte, round after round
 #
@@ -46,7 +49,11 @@ run_prog smnl_selftest --dev rxe0
 check "unload ib_sync_mem_sim" sim_unload
 
 run_prog region_test --dev rxe0
-run_prog vgem_sync --dev rxe0
+# vgem_sync deletes rxe1 under a client whose CPU bracket a fence holds.
+check "rdma link add rxe1 type rxe netdev veth1 (for vgem_sync to remove)" \
+	rdma link add rxe1 type rxe netdev veth1
+run_prog vgem_sync --dev rxe0 --remove rxe1
+check_fail "rxe1 still there (vgem_sync removed it)" rdma_link_on rxe1 veth1
 
 check "rdma link add rxe1 type rxe netdev veth1" rdma link add rxe1 type rxe netdev veth1
 check "IPv4 on veth0/veth1 for RoCE v2 (accept_local, no rp_filter)" canary_net_up

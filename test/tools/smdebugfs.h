@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ib_sync_mem's debugfs (/sys/kernel/debug/ib_sync_mem), for the test
+ * programs that look at the module's counters or use its test holds:
+ * counters ("name value" lines) and dmabuf_hold. Header-only, static
+ * functions; root and a mounted debugfs.
+ */
+#ifndef SM_DEBUGFS_H
+#define SM_DEBUGFS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ktap.h"
+#include "smnl.h"
+
+#define SM_DEBUGFS	"/sys/kernel/debug/ib_sync_mem"
+
+/* The counter @name of SM_DEBUGFS/counters: its value, or -1 if absent. */
+static inline long sm_counter(const char *name)
+{
+	char line[128], key[64];
+	long v, found = -1;
+	FILE *f = fopen(SM_DEBUGFS "/counters", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %ld", key, &v) == 2 && !strcmp(key, name)) {
+			found = v;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Wait until the counter @name is above @base (or, @above 0, back down to
+ * @base or below), for at most @ms (a hang guard: pass bound_ms()). Returns
+ * its value, or -ETIMEDOUT with the last value in *last.
+ */
+static inline long sm_counter_wait(const char *name, long base, int above,
+				   int ms, long *last)
+{
+	double t0 = now_ms();
+	long v;
+
+	for (;;) {
+		v = sm_counter(name);
+		if (last)
+			*last = v;
+		if (v >= 0 && (above ? v > base : v <= base))
+			return v;
+		if (now_ms() - t0 > ms)
+			return -ETIMEDOUT;
+		usleep(5000);
+	}
+}
+
+/* Write @val to SM_DEBUGFS/@file: 0 or -errno. */
+static inline int sm_debugfs_write(const char *file, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd, err;
+
+	snprintf(path, sizeof(path), SM_DEBUGFS "/%s", file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+/* The number SM_DEBUGFS/@file holds, or -errno. */
+static inline long sm_debugfs_long(const char *file)
+{
+	char path[128];
+	long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), SM_DEBUGFS "/%s", file);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -EPROTO;
+	fclose(f);
+	return v;
+}
+
+/*
+ * dmabuf_hold: hold every dma-buf sync between its fence wait and its CPU
+ * access bracket (1), or let them go (0).
+ */
+static inline int sm_dmabuf_hold(int on)
+{
+	return sm_debugfs_write("dmabuf_hold", on ? "1" : "0");
+}
+
+/* Wait until @n syncs are held: 0, or -ETIMEDOUT. */
+static inline int sm_dmabuf_wait_held(long n, int ms)
+{
+	double t0 = now_ms();
+
+	while (sm_debugfs_long("dmabuf_hold") != n) {
+		if (now_ms() - t0 > ms)
+			return -ETIMEDOUT;
+		usleep(2000);
+	}
+	return 0;
+}
+
+#endif /* SM_DEBUGFS_H */
