@@ -1,55 +1,109 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dma-buf clients: a buffer shared by its exporter (a GPU driver, vgem,
- * udmabuf), attached to the RDMA device's DMA device and mapped for as long
- * as the client lives.
+ * udmabuf), made coherent for an RDMA device or the CPU.
+ *
+ * Which path a device takes:
+ *
+ *  - A device with a DMA device (a real HCA) imports the buffer the way
+ *    the RDMA stack does, with ib_umem_dmabuf_get_pinned(): a pinned
+ *    attachment on that DMA device, mapped for as long as the client is
+ *    live and released when the device goes.
+ *  - A virtual-DMA device (ib_uses_virt_dma(): rxe, siw) has no DMA device;
+ *    the CPU is its DMA engine. Nothing is attached: the client holds a
+ *    reference on the buffer, and a sync is the fence wait and the CPU
+ *    access bracket below. These machines reach only this path (rxe).
  *
  * A sync waits, bounded by the request's deadline, for the buffer's
  * implicit fences: the writers before the CPU reads (to-cpu), all of them
  * before the device may write (to-device, bidirectional). Then it brackets
  * CPU access: to-cpu opens it with dma_buf_begin_cpu_access(), to-device
  * closes it with dma_buf_end_cpu_access() (or flushes with a begin/end pair
- * if none is open), bidirectional does both. A sync waits on fences but is
- * never a dma_fence itself, so it cannot become an indefinite fence.
+ * if none is open), bidirectional does both.
  *
- * rxe has no DMA device: it uses virtual DMA, which is why upstream rxe
- * cannot import dma-bufs. For such devices the module attaches to a
- * DMA-capable stand-in, a platform device of its own, as vgem does for
- * itself; real devices get their own DMA device.
+ * dma_buf_begin_cpu_access() waits for the fences again, without a limit
+ * (and an exporter's hook may wait too): a fence added after the bounded
+ * wait would hold the caller, and with it the domain's SRCU section, every
+ * unregister, invalidation and device removal behind it. So the bracket
+ * runs in a work item, one at a time per client, and the sync waits for it
+ * only until its deadline: past it the sync fails with -ETIMEDOUT and the
+ * bracket finishes on its own, holding a reference on the client's data
+ * (and on the buffer) until it does. A device removal never waits for it;
+ * unloading the module does (destroy_workqueue()), as it must. Every wait
+ * of a sync is uninterruptible and bounded by the deadline: a stray signal
+ * never turns into -ERESTARTSYS for a coalesced caller or for userspace.
+ *
+ * On the attachment path the release of the attachment takes the buffer's
+ * reservation lock; an exporter whose begin_cpu_access hook holds that lock
+ * while it waits for rendering can still delay a device removal there
+ * until its fences signal. The CPU path has no such wait.
+ *
+ * A sync waits on fences but is never a dma_fence itself, so it cannot
+ * become an indefinite fence. A client that userspace registered without
+ * the owned flag keeps its buffer until it is deleted, like a memory region
+ * keeps its pages: the buffer is the client's, not the importing file's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/dma-buf.h>
-#include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/fs.h>
+#include <linux/kref.h>
 #include <linux/mutex.h>
-#include <linux/platform_device.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <net/netlink.h>
+#include <rdma/ib_umem.h>
 #include <uapi/linux/ib_sync_mem.h>
 
 #include "sync_mem.h"
 
 MODULE_IMPORT_NS("DMA_BUF");
 
-static struct platform_device *sm_dma_standin;
+/* The CPU access brackets of every dma-buf client. */
+static struct workqueue_struct *sm_dmabuf_wq;
+
+/* How long past its deadline a sync waits for a bracket no fence holds. */
+#define SM_BRACKET_GRACE	(HZ / 2)
 
 /**
  * struct sm_dmabuf - a dma-buf client's private data
- * @buf: the buffer (a reference)
- * @attach: its attachment to the DMA device (NULL once torn down)
- * @sgt: the mapped attachment
- * @lock: serialises the CPU access bracket between concurrent syncs
+ * @ref: the client's reference, and one per bracket in flight
+ * @buf: the buffer (a reference of ours)
+ * @umem: the pinned attachment on the device's DMA device, or NULL (a
+ *	virtual-DMA device, or the device is gone)
+ * @lock: serialises the CPU access bracket (held by the work item only)
  * @cpu_open: dma_buf_begin_cpu_access() is in effect
+ * @busy: a bracket is queued or running (bit 0): at most one per client
+ * @idle: woken when @busy clears
  */
 struct sm_dmabuf {
+	struct kref ref;
 	struct dma_buf *buf;
-	struct dma_buf_attachment *attach;
-	struct sg_table *sgt;
+	struct ib_umem_dmabuf *umem;
 	struct mutex lock;	/* the CPU access bracket */
 	bool cpu_open;
+	unsigned long busy;
+	wait_queue_head_t idle;
+};
+
+/**
+ * struct sm_bracket - one CPU access bracket, run by sm_dmabuf_wq
+ * @work: the work item
+ * @done: completed when the bracket has run
+ * @ref: the waiting sync's and the work item's
+ * @d: the client's data (a reference)
+ * @dir: the sync's direction
+ * @ret: the bracket's result
+ */
+struct sm_bracket {
+	struct work_struct work;
+	struct completion done;
+	refcount_t ref;
+	struct sm_dmabuf *d;
+	enum ib_sync_mem_dir dir;
+	int ret;
 };
 
 /*
@@ -88,36 +142,65 @@ static void sm_dmabuf_window(ktime_t deadline)
 	atomic_dec(&sm_dmabuf_nheld);
 }
 
-static struct device *sm_dma_device(struct ib_device *ibdev)
+/* Jiffies left until @deadline, 0 once it has passed. */
+static long sm_jiffies_left(ktime_t deadline)
 {
-	return ib_uses_virt_dma(ibdev) ? &sm_dma_standin->dev : ibdev->dma_device;
+	s64 left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
+
+	return left > 0 ? nsecs_to_jiffies(left) : 0;
+}
+
+/*
+ * The fences a sync in @dir waits for, as dma_buf_begin_cpu_access() does:
+ * the writers before the CPU reads, every fence before the device may
+ * write.
+ */
+static enum dma_resv_usage sm_dmabuf_usage(enum ib_sync_mem_dir dir)
+{
+	return dir == IB_SYNC_MEM_TO_CPU ? DMA_RESV_USAGE_WRITE :
+					   DMA_RESV_USAGE_READ;
 }
 
 static int sm_dmabuf_wait(struct sm_dmabuf *d, enum ib_sync_mem_dir dir,
 			  ktime_t deadline)
 {
-	enum dma_resv_usage usage = dir == IB_SYNC_MEM_TO_CPU ?
-		DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ;
-	s64 left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
 	long ret;
 
-	ret = dma_resv_wait_timeout(d->buf->resv, usage, true,
-				    left > 0 ? nsecs_to_jiffies(left) : 0);
+	ret = dma_resv_wait_timeout(d->buf->resv, sm_dmabuf_usage(dir), false,
+				    sm_jiffies_left(deadline));
 	if (ret < 0)
 		return ret;
 	return ret ? 0 : -ETIMEDOUT;
 }
 
-static int sm_dmabuf_sync(struct ib_sync_mem_client *client,
-			  enum ib_sync_mem_dir dir, ktime_t deadline)
+static void sm_dmabuf_free(struct kref *ref)
 {
-	struct sm_dmabuf *d = ib_sync_mem_client_priv(client);
-	int ret;
+	struct sm_dmabuf *d = container_of(ref, struct sm_dmabuf, ref);
 
-	ret = sm_dmabuf_wait(d, dir, deadline);
-	if (ret)
-		return ret;
-	sm_dmabuf_window(deadline);
+	if (d->cpu_open)
+		dma_buf_end_cpu_access(d->buf, DMA_BIDIRECTIONAL);
+	if (d->umem)
+		ib_umem_release(&d->umem->umem);
+	dma_buf_put(d->buf);
+	mutex_destroy(&d->lock);
+	kfree(d);
+}
+
+static void sm_dmabuf_put(struct sm_dmabuf *d)
+{
+	kref_put(&d->ref, sm_dmabuf_free);
+}
+
+static void sm_bracket_put(struct sm_bracket *b)
+{
+	if (refcount_dec_and_test(&b->ref))
+		kfree(b);
+}
+
+/* The CPU access bracket of a sync in @b->dir. */
+static int sm_dmabuf_bracket(struct sm_dmabuf *d, enum ib_sync_mem_dir dir)
+{
+	int ret = 0;
 
 	mutex_lock(&d->lock);
 	switch (dir) {
@@ -146,37 +229,102 @@ static int sm_dmabuf_sync(struct ib_sync_mem_client *client,
 	return ret;
 }
 
-/* Close the CPU bracket, unmap and detach. Idempotent. */
-static void sm_dmabuf_detach(struct sm_dmabuf *d)
+static void sm_bracket_work(struct work_struct *work)
 {
-	if (!d->attach)
-		return;
-	if (d->cpu_open)
-		dma_buf_end_cpu_access(d->buf, DMA_BIDIRECTIONAL);
-	d->cpu_open = false;
-	dma_buf_unmap_attachment_unlocked(d->attach, d->sgt, DMA_BIDIRECTIONAL);
-	dma_buf_detach(d->buf, d->attach);
-	d->attach = NULL;
+	struct sm_bracket *b = container_of(work, struct sm_bracket, work);
+	struct sm_dmabuf *d = b->d;
+
+	b->ret = sm_dmabuf_bracket(d, b->dir);
+	clear_bit_unlock(0, &d->busy);
+	wake_up(&d->idle);
+	complete(&b->done);
+	sm_bracket_put(b);
+	sm_dmabuf_put(d);
+}
+
+/*
+ * Past its deadline a sync still waits SM_BRACKET_GRACE for a bracket that
+ * no fence holds (the work item may not have been scheduled yet), never
+ * for one that a fence holds.
+ */
+static long sm_dmabuf_grace(struct sm_dmabuf *d, enum ib_sync_mem_dir dir)
+{
+	return dma_resv_test_signaled(d->buf->resv, sm_dmabuf_usage(dir)) ?
+		SM_BRACKET_GRACE : 0;
+}
+
+/* The client's bracket slot is ours (its busy bit). */
+static bool sm_dmabuf_claim(struct sm_dmabuf *d)
+{
+	return !test_and_set_bit_lock(0, &d->busy);
+}
+
+/*
+ * Run the bracket in sm_dmabuf_wq and wait for it until @deadline: its
+ * result, or -ETIMEDOUT with the bracket left to finish on its own. One
+ * bracket per client: a stuck one is not joined by more.
+ */
+static int sm_dmabuf_bracket_until(struct sm_dmabuf *d,
+				   enum ib_sync_mem_dir dir, ktime_t deadline)
+{
+	struct sm_bracket *b;
+	int ret;
+
+	if (!wait_event_timeout(d->idle, sm_dmabuf_claim(d),
+				sm_jiffies_left(deadline)) &&
+	    !wait_event_timeout(d->idle, sm_dmabuf_claim(d),
+				sm_dmabuf_grace(d, dir)))
+		return -ETIMEDOUT;
+	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	if (!b) {
+		clear_bit_unlock(0, &d->busy);
+		wake_up(&d->idle);
+		return -ENOMEM;
+	}
+	INIT_WORK(&b->work, sm_bracket_work);
+	init_completion(&b->done);
+	refcount_set(&b->ref, 2);
+	b->d = d;
+	b->dir = dir;
+	kref_get(&d->ref);
+	queue_work(sm_dmabuf_wq, &b->work);
+
+	if (wait_for_completion_timeout(&b->done, sm_jiffies_left(deadline)) ||
+	    wait_for_completion_timeout(&b->done, sm_dmabuf_grace(d, dir)))
+		ret = b->ret;
+	else
+		ret = -ETIMEDOUT;
+	sm_bracket_put(b);
+	return ret;
+}
+
+static int sm_dmabuf_sync(struct ib_sync_mem_client *client,
+			  enum ib_sync_mem_dir dir, ktime_t deadline)
+{
+	struct sm_dmabuf *d = ib_sync_mem_client_priv(client);
+	int ret;
+
+	ret = sm_dmabuf_wait(d, dir, deadline);
+	if (ret)
+		return ret;
+	sm_dmabuf_window(deadline);
+	return sm_dmabuf_bracket_until(d, dir, deadline);
 }
 
 static void sm_dmabuf_invalidate(struct ib_sync_mem_client *client,
 				 enum ib_sync_mem_inval reason)
 {
-	/* The device is going: no attachment may outlive it. */
-	sm_dmabuf_detach(ib_sync_mem_client_priv(client));
-}
+	struct sm_dmabuf *d = ib_sync_mem_client_priv(client);
+	struct ib_umem_dmabuf *umem = xchg(&d->umem, NULL);
 
-static void sm_dmabuf_free(struct sm_dmabuf *d)
-{
-	sm_dmabuf_detach(d);
-	dma_buf_put(d->buf);
-	mutex_destroy(&d->lock);
-	kfree(d);
+	/* The device is going: no attachment may outlive it. */
+	if (umem)
+		ib_umem_release(&umem->umem);
 }
 
 static void sm_dmabuf_release(struct ib_sync_mem_client *client)
 {
-	sm_dmabuf_free(ib_sync_mem_client_priv(client));
+	sm_dmabuf_put(ib_sync_mem_client_priv(client));
 }
 
 static int sm_dmabuf_fill_info(struct ib_sync_mem_client *client,
@@ -203,6 +351,31 @@ static const struct ib_sync_mem_ops sm_dmabuf_ops = {
 	.fill_info = sm_dmabuf_fill_info,
 };
 
+/*
+ * A device with a DMA device: a pinned attachment on it, as the RDMA stack
+ * imports dma-bufs for memory regions. The umem takes its own reference on
+ * the buffer behind @fd, which must still be ours.
+ */
+static int sm_dmabuf_attach(struct sm_dmabuf *d, struct ib_device *ibdev,
+			    int fd, struct netlink_ext_ack *extack)
+{
+	struct ib_umem_dmabuf *umem;
+
+	umem = ib_umem_dmabuf_get_pinned(ibdev, 0, d->buf->size, fd,
+					 IB_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(umem)) {
+		NL_SET_ERR_MSG(extack, "cannot attach and pin the dma-buf for the device");
+		return PTR_ERR(umem);
+	}
+	if (umem->attach->dmabuf != d->buf) {
+		ib_umem_release(&umem->umem);
+		NL_SET_ERR_MSG(extack, "the dma-buf fd changed during registration");
+		return -EBADF;
+	}
+	d->umem = umem;
+	return 0;
+}
+
 static struct ib_sync_mem_client *
 sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 		 struct nlattr **attrs, struct netlink_ext_ack *extack)
@@ -217,7 +390,7 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 	};
 	struct ib_sync_mem_client *c;
 	struct sm_dmabuf *d;
-	int ret;
+	int ret, fd;
 
 	if (!nest) {
 		NL_SET_ERR_MSG(extack, "dma-buf client needs IB_SYNC_MEM_A_DMABUF");
@@ -234,28 +407,22 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 	d = kzalloc(sizeof(*d), GFP_KERNEL);
 	if (!d)
 		return ERR_PTR(-ENOMEM);
+	kref_init(&d->ref);
 	mutex_init(&d->lock);
-	d->buf = dma_buf_get(nla_get_s32(tb[IB_SYNC_MEM_A_DMABUF_FD]));
+	init_waitqueue_head(&d->idle);
+	fd = nla_get_s32(tb[IB_SYNC_MEM_A_DMABUF_FD]);
+	d->buf = dma_buf_get(fd);
 	if (IS_ERR(d->buf)) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[IB_SYNC_MEM_A_DMABUF_FD],
 				    "not a dma-buf fd");
-		ret = -EBADF;
-		goto err_free;
+		mutex_destroy(&d->lock);
+		kfree(d);
+		return ERR_PTR(-EBADF);
 	}
-	d->attach = dma_buf_attach(d->buf, sm_dma_device(ibdev));
-	if (IS_ERR(d->attach)) {
-		ret = PTR_ERR(d->attach);
-		d->attach = NULL;
-		NL_SET_ERR_MSG(extack, "cannot attach the dma-buf to the device");
-		goto err_put;
-	}
-	d->sgt = dma_buf_map_attachment_unlocked(d->attach, DMA_BIDIRECTIONAL);
-	if (IS_ERR(d->sgt)) {
-		ret = PTR_ERR(d->sgt);
-		dma_buf_detach(d->buf, d->attach);
-		d->attach = NULL;
-		NL_SET_ERR_MSG(extack, "cannot map the dma-buf for the device");
-		goto err_put;
+	if (!ib_uses_virt_dma(ibdev)) {
+		ret = sm_dmabuf_attach(d, ibdev, fd, extack);
+		if (ret)
+			goto err_put;
 	}
 
 	reg.priv = d;
@@ -268,11 +435,7 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 	return c;
 
 err_put:
-	sm_dmabuf_free(d);
-	return ERR_PTR(ret);
-err_free:
-	mutex_destroy(&d->lock);
-	kfree(d);
+	sm_dmabuf_put(d);
 	return ERR_PTR(ret);
 }
 
@@ -291,21 +454,12 @@ struct ib_sync_mem_client_kind sm_dmabuf_kind = {
 
 int sm_dmabuf_init(void)
 {
-	int ret;
-
-	sm_dma_standin = platform_device_register_simple("ib_sync_mem_dma",
-							 PLATFORM_DEVID_NONE,
-							 NULL, 0);
-	if (IS_ERR(sm_dma_standin))
-		return PTR_ERR(sm_dma_standin);
-	ret = dma_coerce_mask_and_coherent(&sm_dma_standin->dev,
-					   DMA_BIT_MASK(64));
-	if (ret)
-		platform_device_unregister(sm_dma_standin);
-	return ret;
+	sm_dmabuf_wq = alloc_workqueue("ib_sync_mem_dmabuf", WQ_UNBOUND, 0);
+	return sm_dmabuf_wq ? 0 : -ENOMEM;
 }
 
+/* Waits for brackets still held by their fences: the module stays until then. */
 void sm_dmabuf_exit(void)
 {
-	platform_device_unregister(sm_dma_standin);
+	destroy_workqueue(sm_dmabuf_wq);
 }
