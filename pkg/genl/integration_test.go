@@ -431,7 +431,8 @@ func TestIntegrationRegionOwned(t *testing.T) {
 			cl.State != genl.StateLive {
 			t.Errorf("client %+v", cl)
 		}
-		syncOne(t, c, id, genl.DirBidirectional)
+		// Read-only (access 0): the device reads it, to-device only.
+		syncOne(t, c, id, genl.DirToDevice)
 	})
 
 	t.Run("deleted when its connection closes", func(t *testing.T) {

@@ -188,6 +188,48 @@ static void test_basic(void)
 	munmap(buf, len);
 }
 
+/*
+ * A read-only region (pinned without write): the device may only read it,
+ * so nothing is ever synced from the device into its pages. to-device
+ * syncs; to-cpu and bidirectional are refused with -EACCES. A writable
+ * registration of memory the process cannot write is refused at pinning.
+ */
+static void test_read_only(void)
+{
+	const size_t len = 16 * 1024;
+	int ret, id, cerr;
+	uint64_t ns;
+	void *buf;
+
+	buf = map(len);
+	if (!buf || mprotect(buf, len, PROT_READ)) {
+		ktap_result(0, "read-only: mmap 16 KiB, mprotect(PROT_READ)");
+		return;
+	}
+	id = smnl_register_region(&nl, dev, "rt-ro-w", (uintptr_t)buf, len,
+				  IB_SYNC_MEM_REGION_F_WRITE);
+	ktap_result(id < 0, "read-only: a writable region over PROT_READ memory is refused (%s \"%s\")",
+		    errstr(id), nl.extack);
+	if (id > 0)
+		smnl_unregister(&nl, id);
+	id = smnl_register_region(&nl, dev, "rt-ro", (uintptr_t)buf, len, 0);
+	if (!ktap_result(id > 0, "read-only: a region without write access registers over it")) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		munmap(buf, len);
+		return;
+	}
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == 0, "read-only: sync to-device: 0");
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == -EACCES, "read-only: sync to-cpu refused: -EACCES (%s/%s)",
+		    errstr(ret), errstr(cerr));
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == -EACCES, "read-only: sync bidirectional refused: -EACCES (%s/%s)",
+		    errstr(ret), errstr(cerr));
+	ktap_result(smnl_unregister(&nl, id) == 0, "read-only: unregister: 0");
+	munmap(buf, len);
+}
+
 static void test_munmap(void)
 {
 	const size_t len = 64 * 1024;
@@ -616,6 +658,7 @@ int main(int argc, char **argv)
 	ktap_diag("page size %ld, device %s, VmPin %ld kB", page, dev, vm_pin_kb());
 
 	test_basic();
+	test_read_only();
 	test_munmap();
 	test_bad_ranges();
 	test_vma_op(OP_MPROTECT, "mprotect(PROT_READ) of the whole region", 0);
