@@ -36,4 +36,20 @@
 #endif
 #endif
 
+/*
+ * ib_umem_get() is ib_umem_get_va() in 7.x (7.3's include/rdma/ib_umem.h,
+ * beside ib_umem_get_attr() and the other uverbs-attribute forms; the
+ * functions moved from ib_uverbs into ib_core). The release is not known
+ * here, so Kbuild probes the header (SM_HAVE_IB_UMEM_GET_VA).
+ */
+#ifndef SM_HAVE_IB_UMEM_GET_VA
+#include <rdma/ib_umem.h>
+static inline struct ib_umem *ib_umem_get_va(struct ib_device *device,
+					     unsigned long addr, size_t size,
+					     int access)
+{
+	return ib_umem_get(device, addr, size, access);
+}
+#endif
+
 #endif /* _IB_SYNC_MEM_COMPAT_H */

@@ -1,20 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Region clients: memory of a process, pinned and DMA-mapped on the RDMA
- * device, made coherent by syncing every mapped segment.
+ * device by ib_umem, made coherent by syncing its DMA-mapped table.
  *
- * The pages are pinned with FOLL_LONGTERM and counted against the owner's
- * RLIMIT_MEMLOCK the way ib_umem does. The mapping goes through the ib_dma_*
- * helpers, so a device with a real DMA device gets real mappings and syncs;
- * rxe uses virtual DMA and the syncs are no-ops, but the path is the same.
+ * ib_umem_get() does what the RDMA stack does for every memory region:
+ * FOLL_LONGTERM pinning (with write access only if the region is
+ * writable), the pinned_vm account against RLIMIT_MEMLOCK (CAP_IPC_LOCK
+ * goes past it), segments capped at the device's maximum segment size and
+ * the mapping on the device's DMA device. A device with a DMA device gets
+ * real mappings and syncs; a virtual-DMA device (rxe, siw) has no DMA to
+ * sync for (the CPU is its DMA engine): the syncs are no-ops there.
  *
- * An mmu_interval_notifier watches the range: when it is unmapped or the
- * process exits, a work item invalidates the client (it syncs to -ENXIO
- * from then on), unmaps and unpins the pages and gives the locked memory
- * back. The client stays until it is deleted.
+ * Directions follow the access: a read-only region (pinned without write)
+ * is never synced from the device into its pages, and refuses to-cpu and
+ * bidirectional syncs with -EACCES.
+ *
+ * ib_umem has no invalidation of its own, so an mmu_interval_notifier
+ * watches the range: when it is unmapped or the process exits, a work item
+ * invalidates the client (it syncs to -ENXIO from then on) and releases
+ * the umem (unmapped, unpinned, the locked memory given back). The client
+ * stays until it is deleted.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/dma-mapping.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
@@ -22,9 +31,11 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/netlink.h>
+#include <rdma/ib_umem.h>
 #include <uapi/linux/ib_sync_mem.h>
 
 #include "sync_mem.h"
+#include "compat.h"
 
 #define SM_REGION_MAX_LEN	SZ_1G
 
@@ -32,14 +43,11 @@
  * struct sm_region - a region client's private data
  * @client: its registry client (NULL until registered)
  * @ibdev: the device its pages are mapped on
- * @mm: the owner's mm (mmgrab), for the pinned_vm account
+ * @mm: the owner's mm (mmgrab), watched by @notifier
  * @addr: user address
  * @len: bytes
  * @access: IB_SYNC_MEM_REGION_F_*
- * @pages: the pinned pages
- * @npages: how many
- * @sgt: their sg table, DMA-mapped while @mapped
- * @mapped: pages pinned and mapped (cleared by the teardown)
+ * @umem: the pinned, DMA-mapped pages (NULL once released)
  * @notifier: watches the range for unmap and exit
  * @notified: the notifier is inserted
  * @gone: the range was unmapped or its mm is exiting
@@ -52,60 +60,57 @@ struct sm_region {
 	u64 addr;
 	u64 len;
 	u32 access;
-	struct page **pages;
-	unsigned long npages;
-	struct sg_table sgt;
-	bool mapped;
+	struct ib_umem *umem;
 	struct mmu_interval_notifier notifier;
 	bool notified;
 	bool gone;
 	struct work_struct inval_work;
 };
 
+static bool sm_region_writable(const struct sm_region *r)
+{
+	return r->access & IB_SYNC_MEM_REGION_F_WRITE;
+}
+
 static int sm_region_sync(struct ib_sync_mem_client *client,
 			  enum ib_sync_mem_dir dir, ktime_t deadline)
 {
 	struct sm_region *r = ib_sync_mem_client_priv(client);
-	struct scatterlist *sg;
-	int i;
+	struct sg_table *sgt;
+	struct device *dma;
 
-	/* The registry never runs this after ->invalidate: r is mapped. */
-	for_each_sgtable_dma_sg(&r->sgt, sg, i) {
-		switch (dir) {
-		case IB_SYNC_MEM_TO_DEVICE:
-			ib_dma_sync_single_for_device(r->ibdev, sg_dma_address(sg),
-						      sg_dma_len(sg),
-						      DMA_TO_DEVICE);
-			break;
-		case IB_SYNC_MEM_TO_CPU:
-			ib_dma_sync_single_for_cpu(r->ibdev, sg_dma_address(sg),
-						   sg_dma_len(sg),
-						   DMA_FROM_DEVICE);
-			break;
-		case IB_SYNC_MEM_BIDIRECTIONAL:
-			ib_dma_sync_single_for_cpu(r->ibdev, sg_dma_address(sg),
-						   sg_dma_len(sg),
-						   DMA_BIDIRECTIONAL);
-			ib_dma_sync_single_for_device(r->ibdev, sg_dma_address(sg),
-						      sg_dma_len(sg),
-						      DMA_BIDIRECTIONAL);
-			break;
-		}
+	/* The device may not write a read-only region: nothing to sync in. */
+	if (dir != IB_SYNC_MEM_TO_DEVICE && !sm_region_writable(r))
+		return -EACCES;
+	/* The CPU is a virtual-DMA device's DMA engine. */
+	if (ib_uses_virt_dma(r->ibdev))
+		return 0;
+	/* The registry never runs this after ->invalidate: r->umem is there. */
+	sgt = &r->umem->sgt_append.sgt;
+	dma = r->ibdev->dma_device;
+	switch (dir) {
+	case IB_SYNC_MEM_TO_DEVICE:
+		dma_sync_sgtable_for_device(dma, sgt, DMA_TO_DEVICE);
+		break;
+	case IB_SYNC_MEM_TO_CPU:
+		dma_sync_sgtable_for_cpu(dma, sgt, DMA_FROM_DEVICE);
+		break;
+	case IB_SYNC_MEM_BIDIRECTIONAL:
+		dma_sync_sgtable_for_cpu(dma, sgt, DMA_BIDIRECTIONAL);
+		dma_sync_sgtable_for_device(dma, sgt, DMA_BIDIRECTIONAL);
+		break;
 	}
 	return 0;
 }
 
 /* Unmap, unpin and give the locked memory back. Idempotent. */
-static void sm_region_unpin(struct sm_region *r)
+static void sm_region_release_umem(struct sm_region *r)
 {
-	if (!r->mapped)
+	struct ib_umem *umem = xchg(&r->umem, NULL);
+
+	if (!umem)
 		return;
-	r->mapped = false;
-	ib_dma_unmap_sgtable_attrs(r->ibdev, &r->sgt, DMA_BIDIRECTIONAL, 0);
-	sg_free_table(&r->sgt);
-	unpin_user_pages_dirty_lock(r->pages, r->npages,
-				    r->access & IB_SYNC_MEM_REGION_F_WRITE);
-	atomic64_sub(r->npages, &r->mm->pinned_vm);
+	ib_umem_release(umem);
 	if (r->client)
 		atomic_set(&r->client->pinned_pages, 0);
 }
@@ -124,7 +129,7 @@ static void sm_region_invalidate(struct ib_sync_mem_client *client,
 	struct sm_region *r = ib_sync_mem_client_priv(client);
 
 	/* Neither sync nor the device may use the pages after this. */
-	sm_region_unpin(r);
+	sm_region_release_umem(r);
 }
 
 static void sm_region_free(struct sm_region *r)
@@ -132,8 +137,7 @@ static void sm_region_free(struct sm_region *r)
 	sm_region_unwatch(r);
 	/* The notifier is gone: nothing queues the work any more. */
 	cancel_work_sync(&r->inval_work);
-	sm_region_unpin(r);
-	kvfree(r->pages);
+	sm_region_release_umem(r);
 	mmdrop(r->mm);
 	kfree(r);
 }
@@ -153,7 +157,8 @@ static int sm_region_fill_info(struct ib_sync_mem_client *client,
 	    nla_put_u64_64bit(msg, IB_SYNC_MEM_A_REGION_LEN, r->len,
 			      IB_SYNC_MEM_A_REGION_PAD) ||
 	    nla_put_u32(msg, IB_SYNC_MEM_A_REGION_ACCESS, r->access) ||
-	    nla_put_u32(msg, IB_SYNC_MEM_A_REGION_SEGMENTS, r->sgt.nents))
+	    nla_put_u32(msg, IB_SYNC_MEM_A_REGION_SEGMENTS,
+			r->umem ? r->umem->sgt_append.sgt.nents : 0))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -229,57 +234,44 @@ static int sm_region_check(u64 addr, u64 len, struct nlattr *nest,
 	return 0;
 }
 
-/* Count the pages against RLIMIT_MEMLOCK, as ib_umem_get() does. */
-static int sm_region_account(struct mm_struct *mm, unsigned long npages)
+/*
+ * ib_umem_get() refused the region with -ENOMEM: because of its
+ * RLIMIT_MEMLOCK check (the same test, for the message only)?
+ */
+static bool sm_region_over_memlock(struct sm_region *r)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 
-	if (atomic64_add_return(npages, &mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &mm->pinned_vm);
-		return -ENOMEM;
-	}
-	return 0;
+	return !capable(CAP_IPC_LOCK) &&
+	       atomic64_read(&r->mm->pinned_vm) + (r->len >> PAGE_SHIFT) > limit;
 }
 
-static int sm_region_pin(struct sm_region *r)
+static int sm_region_get_umem(struct sm_region *r, struct nlattr *nest,
+			      struct netlink_ext_ack *extack)
 {
-	unsigned int gup = FOLL_LONGTERM;
-	unsigned long done = 0;
-	int ret;
+	struct ib_umem *umem;
 
-	if (r->access & IB_SYNC_MEM_REGION_F_WRITE)
-		gup |= FOLL_WRITE;
-	while (done < r->npages) {
-		ret = pin_user_pages_fast(r->addr + done * PAGE_SIZE,
-					  min_t(unsigned long, r->npages - done,
-						PAGE_SIZE / sizeof(struct page *)),
-					  gup, r->pages + done);
-		if (ret <= 0) {
-			unpin_user_pages(r->pages, done);
-			return ret ?: -EFAULT;
+	umem = ib_umem_get_va(r->ibdev, r->addr, r->len,
+			      sm_region_writable(r) ? IB_ACCESS_LOCAL_WRITE : 0);
+	if (IS_ERR(umem)) {
+		switch (PTR_ERR(umem)) {
+		case -ENOMEM:
+			if (sm_region_over_memlock(r))
+				NL_SET_ERR_MSG(extack, "region exceeds RLIMIT_MEMLOCK");
+			else
+				NL_SET_ERR_MSG(extack, "out of memory pinning the region");
+			break;
+		case -EPERM:
+			NL_SET_ERR_MSG(extack, "RLIMIT_MEMLOCK is 0 without CAP_IPC_LOCK");
+			break;
+		default:
+			NL_SET_ERR_MSG_ATTR(extack, nest, "cannot pin the region (not mapped?)");
+			break;
 		}
-		done += ret;
-		if (fatal_signal_pending(current)) {
-			unpin_user_pages(r->pages, done);
-			return -EINTR;
-		}
+		return PTR_ERR(umem);
 	}
+	r->umem = umem;
 	return 0;
-}
-
-static int sm_region_map(struct sm_region *r)
-{
-	int ret;
-
-	ret = sg_alloc_table_from_pages(&r->sgt, r->pages, r->npages, 0,
-					r->len, GFP_KERNEL);
-	if (ret)
-		return ret;
-	ret = ib_dma_map_sgtable_attrs(r->ibdev, &r->sgt, DMA_BIDIRECTIONAL, 0);
-	if (ret)
-		sg_free_table(&r->sgt);
-	return ret;
 }
 
 static struct ib_sync_mem_client *
@@ -329,12 +321,6 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 	ret = sm_region_check(r->addr, r->len, nest, extack);
 	if (ret)
 		goto err_free;
-	r->npages = r->len >> PAGE_SHIFT;
-	r->pages = kvmalloc_array(r->npages, sizeof(*r->pages), GFP_KERNEL);
-	if (!r->pages) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
 
 	/* Watch first, so an unmap racing with the pinning is seen. */
 	ret = mmu_interval_notifier_insert(&r->notifier, r->mm, r->addr,
@@ -343,25 +329,9 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 		goto err_free;
 	r->notified = true;
 
-	ret = sm_region_account(r->mm, r->npages);
-	if (ret) {
-		NL_SET_ERR_MSG(extack, "region exceeds RLIMIT_MEMLOCK");
+	ret = sm_region_get_umem(r, nest, extack);
+	if (ret)
 		goto err_free;
-	}
-	ret = sm_region_pin(r);
-	if (ret) {
-		atomic64_sub(r->npages, &r->mm->pinned_vm);
-		NL_SET_ERR_MSG_ATTR(extack, nest, "cannot pin the region (not mapped?)");
-		goto err_free;
-	}
-	ret = sm_region_map(r);
-	if (ret) {
-		unpin_user_pages(r->pages, r->npages);
-		atomic64_sub(r->npages, &r->mm->pinned_vm);
-		NL_SET_ERR_MSG(extack, "cannot DMA-map the region");
-		goto err_free;
-	}
-	r->mapped = true;
 
 	reg.priv = r;
 	reg.size = r->len;
@@ -370,7 +340,7 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 		ret = PTR_ERR(c);
 		goto err_free;
 	}
-	atomic_set(&c->pinned_pages, r->npages);
+	atomic_set(&c->pinned_pages, ib_umem_num_pages(r->umem));
 	WRITE_ONCE(r->client, c);
 	/* Pairs with sm_region_notify(): one of us sees the other. */
 	smp_mb();

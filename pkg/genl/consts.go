@@ -126,7 +126,9 @@ const (
 
 // IB_SYNC_MEM_REGION_F_*
 const (
-	// RegionWrite: the device writes the region.
+	// RegionWrite: the device writes the region. Without it the pages are
+	// pinned for reading, and a to-cpu or bidirectional sync of the region
+	// fails with EACCES (nothing is ever synced in from the device).
 	RegionWrite RegionAccess = 1 << 0
 )
 

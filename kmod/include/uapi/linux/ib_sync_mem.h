@@ -392,7 +392,11 @@ enum ib_sync_mem_region_attr {
 	IB_SYNC_MEM_A_REGION_MAX = __IB_SYNC_MEM_A_REGION_MAX - 1
 };
 
-/* IB_SYNC_MEM_A_REGION_ACCESS */
+/*
+ * IB_SYNC_MEM_A_REGION_ACCESS. Without IB_SYNC_MEM_REGION_F_WRITE the pages
+ * are pinned for reading and the device only reads them: a to-cpu or
+ * bidirectional sync of such a region fails with EACCES.
+ */
 #define IB_SYNC_MEM_REGION_F_WRITE	(1U << 0)	/* the device writes it */
 
 /* Inside IB_SYNC_MEM_A_DMABUF and a dma-buf client's IB_SYNC_MEM_A_CLIENT_INFO. */
