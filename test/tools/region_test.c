@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ktap.h"
+#include "smdebugfs.h"
 #include "smnl.h"
 
 static const char *dev = "rxe0";
@@ -406,8 +407,10 @@ static void test_vma_op(enum vma_op op, const char *what, int invalidates)
 			  what, smnl_state_name(c.state), state_ms, all_ms,
 			  c.inval_reason);
 	} else {
-		usleep(200000);
-		ret = done ? smnl_client_get(&nl, id, &c) : -1;
+		/* A clear queues a re-check: its verdict first. */
+		ret = done ? sm_region_rechecks_settled(bound_ms(30000)) : -1;
+		if (!ret)
+			ret = smnl_client_get(&nl, id, &c);
 		cerr = -1;
 		if (!ret)
 			ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE,
@@ -424,6 +427,54 @@ static void test_vma_op(enum vma_op op, const char *what, int invalidates)
 	munmap(buf, len);
 	if (op != OP_MREMAP)
 		munmap(to, len);
+}
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+/*
+ * A THP collapse over pinned pages cannot replace them: the region stays
+ * live, all its pages pinned, whatever the collapse answered (a clear it
+ * raised is re-checked and found harmless).
+ */
+static void test_collapse(void)
+{
+	const size_t huge = 2 * 1024 * 1024;
+	struct smnl_client c;
+	int ret, id, cerr, col;
+	uint64_t ns;
+	char *raw, *buf;
+
+	raw = map(2 * huge);
+	if (!raw) {
+		ktap_result(0, "collapse: mmap 4 MiB");
+		return;
+	}
+	buf = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+	madvise(buf, huge, MADV_NOHUGEPAGE);	/* 4 KiB pages to collapse */
+	fill(buf, huge, 13);
+	madvise(buf, huge, MADV_HUGEPAGE);
+	id = smnl_register_region(&nl, dev, "rt-thp", (uintptr_t)buf, huge,
+				  IB_SYNC_MEM_REGION_F_WRITE);
+	if (!ktap_result(id > 0, "collapse: register a 2 MiB aligned region of 4 KiB pages")) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		munmap(raw, 2 * huge);
+		return;
+	}
+	col = madvise(buf, huge, MADV_COLLAPSE) ? -errno : 0;
+	ret = sm_region_rechecks_settled(bound_ms(30000));
+	if (!ret)
+		ret = smnl_client_get(&nl, id, &c);
+	cerr = -1;
+	if (!ret)
+		ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == 0 && c.state == IB_SYNC_MEM_CLIENT_LIVE &&
+		    c.pinned_pages == huge / page,
+		    "MADV_COLLAPSE (%s) leaves the region live, %u pages pinned, syncing 0",
+		    errstr(col), c.pinned_pages);
+	smnl_unregister(&nl, id);
+	munmap(raw, 2 * huge);
 }
 
 /* fork() of the registering process is neither unmap nor exit. */
@@ -664,8 +715,9 @@ int main(int argc, char **argv)
 	test_vma_op(OP_MPROTECT, "mprotect(PROT_READ) of the whole region", 0);
 	test_vma_op(OP_MUNMAP_PAGE, "munmap of one page inside the region", 1);
 	/* Like an ib_umem, the client keeps its pinned pages after a zap. */
-	test_vma_op(OP_DONTNEED, "madvise(MADV_DONTNEED) of the region", 0);
+	test_vma_op(OP_DONTNEED, "madvise(MADV_DONTNEED) of the region", 1);
 	test_vma_op(OP_MREMAP, "mremap moving the region elsewhere", 1);
+	test_collapse();
 	test_fork();
 	test_child_exit();
 	test_memlock();

@@ -2,7 +2,7 @@
 /*
  * ib_sync_mem's debugfs (/sys/kernel/debug/ib_sync_mem), for the test
  * programs that look at the module's counters or use its test holds:
- * counters ("name value" lines) and dmabuf_hold. Header-only, static
+ * counters ("name value" lines), dmabuf_hold and region_rechecks. Header-only, static
  * functions; root and a mounted debugfs.
  */
 #ifndef SM_DEBUGFS_H
@@ -114,6 +114,34 @@ static inline int sm_dmabuf_wait_held(long n, int ms)
 		usleep(2000);
 	}
 	return 0;
+}
+
+/*
+ * Wait until every region re-check queued after an MMU_NOTIFY_CLEAR has
+ * run (region_rechecks: "queued N", "done N" equal): 0, -ETIMEDOUT, or
+ * -errno if the file cannot be read. The notifier queues a re-check during
+ * the operation that clears, so once that operation has returned, a test
+ * that waits here sees its outcome.
+ */
+static inline int sm_region_rechecks_settled(int ms)
+{
+	double t0 = now_ms();
+	long queued, done;
+	FILE *f;
+
+	for (;;) {
+		f = fopen(SM_DEBUGFS "/region_rechecks", "r");
+		if (!f)
+			return -errno;
+		if (fscanf(f, "queued %ld done %ld", &queued, &done) != 2)
+			queued = -1, done = -2;
+		fclose(f);
+		if (queued >= 0 && queued == done)
+			return 0;
+		if (now_ms() - t0 > ms)
+			return -ETIMEDOUT;
+		usleep(2000);
+	}
 }
 
 #endif /* SM_DEBUGFS_H */
