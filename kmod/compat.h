@@ -37,6 +37,17 @@
 #endif
 
 /*
+ * get_user_pages_remote() lost its vmas argument in 6.5 (commit ca5e863233e8,
+ * "mm/gup: remove vmas parameter from get_user_pages_remote()"). The macro
+ * names the function it expands to, which the preprocessor leaves alone.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+#include <linux/mm.h>
+#define get_user_pages_remote(mm, start, nr, gup_flags, pages, locked) \
+	get_user_pages_remote(mm, start, nr, gup_flags, pages, NULL, locked)
+#endif
+
+/*
  * ib_umem_get() is ib_umem_get_va() in 7.x (7.3's include/rdma/ib_umem.h,
  * beside ib_umem_get_attr() and the other uverbs-attribute forms; the
  * functions moved from ib_uverbs into ib_core). The release is not known

@@ -9,6 +9,8 @@
  *   dmabuf_hold  write 1 to hold every dma-buf sync between its fence wait
  *              and its CPU access bracket (until 0 is written, its deadline
  *              passes or its caller is killed); reads how many are held
+ *   region_rechecks  "queued N" and "done N": region re-checks after an
+ *              MMU_NOTIFY_CLEAR (equal when none is pending)
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -68,6 +70,16 @@ static int sm_counters_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(sm_counters);
 
+static int sm_rechecks_show(struct seq_file *m, void *v)
+{
+	int queued, done;
+
+	sm_region_rechecks(&queued, &done);
+	seq_printf(m, "queued %d\ndone %d\n", queued, done);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sm_rechecks);
+
 static ssize_t sm_hold_read(struct file *file, char __user *ubuf,
 			    size_t count, loff_t *ppos)
 {
@@ -108,6 +120,8 @@ void sm_debugfs_init(void)
 			    &sm_counters_fops);
 	debugfs_create_file("dmabuf_hold", 0600, sm_debugfs_root, NULL,
 			    &sm_hold_fops);
+	debugfs_create_file("region_rechecks", 0444, sm_debugfs_root, NULL,
+			    &sm_rechecks_fops);
 }
 
 void sm_debugfs_exit(void)

@@ -20,12 +20,24 @@
  * invalidates the client (it syncs to -ENXIO from then on) and releases
  * the umem (unmapped, unpinned, the locked memory given back). The client
  * stays until it is deleted.
+ *
+ * MMU_NOTIFY_CLEAR means the pages may no longer be the ones mapped: a zap
+ * (MADV_DONTNEED), a truncate or a hole punch replace them, but the same
+ * event comes from attempts that the pins make fail (a migration, a THP
+ * collapse) and leave the pages where they were. So a work item re-checks:
+ * it looks the range up in the process's page tables (read-only GUP under
+ * the mmap lock, which waits for a migration in flight and faults a zapped
+ * page in as the process itself would) and invalidates the client only if
+ * a page differs from the pinned one. debugfs region_rechecks counts the
+ * re-checks queued and done, for the tests.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/dma-mapping.h>
 #include <linux/mm.h>
+#include <linux/mmap_lock.h>
 #include <linux/mmu_notifier.h>
+#include <linux/mutex.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -38,6 +50,11 @@
 #include "compat.h"
 
 #define SM_REGION_MAX_LEN	SZ_1G
+/* Pages looked up per GUP call of a re-check. */
+#define SM_RECHECK_BATCH	64
+
+static atomic_t sm_rechecks_queued = ATOMIC_INIT(0);
+static atomic_t sm_rechecks_done = ATOMIC_INIT(0);
 
 /**
  * struct sm_region - a region client's private data
@@ -48,10 +65,13 @@
  * @len: bytes
  * @access: IB_SYNC_MEM_REGION_F_*
  * @umem: the pinned, DMA-mapped pages (NULL once released)
- * @notifier: watches the range for unmap and exit
+ * @lock: serialises the release of @umem with a re-check reading it
+ * @notifier: watches the range for unmap, exit and clears
  * @notified: the notifier is inserted
  * @gone: the range was unmapped or its mm is exiting
+ * @cleared: an MMU_NOTIFY_CLEAR came (before registration: re-check after)
  * @inval_work: invalidates the client outside the notifier
+ * @recheck_work: compares the mapped pages with the pinned ones
  */
 struct sm_region {
 	struct ib_sync_mem_client *client;
@@ -61,10 +81,13 @@ struct sm_region {
 	u64 len;
 	u32 access;
 	struct ib_umem *umem;
+	struct mutex lock;	/* @umem's release against a re-check */
 	struct mmu_interval_notifier notifier;
 	bool notified;
 	bool gone;
+	bool cleared;
 	struct work_struct inval_work;
+	struct work_struct recheck_work;
 };
 
 static bool sm_region_writable(const struct sm_region *r)
@@ -106,8 +129,11 @@ static int sm_region_sync(struct ib_sync_mem_client *client,
 /* Unmap, unpin and give the locked memory back. Idempotent. */
 static void sm_region_release_umem(struct sm_region *r)
 {
-	struct ib_umem *umem = xchg(&r->umem, NULL);
+	struct ib_umem *umem;
 
+	mutex_lock(&r->lock);
+	umem = xchg(&r->umem, NULL);
+	mutex_unlock(&r->lock);
 	if (!umem)
 		return;
 	ib_umem_release(umem);
@@ -136,8 +162,11 @@ static void sm_region_free(struct sm_region *r)
 {
 	sm_region_unwatch(r);
 	/* The notifier is gone: nothing queues the work any more. */
+	if (cancel_work_sync(&r->recheck_work))
+		atomic_inc(&sm_rechecks_done);
 	cancel_work_sync(&r->inval_work);
 	sm_region_release_umem(r);
+	mutex_destroy(&r->lock);
 	mmdrop(r->mm);
 	kfree(r);
 }
@@ -179,6 +208,84 @@ static void sm_region_inval_work(struct work_struct *work)
 	ib_sync_mem_invalidate(r->client, IB_SYNC_MEM_INVAL_MEMORY);
 }
 
+static void sm_region_recheck_queue(struct sm_region *r)
+{
+	if (queue_work(system_wq, &r->recheck_work))
+		atomic_inc(&sm_rechecks_queued);
+}
+
+/*
+ * Are the pages mapped at the region still the pinned ones? Looked up as
+ * the process would touch them for reading: GUP waits for a migration in
+ * flight and faults a zapped page in (a zero page, a fresh page-cache page
+ * after a hole punch); a range that no longer faults in is gone too.
+ */
+static bool sm_region_still_mapped(struct sm_region *r)
+{
+	struct page *now[SM_RECHECK_BATCH];
+	struct sg_page_iter piter;
+	unsigned long addr = r->addr, end = r->addr + r->len;
+	struct sg_table *sgt = &r->umem->sgt_append.sgt;
+	bool same = true;
+	long n, i;
+
+	__sg_page_iter_start(&piter, sgt->sgl, sgt->orig_nents, 0);
+	mmap_read_lock(r->mm);
+	while (same && addr < end) {
+		n = get_user_pages_remote(r->mm, addr,
+					  min_t(unsigned long, SM_RECHECK_BATCH,
+						(end - addr) >> PAGE_SHIFT),
+					  0, now, NULL);
+		if (n <= 0) {
+			same = false;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (!__sg_page_iter_next(&piter) ||
+			    sg_page_iter_page(&piter) != now[i])
+				same = false;
+			put_page(now[i]);
+		}
+		addr += n << PAGE_SHIFT;
+	}
+	mmap_read_unlock(r->mm);
+	return same;
+}
+
+static void sm_region_gone(struct sm_region *r)
+{
+	WRITE_ONCE(r->gone, true);
+	/* Pairs with the barrier in sm_region_create() after registering. */
+	smp_mb();
+	if (READ_ONCE(r->client))
+		queue_work(system_wq, &r->inval_work);
+}
+
+static void sm_region_recheck_work(struct work_struct *work)
+{
+	struct sm_region *r = container_of(work, struct sm_region,
+					   recheck_work);
+	bool same = true;
+
+	/* An exiting mm is the RELEASE event's to report. */
+	if (mmget_not_zero(r->mm)) {
+		mutex_lock(&r->lock);
+		if (r->umem)
+			same = sm_region_still_mapped(r);
+		mutex_unlock(&r->lock);
+		mmput(r->mm);
+	}
+	if (!same)
+		sm_region_gone(r);
+	atomic_inc(&sm_rechecks_done);
+}
+
+void sm_region_rechecks(int *queued, int *done)
+{
+	*done = atomic_read(&sm_rechecks_done);
+	*queued = atomic_read(&sm_rechecks_queued);
+}
+
 static bool sm_region_notify(struct mmu_interval_notifier *mni,
 			     const struct mmu_notifier_range *range,
 			     unsigned long cur_seq)
@@ -187,24 +294,23 @@ static bool sm_region_notify(struct mmu_interval_notifier *mni,
 
 	mmu_interval_set_seq(mni, cur_seq);
 	/*
-	 * The pins keep the pages; what ends the client is the range going
-	 * away: unmap (also partial, and mremap) and exit. MMU_NOTIFY_CLEAR
-	 * is not one of them: it is also raised for attempts that pinned
-	 * pages make fail, a migration by FOLL_LONGTERM pinning (ours, or
-	 * ibv_reg_mr's on the same buffer) or a khugepaged collapse, and
-	 * telling those from a zap (MADV_DONTNEED) needs a page-table walk
-	 * this module does not do. After a zap the client keeps the old
-	 * pages, as an ib_umem does. Protection changes leave pinned pages
-	 * where they are.
+	 * The pins keep the pages; the range going away ends the client:
+	 * unmap (also partial, and mremap) and exit. A clear may have
+	 * replaced the pages or not: a work item looks. Protection changes
+	 * leave pinned pages where they are.
 	 */
+	if (range->event == MMU_NOTIFY_CLEAR) {
+		WRITE_ONCE(r->cleared, true);
+		/* Pairs with the barrier in sm_region_create(). */
+		smp_mb();
+		if (READ_ONCE(r->client))
+			sm_region_recheck_queue(r);
+		return true;
+	}
 	if (range->event != MMU_NOTIFY_UNMAP &&
 	    range->event != MMU_NOTIFY_RELEASE)
 		return true;
-	WRITE_ONCE(r->gone, true);
-	/* Pairs with the barrier in sm_region_create() after registering. */
-	smp_mb();
-	if (READ_ONCE(r->client))
-		queue_work(system_wq, &r->inval_work);
+	sm_region_gone(r);
 	return true;
 }
 
@@ -316,7 +422,9 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 		r->access = nla_get_u32(tb[IB_SYNC_MEM_A_REGION_ACCESS]);
 	r->mm = current->mm;
 	mmgrab(r->mm);
+	mutex_init(&r->lock);
 	INIT_WORK(&r->inval_work, sm_region_inval_work);
+	INIT_WORK(&r->recheck_work, sm_region_recheck_work);
 
 	ret = sm_region_check(r->addr, r->len, nest, extack);
 	if (ret)
@@ -346,6 +454,8 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 	smp_mb();
 	if (READ_ONCE(r->gone))
 		queue_work(system_wq, &r->inval_work);
+	else if (READ_ONCE(r->cleared))
+		sm_region_recheck_queue(r);
 	return c;
 
 err_free:

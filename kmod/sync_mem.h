@@ -335,6 +335,7 @@ int sm_dmabuf_init(void);
 void sm_dmabuf_exit(void);
 void sm_dmabuf_set_hold(bool hold);
 int sm_dmabuf_held(void);
+void sm_region_rechecks(int *queued, int *done);
 
 /* debugfs.c */
 void sm_debugfs_init(void);
