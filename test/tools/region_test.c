@@ -477,6 +477,79 @@ static void test_collapse(void)
 	munmap(raw, 2 * huge);
 }
 
+#define SOFT_OFFLINE	"/sys/devices/system/memory/soft_offline_page"
+
+/* The page frame behind @addr (root reads PFNs in pagemap), or 0. */
+static unsigned long pfn_of(const void *addr)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, sizeof(e), (uintptr_t)addr / page * sizeof(e)) != sizeof(e))
+		e = 0;
+	close(fd);
+	return (e >> 63) & 1 ? (unsigned long)(e & ((1ULL << 55) - 1)) : 0;
+}
+
+/*
+ * A migration of a pinned page fails and leaves it mapped (the kernel
+ * raises a clear for the attempt): the region stays live. Soft-offlining
+ * the page (CONFIG_MEMORY_FAILURE) is the migration these one-node VMs can
+ * ask for: it isolates the page and migrates it away.
+ */
+static void test_migration(void)
+{
+	const size_t len = 64 * 1024;
+	unsigned long pfn0, pfn1;
+	struct smnl_client c;
+	int ret, id, cerr, fd, off;
+	char val[32];
+	uint64_t ns;
+	void *buf;
+
+	if (access(SOFT_OFFLINE, W_OK)) {
+		ktap_skip("kernel has no CONFIG_MEMORY_FAILURE (no " SOFT_OFFLINE ")",
+			  "migration of a pinned page (soft offline) leaves the region live");
+		return;
+	}
+	buf = map(len);
+	if (!buf) {
+		ktap_result(0, "migration: mmap 64 KiB");
+		return;
+	}
+	fill(buf, len, 17);
+	id = smnl_register_region(&nl, dev, "rt-migrate", (uintptr_t)buf, len,
+				  IB_SYNC_MEM_REGION_F_WRITE);
+	pfn0 = pfn_of(buf);
+	if (id <= 0 || !pfn0) {
+		ktap_result(0, "migration of a pinned page (soft offline) leaves the region live");
+		ktap_diag("register: %s \"%s\", pfn %#lx", errstr(id), nl.extack, pfn0);
+		munmap(buf, len);
+		return;
+	}
+	snprintf(val, sizeof(val), "%#lx", pfn0 << 12);
+	fd = open(SOFT_OFFLINE, O_WRONLY | O_CLOEXEC);
+	off = fd < 0 || write(fd, val, strlen(val)) < 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	ret = sm_region_rechecks_settled(bound_ms(30000));
+	if (!ret)
+		ret = smnl_client_get(&nl, id, &c);
+	cerr = -1;
+	if (!ret)
+		ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, &ns);
+	pfn1 = pfn_of(buf);
+	ktap_diag("soft offline of pfn %#lx: %s; now pfn %#lx, state %s, pinned %u",
+		  pfn0, errstr(off), pfn1, smnl_state_name(c.state), c.pinned_pages);
+	ktap_result(pfn1 == pfn0 && ret == 0 && cerr == 0 &&
+		    c.state == IB_SYNC_MEM_CLIENT_LIVE && c.pinned_pages == len / page,
+		    "migration of a pinned page (soft offline) leaves the region live");
+	smnl_unregister(&nl, id);
+	munmap(buf, len);
+}
+
 /* fork() of the registering process is neither unmap nor exit. */
 static void test_fork(void)
 {
@@ -718,6 +791,7 @@ int main(int argc, char **argv)
 	test_vma_op(OP_DONTNEED, "madvise(MADV_DONTNEED) of the region", 1);
 	test_vma_op(OP_MREMAP, "mremap moving the region elsewhere", 1);
 	test_collapse();
+	test_migration();
 	test_fork();
 	test_child_exit();
 	test_memlock();
