@@ -49,7 +49,7 @@
 #include <linux/dma-resv.h>
 #include <linux/fs.h>
 #include <linux/kref.h>
-#include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -68,42 +68,41 @@ static struct workqueue_struct *sm_dmabuf_wq;
 #define SM_BRACKET_GRACE	(HZ / 2)
 
 /**
+ * struct sm_bracket_wait - a sync waiting for its CPU access bracket
+ * @done: completed when the bracket has handed its result over
+ * @ret: the bracket's result
+ */
+struct sm_bracket_wait {
+	struct completion done;
+	int ret;
+};
+
+/**
  * struct sm_dmabuf - a dma-buf client's private data
- * @ref: the client's reference, and one per bracket in flight
+ * @ref: the client's reference, and the bracket's while one is queued
  * @buf: the buffer (a reference of ours)
  * @umem: the pinned attachment on the device's DMA device, or NULL (a
  *	virtual-DMA device, or the device is gone)
- * @lock: serialises the CPU access bracket (held by the work item only)
- * @cpu_open: dma_buf_begin_cpu_access() is in effect
+ * @cpu_open: dma_buf_begin_cpu_access() is in effect (the bracket's state:
+ *	one bracket at a time, ordered by @busy)
  * @busy: a bracket is queued or running (bit 0): at most one per client
  * @idle: woken when @busy clears
+ * @work: runs the bracket in sm_dmabuf_wq
+ * @dir: the direction of the bracket queued
+ * @wlock: protects @waiter
+ * @waiter: the sync waiting for the bracket, NULL once it gave up
  */
 struct sm_dmabuf {
 	struct kref ref;
 	struct dma_buf *buf;
 	struct ib_umem_dmabuf *umem;
-	struct mutex lock;	/* the CPU access bracket */
 	bool cpu_open;
 	unsigned long busy;
 	wait_queue_head_t idle;
-};
-
-/**
- * struct sm_bracket - one CPU access bracket, run by sm_dmabuf_wq
- * @work: the work item
- * @done: completed when the bracket has run
- * @ref: the waiting sync's and the work item's
- * @d: the client's data (a reference)
- * @dir: the sync's direction
- * @ret: the bracket's result
- */
-struct sm_bracket {
 	struct work_struct work;
-	struct completion done;
-	refcount_t ref;
-	struct sm_dmabuf *d;
 	enum ib_sync_mem_dir dir;
-	int ret;
+	spinlock_t wlock;	/* @waiter */
+	struct sm_bracket_wait *waiter;
 };
 
 /*
@@ -182,7 +181,6 @@ static void sm_dmabuf_free(struct kref *ref)
 	if (d->umem)
 		ib_umem_release(&d->umem->umem);
 	dma_buf_put(d->buf);
-	mutex_destroy(&d->lock);
 	kfree(d);
 }
 
@@ -191,18 +189,11 @@ static void sm_dmabuf_put(struct sm_dmabuf *d)
 	kref_put(&d->ref, sm_dmabuf_free);
 }
 
-static void sm_bracket_put(struct sm_bracket *b)
-{
-	if (refcount_dec_and_test(&b->ref))
-		kfree(b);
-}
-
-/* The CPU access bracket of a sync in @b->dir. */
+/* The CPU access bracket of a sync in @dir. */
 static int sm_dmabuf_bracket(struct sm_dmabuf *d, enum ib_sync_mem_dir dir)
 {
 	int ret = 0;
 
-	mutex_lock(&d->lock);
 	switch (dir) {
 	case IB_SYNC_MEM_TO_CPU:
 		if (!d->cpu_open) {
@@ -225,20 +216,27 @@ static int sm_dmabuf_bracket(struct sm_dmabuf *d, enum ib_sync_mem_dir dir)
 		d->cpu_open = false;
 		break;
 	}
-	mutex_unlock(&d->lock);
 	return ret;
 }
 
 static void sm_bracket_work(struct work_struct *work)
 {
-	struct sm_bracket *b = container_of(work, struct sm_bracket, work);
-	struct sm_dmabuf *d = b->d;
+	struct sm_dmabuf *d = container_of(work, struct sm_dmabuf, work);
+	struct sm_bracket_wait *w;
+	int ret;
 
-	b->ret = sm_dmabuf_bracket(d, b->dir);
+	ret = sm_dmabuf_bracket(d, d->dir);
+	spin_lock(&d->wlock);
+	w = d->waiter;
+	d->waiter = NULL;
+	if (w)
+		w->ret = ret;
+	spin_unlock(&d->wlock);
+	if (w)
+		complete(&w->done);
 	clear_bit_unlock(0, &d->busy);
 	wake_up(&d->idle);
-	complete(&b->done);
-	sm_bracket_put(b);
+	/* May free d, and with it this work item: nothing touches it after. */
 	sm_dmabuf_put(d);
 }
 
@@ -267,35 +265,35 @@ static bool sm_dmabuf_claim(struct sm_dmabuf *d)
 static int sm_dmabuf_bracket_until(struct sm_dmabuf *d,
 				   enum ib_sync_mem_dir dir, ktime_t deadline)
 {
-	struct sm_bracket *b;
-	int ret;
+	struct sm_bracket_wait w;
+	bool gave_up;
 
 	if (!wait_event_timeout(d->idle, sm_dmabuf_claim(d),
 				sm_jiffies_left(deadline)) &&
 	    !wait_event_timeout(d->idle, sm_dmabuf_claim(d),
 				sm_dmabuf_grace(d, dir)))
 		return -ETIMEDOUT;
-	b = kmalloc(sizeof(*b), GFP_KERNEL);
-	if (!b) {
-		clear_bit_unlock(0, &d->busy);
-		wake_up(&d->idle);
-		return -ENOMEM;
-	}
-	INIT_WORK(&b->work, sm_bracket_work);
-	init_completion(&b->done);
-	refcount_set(&b->ref, 2);
-	b->d = d;
-	b->dir = dir;
+	init_completion(&w.done);
+	d->dir = dir;
+	spin_lock(&d->wlock);
+	d->waiter = &w;
+	spin_unlock(&d->wlock);
 	kref_get(&d->ref);
-	queue_work(sm_dmabuf_wq, &b->work);
+	queue_work(sm_dmabuf_wq, &d->work);
 
-	if (wait_for_completion_timeout(&b->done, sm_jiffies_left(deadline)) ||
-	    wait_for_completion_timeout(&b->done, sm_dmabuf_grace(d, dir)))
-		ret = b->ret;
-	else
-		ret = -ETIMEDOUT;
-	sm_bracket_put(b);
-	return ret;
+	if (wait_for_completion_timeout(&w.done, sm_jiffies_left(deadline)) ||
+	    wait_for_completion_timeout(&w.done, sm_dmabuf_grace(d, dir)))
+		return w.ret;
+	spin_lock(&d->wlock);
+	gave_up = d->waiter == &w;
+	if (gave_up)
+		d->waiter = NULL;
+	spin_unlock(&d->wlock);
+	if (gave_up)
+		return -ETIMEDOUT;
+	/* The bracket finished meanwhile and is handing its result over. */
+	wait_for_completion(&w.done);
+	return w.ret;
 }
 
 static int sm_dmabuf_sync(struct ib_sync_mem_client *client,
@@ -408,14 +406,14 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 	if (!d)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&d->ref);
-	mutex_init(&d->lock);
 	init_waitqueue_head(&d->idle);
+	INIT_WORK(&d->work, sm_bracket_work);
+	spin_lock_init(&d->wlock);
 	fd = nla_get_s32(tb[IB_SYNC_MEM_A_DMABUF_FD]);
 	d->buf = dma_buf_get(fd);
 	if (IS_ERR(d->buf)) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[IB_SYNC_MEM_A_DMABUF_FD],
 				    "not a dma-buf fd");
-		mutex_destroy(&d->lock);
 		kfree(d);
 		return ERR_PTR(-EBADF);
 	}
