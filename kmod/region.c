@@ -24,8 +24,10 @@
  * MMU_NOTIFY_CLEAR means the pages may no longer be the ones mapped: a zap
  * (MADV_DONTNEED), a truncate or a hole punch replace them, but the same
  * event comes from attempts that the pins make fail (a migration, a THP
- * collapse) and leave the pages where they were. So a work item re-checks:
- * it looks the range up in the process's page tables (read-only GUP under
+ * collapse) and leave the pages where they were. So a work item re-checks,
+ * once the invalidation that raised the event has ended (the notifier runs
+ * before the page tables change; mmu_interval_read_begin() waits): it
+ * looks the range up in the process's page tables (read-only GUP under
  * the mmap lock, which waits for a migration in flight and faults a zapped
  * page in as the process itself would) and invalidates the client only if
  * a page differs from the pinned one. debugfs region_rechecks counts the
@@ -220,7 +222,7 @@ static void sm_region_recheck_queue(struct sm_region *r)
  * flight and faults a zapped page in (a zero page, a fresh page-cache page
  * after a hole punch); a range that no longer faults in is gone too.
  */
-static bool sm_region_still_mapped(struct sm_region *r)
+static bool sm_region_compare(struct sm_region *r)
 {
 	struct page *now[SM_RECHECK_BATCH];
 	struct sg_page_iter piter;
@@ -252,6 +254,31 @@ static bool sm_region_still_mapped(struct sm_region *r)
 	return same;
 }
 
+/* How many times a re-check looks again while invalidations overlap it. */
+#define SM_RECHECK_TRIES	16
+
+/*
+ * The notifier runs when an invalidation starts, before the page tables
+ * change: the comparison waits for it to end (mmu_interval_read_begin())
+ * and is redone if another began meanwhile. True while the pages are the
+ * pinned ones; -EAGAIN if invalidations kept overlapping it (the re-check
+ * is queued again).
+ */
+static int sm_region_still_mapped(struct sm_region *r)
+{
+	unsigned long seq;
+	int tries;
+	bool same;
+
+	for (tries = 0; tries < SM_RECHECK_TRIES; tries++) {
+		seq = mmu_interval_read_begin(&r->notifier);
+		same = sm_region_compare(r);
+		if (!mmu_interval_read_retry(&r->notifier, seq))
+			return same;
+	}
+	return -EAGAIN;
+}
+
 static void sm_region_gone(struct sm_region *r)
 {
 	WRITE_ONCE(r->gone, true);
@@ -265,7 +292,7 @@ static void sm_region_recheck_work(struct work_struct *work)
 {
 	struct sm_region *r = container_of(work, struct sm_region,
 					   recheck_work);
-	bool same = true;
+	int same = true;
 
 	/* An exiting mm is the RELEASE event's to report. */
 	if (mmget_not_zero(r->mm)) {
@@ -275,7 +302,9 @@ static void sm_region_recheck_work(struct work_struct *work)
 		mutex_unlock(&r->lock);
 		mmput(r->mm);
 	}
-	if (!same)
+	if (same == -EAGAIN)
+		sm_region_recheck_queue(r);
+	else if (!same)
 		sm_region_gone(r);
 	atomic_inc(&sm_rechecks_done);
 }
