@@ -117,7 +117,13 @@ static __always_inline void hist_add(__u32 dev, __u32 client, __u32 dir,
 		}
 	}
 	/* Per-CPU value; tracing programs do not nest on a CPU. */
-	v->slots[slot]++;
+	/*
+	 * 6.1's verifier loses the clamp's bound on the way to the index
+	 * ("R1 unbounded memory access"): a mask it cannot miss, which the
+	 * compiler may not fold away after the clamp.
+	 */
+	barrier_var(slot);
+	v->slots[slot & (SM_HIST_SLOTS - 1)]++;
 	v->ns += ns;
 }
 

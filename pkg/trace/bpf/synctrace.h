@@ -20,6 +20,11 @@ typedef unsigned long long __u64;
 
 #define SEC(name) __attribute__((section(name), used))
 #define __always_inline inline __attribute__((always_inline))
+/*
+ * As libbpf's bpf_helpers.h: the compiler forgets what it knows of @var,
+ * so that a bound written after it stays in the program for the verifier.
+ */
+#define barrier_var(var) asm volatile("" : "=r"(var) : "0"(var))
 /* BTF-defined map attributes, as libbpf and cilium/ebpf read them. */
 #define __uint(name, val) int (*name)[val]
 #define __type(name, val) typeof(val) *name
