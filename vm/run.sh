@@ -18,9 +18,10 @@
 # suite left its result, the kernel log is whole and has no splat, and on
 # the debug kernel kmemleak found nothing and lock debugging stayed on. A
 # kernel that splats on its own before the harness begins (the debug
-# kernel's early-boot KASAN report, seen in 1 boot of 3) is booted again
-# once; twice in a row is a failure of its own. Nothing skips: a kernel
-# that does not boot is a failure.
+# kernel's early-boot KASAN report, seen in 1 boot of 3), or a VM that
+# never started (vng failing before QEMU printed anything), is booted
+# again once; twice in a row is a failure of its own. Nothing skips: a
+# kernel that does not boot is a failure.
 #
 # VM runs never overlap on one machine: the whole run holds a lock.
 # SYNCMEM_SLOW=N multiplies the suites' bounds (the debug kernel multiplies
@@ -108,6 +109,8 @@ check_kernel() {
 		if [ -s "$dir/boot-splat.txt" ]; then
 			ktap "not ok" "boot-splat # the kernel splatted before the harness began (nothing of ours loaded), on two boots in a row:"
 			head -n 20 "$dir/boot-splat.txt" | sed 's/^/# /'
+		elif [ -n "$retried" ] && [ -f "$retried/never-started" ]; then
+			echo "# boot: the first attempt $(cat "$retried/never-started"); kept in $retried; the second $([ -f "$dir/booted" ] && echo ran || echo 'did not start either')"
 		elif [ -n "$retried" ]; then
 			echo "# boot: the first boot splatted before the harness began (nothing of ours loaded); kept in $retried, this boot is clean"
 			sed 's/^/# first boot: /' "$retried/boot-splat.txt" | head -n 5
@@ -178,8 +181,17 @@ for kver in $kernels; do
 		echo "run.sh: booting $kver (results in $dir)" >&2
 		boot_test "$kver" "$dir"
 		rc=$?
+		why=
 		if [ -s "$dir/boot-splat.txt" ]; then
-			echo "run.sh: $kver splatted before the harness began; booting it again" >&2
+			why="splatted before the harness began"
+		elif [ ! -f "$dir/booted" ] && [ ! -s "$dir/console.log" ]; then
+			# Seen once in about fifteen boots of 7.3 in a row: vng
+			# exited 255 within 3 s and QEMU printed nothing.
+			why="never started (vng exit $rc, no console output)"
+			echo "$why" > "$dir/never-started"
+		fi
+		if [ -n "$why" ]; then
+			echo "run.sh: $kver $why; booting it again" >&2
 			rm -rf "$dir.boot-1"
 			mv "$dir" "$dir.boot-1"
 			retried=$dir.boot-1
