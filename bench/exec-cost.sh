@@ -14,6 +14,7 @@ cost() {
 echo "kernel $(uname -r), $runs runs each"
 cost /bin/true
 cost jq -n 1
+command -v gojq >/dev/null && cost gojq -n 1
 cost python3 -c 1
 cost rdma link show
 cost syncmemctl --version
