@@ -357,13 +357,35 @@ static void test_bad_ranges(void)
 /* What other changes of the mapping do to a registered region. */
 enum vma_op { OP_MPROTECT, OP_MUNMAP_PAGE, OP_DONTNEED, OP_MREMAP };
 
+/*
+ * After an operation that must leave region @id alone: once every re-check
+ * it queued has run, the client is live with all @pages pinned and a sync
+ * in @dir returns 0. What it found goes to the diagnostics as @what.
+ */
+static int left_alone(uint32_t id, uint32_t dir, uint32_t pages, const char *what)
+{
+	struct smnl_client c = { 0 };
+	int ret, cerr = -1;
+	uint64_t ns;
+
+	ret = sm_region_rechecks_settled(bound_ms(30000));
+	if (!ret)
+		ret = smnl_client_get(&nl, id, &c);
+	if (!ret)
+		ret = smnl_sync_client(&nl, id, dir, 1000, &cerr, &ns);
+	ktap_diag("%s: state %s, %u of %u pages pinned, sync %s/%s", what,
+		  smnl_state_name(c.state), c.pinned_pages, pages, errstr(ret),
+		  errstr(cerr));
+	return ret == 0 && cerr == 0 && c.state == IB_SYNC_MEM_CLIENT_LIVE &&
+	       c.pinned_pages == pages;
+}
+
 static void test_vma_op(enum vma_op op, const char *what, int invalidates)
 {
 	const size_t len = 64 * 1024;
 	double state_ms, all_ms;
 	struct smnl_client c;
-	int ret, id, cerr, done;
-	uint64_t ns;
+	int ret, id, done;
 	void *buf, *to;
 
 	buf = map(len);
@@ -407,21 +429,8 @@ static void test_vma_op(enum vma_op op, const char *what, int invalidates)
 			  what, smnl_state_name(c.state), state_ms, all_ms,
 			  c.inval_reason);
 	} else {
-		/* A clear queues a re-check: its verdict first. */
-		ret = done ? sm_region_rechecks_settled(bound_ms(30000)) : -1;
-		if (!ret)
-			ret = smnl_client_get(&nl, id, &c);
-		cerr = -1;
-		if (!ret)
-			ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE,
-					       1000, &cerr, &ns);
-		ktap_result(done && ret == 0 && cerr == 0 &&
-			    c.state == IB_SYNC_MEM_CLIENT_LIVE &&
-			    c.pinned_pages == len / page,
+		ktap_result(done && left_alone(id, IB_SYNC_MEM_SYNC_TO_DEVICE, len / page, what),
 			    "%s leaves the region live, pinned, syncing 0", what);
-		ktap_diag("%s: state %s pinned %u sync %s/%s", what,
-			  smnl_state_name(c.state), c.pinned_pages, errstr(ret),
-			  errstr(cerr));
 	}
 	smnl_unregister(&nl, id);
 	munmap(buf, len);
@@ -441,9 +450,7 @@ static void test_vma_op(enum vma_op op, const char *what, int invalidates)
 static void test_collapse(void)
 {
 	const size_t huge = 2 * 1024 * 1024;
-	struct smnl_client c;
-	int ret, id, cerr, col;
-	uint64_t ns;
+	int id, col;
 	char *raw, *buf;
 
 	raw = map(2 * huge);
@@ -470,17 +477,8 @@ static void test_collapse(void)
 		munmap(raw, 2 * huge);
 		return;
 	}
-	ret = sm_region_rechecks_settled(bound_ms(30000));
-	if (!ret)
-		ret = smnl_client_get(&nl, id, &c);
-	cerr = -1;
-	if (!ret)
-		ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, &ns);
-	ktap_diag("MADV_COLLAPSE: %s; state %s, %u pages pinned, sync %s/%s",
-		  errstr(col), smnl_state_name(c.state), c.pinned_pages,
-		  errstr(ret), errstr(cerr));
-	ktap_result(ret == 0 && cerr == 0 && c.state == IB_SYNC_MEM_CLIENT_LIVE &&
-		    c.pinned_pages == huge / page,
+	ktap_diag("MADV_COLLAPSE: %s", errstr(col));
+	ktap_result(left_alone(id, IB_SYNC_MEM_SYNC_TO_CPU, huge / page, "collapse"),
 		    "THP collapse (MADV_COLLAPSE) over pinned pages leaves the region live");
 	smnl_unregister(&nl, id);
 	munmap(raw, 2 * huge);
@@ -512,10 +510,8 @@ static void test_migration(void)
 {
 	const size_t len = 64 * 1024;
 	unsigned long pfn0, pfn1;
-	struct smnl_client c;
-	int ret, id, cerr, fd, off;
+	int id, fd, off, live;
 	char val[32];
-	uint64_t ns;
 	void *buf;
 
 	if (access(SOFT_OFFLINE, W_OK)) {
@@ -543,17 +539,10 @@ static void test_migration(void)
 	off = fd < 0 || write(fd, val, strlen(val)) < 0 ? -errno : 0;
 	if (fd >= 0)
 		close(fd);
-	ret = sm_region_rechecks_settled(bound_ms(30000));
-	if (!ret)
-		ret = smnl_client_get(&nl, id, &c);
-	cerr = -1;
-	if (!ret)
-		ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, &ns);
+	live = left_alone(id, IB_SYNC_MEM_SYNC_TO_CPU, len / page, "migration");
 	pfn1 = pfn_of(buf);
-	ktap_diag("soft offline of pfn %#lx: %s; now pfn %#lx, state %s, pinned %u",
-		  pfn0, errstr(off), pfn1, smnl_state_name(c.state), c.pinned_pages);
-	ktap_result(pfn1 == pfn0 && ret == 0 && cerr == 0 &&
-		    c.state == IB_SYNC_MEM_CLIENT_LIVE && c.pinned_pages == len / page,
+	ktap_diag("soft offline of pfn %#lx: %s; now pfn %#lx", pfn0, errstr(off), pfn1);
+	ktap_result(pfn1 == pfn0 && live,
 		    "migration of a pinned page (soft offline) leaves the region live");
 	smnl_unregister(&nl, id);
 	munmap(buf, len);
