@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ib_sync_mem's debugfs (/sys/kernel/debug/ib_sync_mem), for the test
- * programs that look at the module's counters or use its test holds:
- * counters ("name value" lines), dmabuf_hold and region_rechecks. Header-only, static
- * functions; root and a mounted debugfs.
+ * programs that use the module's test hooks: dmabuf_hold and
+ * region_rechecks. Header-only, static functions; root and a mounted
+ * debugfs.
  */
 #ifndef SM_DEBUGFS_H
 #define SM_DEBUGFS_H
@@ -18,47 +18,6 @@
 #include "smnl.h"
 
 #define SM_DEBUGFS	"/sys/kernel/debug/ib_sync_mem"
-
-/* The counter @name of SM_DEBUGFS/counters: its value, or -1 if absent. */
-static inline long sm_counter(const char *name)
-{
-	char line[128], key[64];
-	long v, found = -1;
-	FILE *f = fopen(SM_DEBUGFS "/counters", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %ld", key, &v) == 2 && !strcmp(key, name)) {
-			found = v;
-			break;
-		}
-	fclose(f);
-	return found;
-}
-
-/*
- * Wait until the counter @name is above @base (or, @above 0, back down to
- * @base or below), for at most @ms (a hang guard: pass bound_ms()). Returns
- * its value, or -ETIMEDOUT with the last value in *last.
- */
-static inline long sm_counter_wait(const char *name, long base, int above,
-				   int ms, long *last)
-{
-	double t0 = now_ms();
-	long v;
-
-	for (;;) {
-		v = sm_counter(name);
-		if (last)
-			*last = v;
-		if (v >= 0 && (above ? v > base : v <= base))
-			return v;
-		if (now_ms() - t0 > ms)
-			return -ETIMEDOUT;
-		usleep(5000);
-	}
-}
 
 /* Write @val to SM_DEBUGFS/@file: 0 or -errno. */
 static inline int sm_debugfs_write(const char *file, const char *val)
