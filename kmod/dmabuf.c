@@ -126,27 +126,24 @@ int sm_dmabuf_held(void)
 	return atomic_read(&sm_dmabuf_nheld);
 }
 
-static void sm_dmabuf_window(ktime_t deadline)
-{
-	s64 left;
-
-	if (likely(!READ_ONCE(sm_dmabuf_hold)))
-		return;
-	atomic_inc(&sm_dmabuf_nheld);
-	left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
-	if (left > 0)
-		wait_event_killable_timeout(sm_dmabuf_hold_wq,
-					    !READ_ONCE(sm_dmabuf_hold),
-					    nsecs_to_jiffies(left) + 1);
-	atomic_dec(&sm_dmabuf_nheld);
-}
-
 /* Jiffies left until @deadline, 0 once it has passed. */
 static long sm_jiffies_left(ktime_t deadline)
 {
 	s64 left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
 
 	return left > 0 ? nsecs_to_jiffies(left) : 0;
+}
+
+static void sm_dmabuf_window(ktime_t deadline)
+{
+	if (likely(!READ_ONCE(sm_dmabuf_hold)))
+		return;
+	atomic_inc(&sm_dmabuf_nheld);
+	if (ktime_before(ktime_get(), deadline))
+		wait_event_killable_timeout(sm_dmabuf_hold_wq,
+					    !READ_ONCE(sm_dmabuf_hold),
+					    sm_jiffies_left(deadline) + 1);
+	atomic_dec(&sm_dmabuf_nheld);
 }
 
 /*
