@@ -247,7 +247,11 @@ void test_coalescing(struct ib_device *ibdev)
 	/* The first caller's pass blocks inside the client. */
 	if (!kt_start(kt_sync_device_fn, &first))
 		goto out_open;
-	wait_for_completion(&t->entered);
+	if (!KT_WAIT(completion_done(&t->entered), 60)) {
+		kt_fail++;
+		kt_diag("the first caller's pass never reached the client");
+		goto out_open;
+	}
 
 	/* K callers arrive while it runs and must all wait. */
 	for (i = 0; i < COALESCE_K; i++) {
@@ -291,7 +295,7 @@ void test_unregister_during_sync(struct ib_device *ibdev)
 	struct kt_caller unreg = {};
 	DECLARE_COMPLETION_ONSTACK(gate);
 	struct tc *t = tc_alloc(1);
-	bool early;
+	bool early, entered;
 
 	if (!t)
 		goto out;
@@ -310,8 +314,12 @@ void test_unregister_during_sync(struct ib_device *ibdev)
 		ib_sync_mem_put(syncer.client);
 		goto out;
 	}
-	wait_for_completion(&t->entered);
-	if (!kt_start(kt_unregister_fn, &unreg)) {
+	entered = KT_WAIT(completion_done(&t->entered), 60);
+	if (!entered) {
+		kt_fail++;
+		kt_diag("the sync never reached the client's callback");
+	}
+	if (!entered || !kt_start(kt_unregister_fn, &unreg)) {
 		complete_all(&gate);
 		wait_for_completion(&syncer.done);
 		tc_unregister(t);
