@@ -33,6 +33,17 @@ dir=test/mutants
 # field PATCH NAME: a header field of a patch.
 field() { sed -n "s/^$2: *//p" "$1" | head -n1; }
 
+# crash_of RESULTS: where a guest was when the kernel splatted or the VM
+# died: the case that was running and the first splat line.
+crash_of() {
+	local log last splat
+	log=$(ls -t "$1"/*/[0-9]*.log 2>/dev/null | head -n1)
+	[ -n "$log" ] && last=$(grep -E '^--- ' "$log" | tail -n1 | sed -E 's/^--- (\[[0-9]+s\] )?//')
+	splat=$(cat "$1"/*/dmesg.txt "$1"/*/console.log 2>/dev/null | grep -m1 -oE "($SPLAT).*" | cut -c1-120)
+	[ -n "$last" ] && printf ' (during %s: %s)' "$(basename "$log" .log)" "$last"
+	[ -n "$splat" ] && printf ' (kernel: %s)' "$splat"
+}
+
 shopt -s nullglob
 if [ "${1:-}" = --check ]; then
 	bad=0
@@ -130,6 +141,11 @@ for p in "${patches[@]}"; do
 		if [ -n "$fails" ]; then
 			verdict=caught
 			caught_by=$(paste -sd ';' <<<"$fails" | sed 's/;/; /g')
+			# Only the harness's own checks (the VM died, a splat):
+			# say what the guest was doing and what the kernel said.
+			if ! grep -qv '^vm:' <<<"$fails"; then
+				caught_by+=$(crash_of "$res")
+			fi
 		elif find "$res" -name '*.ktap' -exec grep -qh '^ok ' {} + 2>/dev/null; then
 			verdict=survived caught_by="every check passed"
 		else
@@ -140,6 +156,9 @@ for p in "${patches[@]}"; do
 	echo "   $verdict: $caught_by ($secs s)" >&2
 	[ "$verdict" = caught ] || status=1
 	rows+=("| \`$name\` | $title | $suites | ${kver:-host} | **$verdict** | ${caught_by//|/\\|} | $secs |")
+	# The results stay for a look (build/mutants/NAME.results); the copy goes.
+	rm -rf "$work/$name.results"
+	[ -d "$copy/results" ] && mv "$copy/results" "$work/$name.results"
 	rm -rf "$copy"
 done
 
