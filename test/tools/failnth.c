@@ -43,6 +43,7 @@
 #include <linux/netlink.h>
 
 #include "ktap.h"
+#include "smdebugfs.h"
 #include "smnl.h"
 #include "vgem.h"
 
@@ -51,7 +52,6 @@
 #endif
 
 #define FAILNTH		"/proc/thread-self/fail-nth"
-#define COUNTERS	"/sys/kernel/debug/ib_sync_mem/counters"
 #define SIMFS		"/sys/kernel/debug/ib_sync_mem_sim"
 #define REGION_PAGES	4
 #define DMABUF_SIZE	(16 * 4096)
@@ -211,23 +211,14 @@ struct state {
 
 static int read_counters(int *clients, int *registered)
 {
-	char key[32];
-	int v, got = 0;
-	FILE *f = fopen(COUNTERS, "r");
+	long c = sm_debugfs_key("counters", "clients");
+	long r = sm_debugfs_key("counters", "registered");
 
-	if (!f)
-		return -errno;
-	while (fscanf(f, "%31s %d", key, &v) == 2) {
-		if (!strcmp(key, "clients")) {
-			*clients = v;
-			got |= 1;
-		} else if (!strcmp(key, "registered")) {
-			*registered = v;
-			got |= 2;
-		}
-	}
-	fclose(f);
-	return got == 3 ? 0 : -EPROTO;
+	if (c < 0 || r < 0)
+		return c < 0 ? c : r;
+	*clients = c;
+	*registered = r;
+	return 0;
 }
 
 static long read_vmpin(void)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ib_sync_mem's debugfs (/sys/kernel/debug/ib_sync_mem), for the test
- * programs that use the module's test hooks: dmabuf_hold and
- * region_rechecks. Header-only, static functions; root and a mounted
+ * programs that use the module's test hooks (dmabuf_hold,
+ * region_rechecks) and its object counters. Header-only, static functions; root and a mounted
  * debugfs.
  */
 #ifndef SM_DEBUGFS_H
@@ -54,6 +54,31 @@ static inline long sm_debugfs_long(const char *file)
 }
 
 /*
+ * The number of the line "@key N" of SM_DEBUGFS/@file (a file of such
+ * lines, like counters or region_rechecks), or -errno; -EPROTO if no line
+ * has that key.
+ */
+static inline long sm_debugfs_key(const char *file, const char *key)
+{
+	char path[128], k[32];
+	long v, found = -EPROTO;
+	FILE *f;
+
+	snprintf(path, sizeof(path), SM_DEBUGFS "/%s", file);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%31s %ld", k, &v) == 2) {
+		if (!strcmp(k, key)) {
+			found = v;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
  * dmabuf_hold: hold every dma-buf sync between its fence wait and its CPU
  * access bracket (1), or let them go (0).
  */
@@ -86,16 +111,16 @@ static inline int sm_region_rechecks_settled(int ms)
 {
 	double t0 = now_ms();
 	long queued, done;
-	FILE *f;
 
 	for (;;) {
-		f = fopen(SM_DEBUGFS "/region_rechecks", "r");
-		if (!f)
-			return -errno;
-		if (fscanf(f, "queued %ld done %ld", &queued, &done) != 2)
-			queued = -1, done = -2;
-		fclose(f);
-		if (queued >= 0 && queued == done)
+		/* Every re-check queued before the first read has run. */
+		queued = sm_debugfs_key("region_rechecks", "queued");
+		done = sm_debugfs_key("region_rechecks", "done");
+		if (queued < 0)
+			return queued;
+		if (done < 0)
+			return done;
+		if (queued <= done)
 			return 0;
 		if (now_ms() - t0 > ms)
 			return -ETIMEDOUT;
