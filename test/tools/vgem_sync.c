@@ -274,6 +274,17 @@ static void *sync_thread(void *arg)
 	return NULL;
 }
 
+/* Start @t (already filled in) in a thread: 0, or -errno. */
+static int sync_start(pthread_t *th, struct timed_sync *t)
+{
+	double t0 = now_ms();
+	int ret = -pthread_create(th, NULL, sync_thread, t);
+
+	while (!ret && !atomic_load(&t->started) && now_ms() - t0 < bound_ms(30000))
+		usleep(1000);
+	return ret;
+}
+
 /* ---- the tests ---- */
 
 static void test_fences(struct vbuf *b, uint32_t id)
@@ -313,13 +324,11 @@ static void test_fences(struct vbuf *b, uint32_t id)
 	bg.dir = IB_SYNC_MEM_SYNC_TO_CPU;
 	bg.timeout_ms = 5000;
 	t0 = now_ms();
-	if (pthread_create(&th, NULL, sync_thread, &bg)) {
+	if (sync_start(&th, &bg)) {
 		ktap_result(0, "start a waiting sync in a thread");
 		fence_signal(f);
 		return;
 	}
-	while (!atomic_load(&bg.started) && now_ms() - t0 < 5000)
-		usleep(1000);
 	usleep(300 * 1000);
 	waiting = !atomic_load(&bg.done);
 	ktap_result(waiting, "write fence: a sync to-cpu (timeout 5 s) is still waiting after 300 ms");
@@ -380,23 +389,38 @@ static void on_sigusr1(int sig)
 	(void)sig;
 }
 
-/* Start @t (already filled in) in a thread: 0, or -errno. */
-static int sync_start(pthread_t *th, struct timed_sync *t)
-{
-	double t0 = now_ms();
-	int ret = -pthread_create(th, NULL, sync_thread, t);
-
-	while (!ret && !atomic_load(&t->started) && now_ms() - t0 < bound_ms(30000))
-		usleep(1000);
-	return ret;
-}
-
 /*
  * The deadline of the syncs a test fence holds: shorter than vgem's own
  * 10 s after which its fences signal by themselves, so that a sync that
  * waited for the fence is told apart by the fence having signalled.
  */
 #define FENCED_MS	2000
+
+/*
+ * Start @t in a thread and hold it (debugfs dmabuf_hold) after its fence
+ * wait found no fence; add a write fence to @b in that window, then let
+ * the sync go on into its CPU bracket. The fence (> 0), the thread left
+ * running in *@th; or -errno with the hold released and no thread left.
+ */
+static int sync_fenced_after_wait(struct vbuf *b, struct timed_sync *t,
+				  pthread_t *th)
+{
+	int f, ret = sm_dmabuf_hold(1);
+
+	if (ret)
+		return ret;
+	ret = sync_start(th, t);
+	if (ret) {
+		sm_dmabuf_hold(0);
+		return ret;
+	}
+	ret = sm_dmabuf_wait_held(1, bound_ms(30000));
+	f = ret ? ret : fence_attach(b, 1);
+	sm_dmabuf_hold(0);
+	if (f <= 0)
+		pthread_join(*th, NULL);
+	return f ? f : -EIO;
+}
 
 /*
  * A fence added in the window after the sync's fence wait saw none (the
@@ -409,7 +433,7 @@ static void test_bracket_bounded(struct vbuf *b, uint32_t id)
 {
 	struct timed_sync t;
 	pthread_t th;
-	int f, ret, unsignalled;
+	int f, unsignalled;
 
 	/* Close the CPU bracket: an open one would not wait for the fence. */
 	sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, bound_ms(10000));
@@ -417,24 +441,13 @@ static void test_bracket_bounded(struct vbuf *b, uint32_t id)
 	t.id = id;
 	t.dir = IB_SYNC_MEM_SYNC_TO_CPU;
 	t.timeout_ms = FENCED_MS;
-	ret = sm_dmabuf_hold(1);
-	if (!ktap_result(ret == 0, "bracket: hold dma-buf syncs after their fence wait (debugfs dmabuf_hold)")) {
-		ktap_diag("dmabuf_hold: %s", errstr(ret));
+	f = sync_fenced_after_wait(b, &t, &th);
+	if (!ktap_result(f > 0, "bracket: a write fence added while the sync is held after its fence wait found none")) {
+		ktap_diag("holding the sync or adding the fence: %s", errstr(f));
 		return;
 	}
-	ret = sync_start(&th, &t);
-	if (ret) {
-		ktap_result(0, "bracket: start a sync to-cpu in a thread");
-		sm_dmabuf_hold(0);
-		return;
-	}
-	ret = sm_dmabuf_wait_held(1, bound_ms(30000));
-	ktap_result(ret == 0, "bracket: the sync is held after its fence wait found no fence");
-	f = fence_attach(b, 1);
-	ktap_result(f > 0, "bracket: a write fence added in that window");
-	sm_dmabuf_hold(0);
 	pthread_join(th, NULL);
-	unsignalled = f > 0 && fence_signal(f) == 0;
+	unsignalled = fence_signal(f) == 0;
 	ktap_diag("held sync: ret %s, client err %s, %.0f ms wall (timeout %u ms); fence %s when it returned",
 		  errstr(t.ret), errstr(t.err), t.ms, t.timeout_ms,
 		  unsignalled ? "still unsignalled" : "signalled already (vgem's 10 s)");
@@ -527,18 +540,13 @@ static void test_removal(const char *name)
 		goto out;
 	}
 	t.id = id;
-	ret = sm_dmabuf_hold(1);
-	if (ret || sync_start(&th, &t)) {
-		ktap_result(0, "removal: hold a sync to-cpu after its fence wait");
-		sm_dmabuf_hold(0);
+	f = sync_fenced_after_wait(&b, &t, &th);
+	if (!ktap_result(f > 0, "removal: the sync is held, a write fence added")) {
+		ktap_diag("holding the sync or adding the fence: %s", errstr(f));
 		goto out;
 	}
-	ret = sm_dmabuf_wait_held(1, bound_ms(30000));
-	f = fence_attach(&b, 1);
-	ktap_result(ret == 0 && f > 0, "removal: the sync is held, a write fence added");
-	sm_dmabuf_hold(0);
 	ret = rdma_link_delete(name);
-	unsignalled = f > 0 && fence_signal(f) == 0;
+	unsignalled = fence_signal(f) == 0;
 	ktap_result(ret == 0 && unsignalled,
 		    "removal: rdma link delete %s completes while the fence is still unsignalled", name);
 	pthread_join(th, NULL);
