@@ -908,12 +908,10 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 			break;
 		}
 		spin_unlock(&q->lock);
-		left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
-		left = left > 0 ? nsecs_to_jiffies(left) + 1 : 0;
 		left = wait_event_killable_timeout(q->wq,
 						   READ_ONCE(q->done) >= want ||
 						   READ_ONCE(q->started) == READ_ONCE(q->done),
-						   left);
+						   sm_jiffies_left(deadline));
 		spin_lock(&q->lock);
 		if (left < 0) {
 			memset(res, 0, sizeof(*res));

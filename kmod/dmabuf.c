@@ -126,14 +126,6 @@ int sm_dmabuf_held(void)
 	return atomic_read(&sm_dmabuf_nheld);
 }
 
-/* Jiffies left until @deadline, 0 once it has passed. */
-static long sm_jiffies_left(ktime_t deadline)
-{
-	s64 left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
-
-	return left > 0 ? nsecs_to_jiffies(left) : 0;
-}
-
 static void sm_dmabuf_window(ktime_t deadline)
 {
 	if (likely(!READ_ONCE(sm_dmabuf_hold)))
@@ -142,7 +134,7 @@ static void sm_dmabuf_window(ktime_t deadline)
 	if (ktime_before(ktime_get(), deadline))
 		wait_event_killable_timeout(sm_dmabuf_hold_wq,
 					    !READ_ONCE(sm_dmabuf_hold),
-					    sm_jiffies_left(deadline) + 1);
+					    sm_jiffies_left(deadline));
 	atomic_dec(&sm_dmabuf_nheld);
 }
 

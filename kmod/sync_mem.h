@@ -6,7 +6,9 @@
 #define _IB_SYNC_MEM_INTERNAL_H
 
 #include <linux/atomic.h>
+#include <linux/jiffies.h>
 #include <linux/kref.h>
+#include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -243,6 +245,17 @@ struct ib_sync_mem_domain *sm_domain_get_by_name(const char *name);
 struct ib_device *sm_domain_device_get(struct ib_sync_mem_domain *dom);
 void sm_domain_put(struct ib_sync_mem_domain *dom);
 u64 sm_domain_passes(struct ib_sync_mem_domain *dom);
+
+/*
+ * Jiffies left until @deadline, rounded up so that a wait given them never
+ * ends before it; 0 once it has passed.
+ */
+static inline long sm_jiffies_left(ktime_t deadline)
+{
+	s64 left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
+
+	return left > 0 ? nsecs_to_jiffies(left) + 1 : 0;
+}
 
 /*
  * The registry's generation, for dump consistency: bumped (sm_generation_bump())

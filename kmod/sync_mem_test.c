@@ -100,8 +100,7 @@ static int tc_sync(struct ib_sync_mem_client *client, enum ib_sync_mem_dir dir,
 	complete(&t->entered);
 	gate = READ_ONCE(t->gate);
 	if (gate && t->gate_deadline) {
-		left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
-		left = left > 0 ? nsecs_to_jiffies(left) + 1 : 0;
+		left = sm_jiffies_left(deadline);
 		left = wait_for_completion_interruptible_timeout(gate, left);
 		if (left < 0)
 			return left;
