@@ -24,7 +24,7 @@ all: modules go genl-test tools
 modules:
 	@set -e; for k in $$(vm/kernels.sh); do \
 		echo "== modules for $$k"; \
-		kmod/build.sh "$$k" >/dev/null || { cat build/$$k/build.log; exit 1; }; \
+		kmod/build.sh "$$k" C=1 >/dev/null || { cat build/$$k/build.log; exit 1; }; \
 	done
 
 go:
