@@ -77,8 +77,11 @@ fi
 # into the system's or a user's site-packages).
 . "$(dirname "$0")/../test/vm/lib.sh"
 venv=${VNG%/bin/vng}
-if [ ! -x "$VNG" ] ||
-	! "$venv/bin/python3" -m pip show virtme-ng 2>/dev/null | grep -qx "Version: $VIRTME_NG_VERSION"; then
+# The installed version, read whole: `pip show | grep -q` under pipefail
+# failed whenever grep quit before pip had written its last line, and the
+# venv was made again under a run that was using it.
+have=$("$venv/bin/python3" -c 'import importlib.metadata as m; print(m.version("virtme-ng"))' 2>/dev/null || true)
+if [ ! -x "$VNG" ] || [ "$have" != "$VIRTME_NG_VERSION" ]; then
 	log "virtme-ng==$VIRTME_NG_VERSION into $venv"
 	rm -rf "$venv"
 	mkdir -p "${venv%/*}"

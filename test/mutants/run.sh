@@ -78,6 +78,7 @@ mkdir -p "$work"
 rows=()
 status=0
 t_all=$SECONDS
+tree=$(git describe --always --dirty 2>/dev/null || echo '(no git)')
 
 for p in "${patches[@]}"; do
 	name=$(basename "$p" .patch)
@@ -138,7 +139,10 @@ for p in "${patches[@]}"; do
 				>>"$work/$name.log" 2>&1
 		fi
 		fails=$(find "$res" -name '*.ktap' -exec grep -h '^not ok ' {} + | sed -E 's/^not ok [0-9]+ //; s/ #.*//' | head -n 3)
-		if [ -n "$fails" ]; then
+		if grep -qE '^vm:[^ ]+:boot$' <<<"$fails"; then
+			# Nothing ran: not a catch.
+			verdict=error caught_by="the VM did not boot (see build/mutants/$name.log)"
+		elif [ -n "$fails" ]; then
 			verdict=caught
 			caught_by=$(paste -sd ';' <<<"$fails" | sed 's/;/; /g')
 			# Only the harness's own checks (the VM died, a splat):
@@ -168,7 +172,7 @@ out=$dir/RESULTS.md
 {
 	echo "# Seeded defects and the checks that catch them"
 	echo
-	echo "Written by \`make mutants\` (test/mutants/run.sh) on $(date -u +%Y-%m-%dT%H:%MZ), $((SECONDS - t_all)) s in all."
+	echo "Written by \`make mutants\` (test/mutants/run.sh) on $(date -u +%Y-%m-%dT%H:%MZ), $((SECONDS - t_all)) s in all, on the tree of $tree."
 	echo "Each mutant ran alone: patch applied to a copy, built, only its suites run."
 	echo
 	echo "| mutant | defect | suites | kernel | result | first failing checks | seconds |"
