@@ -138,7 +138,11 @@ for p in "${patches[@]}"; do
 			(cd "$copy" && KVER=$kver SYNCMEM_SUITES="$suites" vm/run.sh --results "$res") \
 				>>"$work/$name.log" 2>&1
 		fi
-		fails=$(find "$res" -name '*.ktap' -exec grep -h '^not ok ' {} + | sed -E 's/^not ok [0-9]+ //; s/ #.*//' | head -n 3)
+		# The suites' own checks first, then the harness's (vm.ktap).
+		fails=$({
+			find "$res" -name '*.ktap' ! -name vm.ktap -exec grep -h '^not ok ' {} +
+			find "$res" -name vm.ktap -exec grep -h '^not ok ' {} +
+		} | sed -E 's/^not ok [0-9]+ //; s/ #.*//' | head -n 3)
 		if grep -qE '^vm:[^ ]+:boot$' <<<"$fails"; then
 			# Nothing ran: not a catch.
 			verdict=error caught_by="the VM did not boot (see build/mutants/$name.log)"
