@@ -24,8 +24,9 @@
 # kernel that does not boot is a failure.
 #
 # One run at a time on a machine: the whole run holds a lock. Within a
-# test run the debug kernel's lane boots beside the stock kernels' (at most
-# two VMs at once; SYNCMEM_VM_JOBS=1 boots one at a time).
+# test run on a host of four cores or more the debug kernel's lane boots
+# beside the stock kernels' (at most two VMs at once; SYNCMEM_VM_JOBS=1 or
+# 2 decides).
 # SYNCMEM_SLOW=N multiplies the suites' bounds (the debug kernel multiplies
 # it by 6 again).
 set -uo pipefail
@@ -206,13 +207,16 @@ if [ "$mode" = test ]; then
 	mkdir -p "$results"
 	echo "$kernels" > "$results/kernels.expected"
 	rm -f "$results/vm-tier.done"
-	# The debug lane takes about as long as the stock lanes together and
-	# leaves a host core idle half the time (TCG guests wait on timers,
-	# RCU and the 9p root): with SYNCMEM_VM_JOBS=2 (the default) it runs
-	# beside them, one VM at a time each side (on a host of two cores or
-	# more). SYNCMEM_VM_JOBS=1 boots one VM at a time.
+	# The debug lane takes about as long as the stock lanes together.
+	# With SYNCMEM_VM_JOBS=2 it runs beside them, one VM at a time each
+	# side: the default on hosts of four cores or more, where each VM's
+	# two vCPUs have cores of their own. Not on two cores: there two
+	# guests of two vCPUs each ran their suites 2.5 to 4 times slower
+	# than one alone (6.1's 30-netlink 155 s against 59, 40-trace 152
+	# against 38; the debug guest still in its set-up after 9 minutes,
+	# against 2.7), slower in all than one after the other.
 	bg=
-	if [ "${SYNCMEM_VM_JOBS:-$(nproc)}" -ge 2 ]; then
+	if [ "${SYNCMEM_VM_JOBS:-$(($(nproc) >= 4 ? 2 : 1))}" -ge 2 ]; then
 		for kver in $kernels; do
 			vm/kernels.sh --is-debug "$kver" && bg=$kver
 		done
