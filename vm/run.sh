@@ -214,7 +214,9 @@ if [ "$mode" = test ]; then
 	# guests of two vCPUs each ran their suites 2.5 to 4 times slower
 	# than one alone (6.1's 30-netlink 155 s against 59, 40-trace 152
 	# against 38; the debug guest still in its set-up after 9 minutes,
-	# against 2.7), slower in all than one after the other.
+	# against 2.7), slower in all than one after the other. Measured once,
+	# with the host's page cache nearly empty (DAMON reclaim: the guests'
+	# 9p root read from disk); to be measured again.
 	bg=
 	if [ "${SYNCMEM_VM_JOBS:-$(($(nproc) >= 4 ? 2 : 1))}" -ge 2 ]; then
 		for kver in $kernels; do
