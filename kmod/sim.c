@@ -26,7 +26,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
-#include <linux/delay.h>
+#include <linux/hrtimer.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -48,12 +48,31 @@ static atomic_t sim_held;
 static bool sim_hold_open = true;
 static DECLARE_WAIT_QUEUE_HEAD(sim_hold_wq);
 
+/*
+ * Sleep until @end on the monotonic clock, the clock the core times clients
+ * with. A simulated latency is a floor, so not fsleep(): for long sleeps it
+ * is msleep() (on 7.3 from 16 ms), which counts jiffies, and since 6.13 no
+ * longer adds one for the tick under way (a 20 ms latency measured 19.3 ms).
+ * An absolute hrtimer never fires before @end; the loop covers wake-ups.
+ * The slack is fsleep()'s: a quarter of the sleep.
+ */
+static void sim_sleep_until(ktime_t end)
+{
+	ktime_t now;
+
+	while (ktime_before(now = ktime_get(), end)) {
+		set_current_state(TASK_UNINTERRUPTIBLE);
+		schedule_hrtimeout_range(&end, ktime_sub(end, now) >> 2,
+					 HRTIMER_MODE_ABS);
+	}
+}
+
 static int sim_sync(struct ib_sync_mem_client *client,
 		    enum ib_sync_mem_dir dir, ktime_t deadline)
 {
 	struct sim_client *s = ib_sync_mem_client_priv(client);
 	u32 lat = READ_ONCE(s->latency_us);
-	s64 left_us;
+	ktime_t end;
 
 	atomic64_inc(&s->calls[dir]);
 	if (atomic_dec_if_positive(&s->fail_next) >= 0)
@@ -62,13 +81,12 @@ static int sim_sync(struct ib_sync_mem_client *client,
 		return 0;
 
 	/* Like a fence wait: give up at the deadline. */
-	left_us = ktime_us_delta(deadline, ktime_get());
-	if (left_us < lat) {
-		if (left_us > 0)
-			fsleep(left_us);
+	end = ktime_add_us(ktime_get(), lat);
+	if (ktime_after(end, deadline)) {
+		sim_sleep_until(deadline);
 		return -ETIMEDOUT;
 	}
-	fsleep(lat);
+	sim_sleep_until(end);
 	return 0;
 }
 

@@ -44,7 +44,8 @@ int main(int argc, char **argv)
 	struct smnl_msg m;
 	struct count_ctx cc;
 	int ret, id, id2, id3, cerr;
-	uint64_t ns;
+	uint64_t ns, min_ns;
+	int i, bad;
 	double t0;
 
 	if (argc == 3 && !strcmp(argv[1], "--dev"))
@@ -110,10 +111,23 @@ int main(int argc, char **argv)
 		ktap_diag("sync: ret=%d err=%d client_err=%d run=%u errors=%u ns=%llu wall %.1f ms",
 			  ret, res.err, res.client_err, res.run, res.errors,
 			  (unsigned long long)res.client_ns, now_ms() - t0);
-		ret = smnl_sync_client(&nl, id2, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, &ns);
-		ktap_result(ret == 0 && cerr == 0 && ns >= 20000000ULL,
-			    "next sync: 0, and the per-client time covers the 20 ms latency (%.1f ms)",
-			    ns / 1e6);
+		/*
+		 * The latency is a floor: no sync of this client may take
+		 * less, however the guest's clock ticks. A hundred syncs:
+		 * the jiffies-based sleep the sim used fell short in 2 of
+		 * 300 on 7.3 (17.7 and 19.3 ms).
+		 */
+		for (i = 0, min_ns = UINT64_MAX, bad = 0; i < 100; i++) {
+			ret = smnl_sync_client(&nl, id2, IB_SYNC_MEM_SYNC_TO_CPU, 1000,
+					       &cerr, &ns);
+			if (ret || cerr)
+				bad++;
+			if (ns < min_ns)
+				min_ns = ns;
+		}
+		ktap_result(!bad && min_ns >= 20000000ULL,
+			    "next 100 syncs: 0, and each per-client time covers the 20 ms latency (min %.3f ms)",
+			    min_ns / 1e6);
 		ret = smnl_client_get(&nl, id2, &c);
 		ktap_result(ret == 0 && c.last_err == 0 && c.errors == 1,
 			    "LAST_ERR and the error counter");
