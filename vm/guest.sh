@@ -34,8 +34,9 @@ export SYNCMEM_TOP=$top
 export SYNCMEM_KO=$top/build/$(uname -r)/kmod
 export SYNCMEM_RESULTS=$out
 # The project's programs (build/bin), copied to a tmpfs: run from the
-# project's directory they are read over 9p at every exec, about a second
-# per syncmemctl call under TCG against a tenth from here.
+# project's directory they were read over 9p at every exec, about a second
+# per syncmemctl call under TCG against a tenth from here (measured before
+# the root moved to virtio-fs, vm/virtiofsd.sh).
 export SYNCMEM_BIN=/run/syncmem/bin
 mkdir -p "$SYNCMEM_BIN" && cp -a "$top/build/bin/." "$SYNCMEM_BIN/"
 export PATH=$SYNCMEM_BIN:$PATH

@@ -94,6 +94,8 @@ fi
 # root its kbuild runs in, made and cached once, updated when a newer 7.x
 # kernel is out.
 "$(dirname "$0")/trixie-root.sh" >/dev/null
+# The guests' root over virtio-fs rather than 9p (vm/virtiofsd.sh).
+"$(dirname "$0")/virtiofsd.sh"
 
 # Go modules.
 if [ -f go.mod ]; then
