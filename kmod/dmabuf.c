@@ -131,10 +131,9 @@ static void sm_dmabuf_window(ktime_t deadline)
 	if (likely(!READ_ONCE(sm_dmabuf_hold)))
 		return;
 	atomic_inc(&sm_dmabuf_nheld);
-	if (ktime_before(ktime_get(), deadline))
-		wait_event_killable_timeout(sm_dmabuf_hold_wq,
-					    !READ_ONCE(sm_dmabuf_hold),
-					    sm_jiffies_left(deadline));
+	/* No time left: a timeout of 0 checks the condition, never sleeps. */
+	wait_event_killable_timeout(sm_dmabuf_hold_wq, !READ_ONCE(sm_dmabuf_hold),
+				    sm_jiffies_left(deadline));
 	atomic_dec(&sm_dmabuf_nheld);
 }
 
