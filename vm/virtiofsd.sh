@@ -8,8 +8,8 @@
 # loader and libraries. The export is what virtme-ng asks for: the root
 # read-only (--readonly), the --rwdir results read-write.
 #
-#   vm/virtiofsd.sh         install if missing (idempotent, seconds)
-#   vm/virtiofsd.sh --path  print the wrapper's path if it works, else fail
+#   vm/virtiofsd.sh   install if missing, write the wrapper (idempotent,
+#                     seconds); fails if the wrapper does not run
 #
 # Measured: 6.1's whole lane of make test took 359 s over virtio-fs against
 # 463 s over 9p (same tree, one run after the other).
@@ -18,13 +18,6 @@ set -euo pipefail
 
 wrapper=${VNG%/*}/virtiofsd
 log() { printf 'virtiofsd: %s\n' "$*" >&2; }
-works() { [ -x "$wrapper" ] && "$wrapper" --version >/dev/null 2>&1; }
-
-if [ "${1:-}" = --path ]; then
-	works || exit 1
-	echo "$wrapper"
-	exit 0
-fi
 
 root=$("$(dirname "$0")/trixie-root.sh")
 bin=$root/usr/libexec/virtiofsd
@@ -42,4 +35,5 @@ exec "$lib/ld-linux-x86-64.so.2" --library-path "$lib" "$bin" "\$@"
 EOF
 chmod +x "$wrapper.new"
 mv "$wrapper.new" "$wrapper"
-works || { log "$wrapper does not run: $("$wrapper" --version 2>&1 | head -n1)"; exit 1; }
+"$wrapper" --version >/dev/null 2>&1 ||
+	{ log "$wrapper does not run: $("$wrapper" --version 2>&1 | head -n1)"; exit 1; }
