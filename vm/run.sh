@@ -214,9 +214,12 @@ if [ "$mode" = test ]; then
 	# guests of two vCPUs each ran their suites 2.5 to 4 times slower
 	# than one alone (6.1's 30-netlink 155 s against 59, 40-trace 152
 	# against 38; the debug guest still in its set-up after 9 minutes,
-	# against 2.7), slower in all than one after the other. Measured once,
-	# with the host's page cache nearly empty (DAMON reclaim: the guests'
-	# 9p root read from disk); to be measured again.
+	# against 2.7), slower in all than one after the other. That was over
+	# 9p; with the root on virtio-fs (vm/virtiofsd.sh) a whole make test
+	# of a clean clone took 35 min 43 s with SYNCMEM_VM_JOBS=2 against
+	# 41 min 42 s one VM at a time (stock lanes 1.5-1.7 times slower, the
+	# debug lane 1.7 times, both runs 2891 passed, 0 failed). One run: not
+	# the default on two cores until more runs show no check is flaky.
 	bg=
 	if [ "${SYNCMEM_VM_JOBS:-$(($(nproc) >= 4 ? 2 : 1))}" -ge 2 ]; then
 		for kver in $kernels; do
