@@ -33,6 +33,7 @@ go:
 		-o build/bin/syncmemctl ./cmd/syncmemctl
 	$(GO) build $(GOFLAGS) -o build/bin/nlbench ./bench/nlbench
 	$(GO) build $(GOFLAGS) -o build/bin/nlfuzz ./test/fuzz/nlfuzz
+	$(GO) build $(GOFLAGS) -o build/bin/gojq github.com/itchyny/gojq/cmd/gojq
 
 # pkg/genl's test binary, for its integration tests against the kernel
 # (SYNCMEM_INTEGRATION=1; run in the VM by test/vm/55-genl-memory.sh).
