@@ -18,7 +18,8 @@
 # suite left its result, the kernel log is whole and has no splat, and on
 # the debug kernel kmemleak found nothing and lock debugging stayed on. A
 # kernel that splats on its own before the harness begins (the debug
-# kernel's early-boot KASAN report, seen in 1 boot of 3), or a VM that
+# kernel's early-boot KASAN report, 1 boot in 3 before vm/boot.sh gave it
+# 4-level paging), or a VM that
 # never started (vng failing before QEMU printed anything), is booted
 # again once; twice in a row is a failure of its own. Nothing skips: a
 # kernel that does not boot is a failure.
