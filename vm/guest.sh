@@ -108,6 +108,47 @@ fi
 rm -f "$out/boot-splat.txt"
 kmsg "$HARNESS_MARK"
 
+# The kernel log as it is written, on the host too: if the kernel wedges,
+# vm/run.sh shows its last lines.
+dmesg --follow >"$out/kmsg.live" 2>&1 &
+
+# watch_suite NAME PID: a hang guard, not a pass/fail timing. A suite that
+# writes nothing for STALL_SECS has stalled: the blocked tasks and every
+# CPU's stack go into the kernel log, NAME.stalled says where the suite
+# was, and the suite is ended. If it cannot be ended (a task stuck in the
+# kernel), the VM is powered off with what it has, instead of waiting for
+# vm/run.sh's hard timeout; RESULTS/hung names the suite.
+STALL_SECS=${STALL_SECS:-$((150 * SYNCMEM_SLOW))}
+watch_suite() {
+	local name=$1 pid=$2 size last=-1 quiet=0 i
+	while sleep 10; do
+		size=$(stat -c %s "$out/$name.ktap" "$out/$name.log" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+		if [ "$size" != "$last" ]; then
+			last=$size quiet=0
+			continue
+		fi
+		quiet=$((quiet + 10))
+		[ $quiet -ge "$STALL_SECS" ] && break
+	done
+	{
+		echo "no output for ${quiet}s; its last lines:"
+		tail -n 3 "$out/$name.log"
+	} >"$out/$name.stalled"
+	kmsg "syncmem-harness: suite $name stalled"
+	echo w > /proc/sysrq-trigger
+	echo l > /proc/sysrq-trigger
+	kill -TERM "$pid"
+	for i in 1 2 3 4 5 6; do
+		sleep 10
+		kill -0 "$pid" 2>/dev/null || return 0
+	done
+	kmsg "syncmem-harness: suite $name cannot be ended; powering off"
+	echo "$name" >"$out/hung"
+	dmesg >"$out/dmesg.txt"
+	sync
+	echo o > /proc/sysrq-trigger
+}
+
 kmemleak_begin
 rc=0
 case $mode in
@@ -128,8 +169,14 @@ test)
 		kmsg "syncmem-harness: suite $name begins"
 		t0=$SECONDS
 		timeout --kill-after=10 "$SUITE_TIMEOUT" bash "$s" \
-			>"$out/$name.ktap" 2>"$out/$name.log"
+			>"$out/$name.ktap" 2>"$out/$name.log" &
+		spid=$!
+		watch_suite "$name" "$spid" &
+		wpid=$!
+		wait "$spid"
 		src=$?
+		kill "$wpid" 2>/dev/null
+		wait "$wpid" 2>/dev/null
 		echo "$src" > "$out/$name.rc"
 		echo $((SECONDS - t0)) > "$out/$name.secs"
 		kmsg "syncmem-harness: suite $name ends"

@@ -29,7 +29,8 @@
 # beside the stock kernels' (at most two VMs at once; SYNCMEM_VM_JOBS=1 or
 # 2 decides).
 # SYNCMEM_SLOW=N multiplies the suites' bounds (the debug kernel multiplies
-# it by 6 again).
+# it by 6 again). STALL_SECS=N sets the guest's stall guard (vm/guest.sh:
+# a suite silent that long is dumped and ended).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,7 +87,7 @@ boot_test() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	timeout --kill-after=20 "$limit" \
-		vm/boot.sh "$kver" "$dir" "SYNCMEM_SLOW_HOST='${SYNCMEM_SLOW:-1}' SYNCMEM_LANE='${SYNCMEM_LANE:-test}' SYNCMEM_CLASS='$class' SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' vm/guest.sh test '$dir'" \
+		vm/boot.sh "$kver" "$dir" "SYNCMEM_SLOW_HOST='${SYNCMEM_SLOW:-1}' SYNCMEM_LANE='${SYNCMEM_LANE:-test}' SYNCMEM_CLASS='$class' SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' ${STALL_SECS:+STALL_SECS=$STALL_SECS} vm/guest.sh test '$dir'" \
 		</dev/null >"$dir/console.log" 2>&1
 	rc=$?
 	echo "$rc" > "$dir/vng.rc"
@@ -98,6 +99,15 @@ boot_test() {
 suite_at() {
 	awk -v n="$1" 'NR > n { exit } /syncmem-harness: suite .* begins/ { s = $(NF - 1) }
 		/syncmem-harness: suite .* ends/ { s = "between suites" } END { print s ? s : "before the suites" }' "$2"
+}
+
+# blocked_tasks DMESG: the tasks the stall dump (sysrq w) found blocked,
+# each with the first frames of its stack.
+blocked_tasks() {
+	awk '/sysrq: Show Blocked State/ { on = 1; next }
+		on && /sysrq: Show backtrace|syncmem-harness/ { exit }
+		on && / task:/ { print; frames = 0; next }
+		on && frames < 8 && /^\[[ 0-9.]*\]  [A-Za-z0-9_.]+\+0x/ { print; frames++ }' "$1" 2>/dev/null | head -n 40
 }
 
 check_kernel() {
@@ -121,11 +131,19 @@ check_kernel() {
 		fi
 		if [ -f "$dir/done" ]; then
 			ktap ok harness-finished
+		elif [ -f "$dir/hung" ]; then
+			ktap "not ok" "harness-finished # suite $(cat "$dir/hung") stalled and could not be ended: the harness powered the VM off"
 		else
-			ktap "not ok" "harness-finished # no done marker (vng exit $rc, timeout ${limit}s)"
+			ktap "not ok" "harness-finished # no done marker (vng exit $rc, timeout ${limit}s); the kernel log's last lines:"
+			tail -n 15 "$dir/kmsg.live" 2>/dev/null | sed 's/^/# /'
 		fi
 		for s in $(vm/suites.sh); do
 			name=$(basename "$s" .sh)
+			if [ -f "$dir/$name.stalled" ]; then
+				ktap "not ok" "stalled:$name # $(head -n 1 "$dir/$name.stalled")"
+				tail -n +2 "$dir/$name.stalled" | sed 's/^/# /'
+				blocked_tasks "$dir/dmesg.txt" | sed 's/^/# /'
+			fi
 			if [ ! -s "$dir/$name.ktap" ]; then
 				ktap "not ok" "result:$name # missing result file"
 			elif [ "$(cat "$dir/$name.rc" 2>/dev/null)" != 0 ]; then
