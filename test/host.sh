@@ -49,32 +49,32 @@ fi
 sparse_off='C=1 specified, but sparse is not available or not up to date'
 nsrc=$(ls kmod/*.c | wc -l)
 for kver in $(vm/kernels.sh); do
-	log=build/$kver/build.log
+	blog=build/$kver/build.log
 	clean= built=1
 	# make all builds with C=1: a log of a whole build (every source
 	# compiled) newer than every source is the one to judge. Otherwise
 	# (an incremental build compiled nothing) build it all again.
-	if [ "$(grep -cE '^  CC \[M\] +([^ ]*/)?[a-z_0-9]+\.o$' "$log" 2>/dev/null)" = "$nsrc" ] &&
-		[ -z "$(find kmod -newer "$log" -name '*.[ch]' | head -n1)" ]; then
-		echo "--- build:$kver: the whole build of make all ($log)" >>"$out/host.log"
+	if [ "$(grep -cE '^  CC \[M\] +([^ ]*/)?[a-z_0-9]+\.o$' "$blog" 2>/dev/null)" = "$nsrc" ] &&
+		[ -z "$(find kmod -newer "$blog" -name '*.[ch]' | head -n1)" ]; then
+		echo "--- build:$kver: the whole build of make all ($blog)" >>"$log"
 	else
 		touch kmod/*.c
-		echo "--- build:$kver: kmod/build.sh $kver C=1" >>"$out/host.log"
-		kmod/build.sh "$kver" C=1 >>"$out/host.log" 2>&1 || built=
+		echo "--- build:$kver: kmod/build.sh $kver C=1" >>"$log"
+		kmod/build.sh "$kver" C=1 >>"$log" 2>&1 || built=
 	fi
-	[ -n "$built" ] && ! grep -E 'warning:|error:' "$log" >>"$out/host.log" && clean=1
+	[ -n "$built" ] && ! grep -E 'warning:|error:' "$blog" >>"$log" && clean=1
 	if [ -n "$clean" ]; then
 		ok "build:$kver (W=1, no warnings)"
 	else
-		not_ok "build:$kver (W=1, no warnings) # see $log"
+		not_ok "build:$kver (W=1, no warnings) # see $blog"
 	fi
 	class=$(vm/kernels.sh --class "$kver")
-	if grep -qF "$sparse_off" "$log"; then
+	if grep -qF "$sparse_off" "$blog"; then
 		skip "sparse:$class (C=1)" "Kbuild of $kver turned C=1 off: the sparse it builds with cannot parse __typeof_unqual__, which the kernel's checker-valid.sh requires"
-	elif [ -n "$clean" ] && grep -q '^  CHECK ' "$log"; then
-		ok "sparse:$class (C=1, $(grep -c '^  CHECK ' "$log") files, no warnings)"
+	elif [ -n "$clean" ] && grep -q '^  CHECK ' "$blog"; then
+		ok "sparse:$class (C=1, $(grep -c '^  CHECK ' "$blog") files, no warnings)"
 	else
-		not_ok "sparse:$class (C=1) # no CHECK line or a warning, see $log"
+		not_ok "sparse:$class (C=1) # no CHECK line or a warning, see $blog"
 	fi
 done
 
