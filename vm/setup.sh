@@ -36,22 +36,39 @@ have_612() {
 	dpkg-query -W -f='${Package} ${Status}\n' 'linux-headers-6.12.*+deb12-amd64' \
 		2>/dev/null | grep -q 'ok installed' &&
 	dpkg-query -W -f='${Package} ${Status}\n' 'linux-image-6.12.*+deb12-amd64' \
-		2>/dev/null | grep -q 'ok installed'
+		'linux-image-6.12.*+deb12-amd64-unsigned' 2>/dev/null | grep -q 'ok installed'
 }
+
+# candidate PKG: PKG can be installed from the apt sources.
+candidate() { apt-cache policy "$1" 2>/dev/null | grep -qE '^ +Candidate: [^(]'; }
 
 export DEBIAN_FRONTEND=noninteractive
 if [ ${#missing[@]} -gt 0 ] || ! have_612; then
 	log "apt-get update"
 	apt-get update -qq
 	if ! have_612; then
-		v612=$(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb12-amd64$' |
-			awk '{print $1}' | sed 's/^linux-headers-//' | sort -V | tail -n1)
+		# The newest 6.12 with headers and an image: the signed image
+		# (linux-signed-amd64) can lag its -unsigned build in
+		# bookworm-security by days (6.12.118's headers and -unsigned
+		# image were out, the signed image not yet), and either is the
+		# same kernel at /boot/vmlinuz-<ver>.
+		v612= img612=
+		for v in $(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb12-amd64$' |
+			awk '{print $1}' | sed 's/^linux-headers-//' | sort -rV); do
+			candidate "linux-headers-$v" || continue
+			for img in "linux-image-$v" "linux-image-$v-unsigned"; do
+				if candidate "$img"; then
+					v612=$v img612=$img
+					break 2
+				fi
+			done
+		done
 		if [ -z "$v612" ]; then
-			log "ERROR: no linux-headers-6.12.N+deb12-amd64 in the apt sources"
+			log "ERROR: no linux-headers-6.12.N+deb12-amd64 with an image to install in the apt sources"
 			exit 1
 		fi
-		log "newest 6.12 kernel: $v612"
-		missing+=("linux-image-$v612" "linux-headers-$v612")
+		log "newest 6.12 kernel: $v612 ($img612)"
+		missing+=("$img612" "linux-headers-$v612")
 	fi
 	log "installing: ${missing[*]}"
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
