@@ -40,7 +40,12 @@ have_612() {
 }
 
 # candidate PKG: PKG can be installed from the apt sources.
-candidate() { apt-cache policy "$1" 2>/dev/null | grep -qE '^ +Candidate: [^(]'; }
+# (Read whole: under pipefail, grep -q quitting first fails the pipe.)
+candidate() {
+	local p
+	p=$(apt-cache policy "$1" 2>/dev/null) || return 1
+	grep -qE '^ +Candidate: [^(]' <<<"$p"
+}
 
 export DEBIAN_FRONTEND=noninteractive
 if [ ${#missing[@]} -gt 0 ] || ! have_612; then
