@@ -10,8 +10,7 @@
 # The tree is cached outside the checkout, under
 # ~/.cache/syncmem/debug-kernel/<key>, keyed by the source package version
 # and this script's config, so it is built once per machine (about 15 min
-# on 2 cores; about 5 GB). make test builds it beside its other phases
-# when it is missing (test/make-test.sh).
+# on 2 cores; about 5 GB).
 set -euo pipefail
 . "$(dirname "$0")/../test/vm/lib.sh"
 
