@@ -26,21 +26,26 @@ PKGS=(
 	debootstrap
 )
 
+# installed PATTERN...: a package matching one of the dpkg-query patterns
+# is installed. The apt queries here are read whole, never piped into
+# grep -q: under pipefail, grep quitting first fails the pipe.
+installed() {
+	local q
+	q=$(dpkg-query -W -f='${Status}\n' "$@" 2>/dev/null)
+	grep -q 'ok installed' <<<"$q"
+}
+
 missing=()
 for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-		missing+=("$p")
+	installed "$p" || missing+=("$p")
 done
 
 have_612() {
-	dpkg-query -W -f='${Package} ${Status}\n' 'linux-headers-6.12.*+deb12-amd64' \
-		2>/dev/null | grep -q 'ok installed' &&
-	dpkg-query -W -f='${Package} ${Status}\n' 'linux-image-6.12.*+deb12-amd64' \
-		'linux-image-6.12.*+deb12-amd64-unsigned' 2>/dev/null | grep -q 'ok installed'
+	installed 'linux-headers-6.12.*+deb12-amd64' &&
+	installed 'linux-image-6.12.*+deb12-amd64' 'linux-image-6.12.*+deb12-amd64-unsigned'
 }
 
 # candidate PKG: PKG can be installed from the apt sources.
-# (Read whole: under pipefail, grep -q quitting first fails the pipe.)
 candidate() {
 	local p
 	p=$(apt-cache policy "$1" 2>/dev/null) || return 1
