@@ -14,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/jump_label.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -47,6 +48,52 @@ bool sm_coalesce = true;
 module_param_named(coalesce, sm_coalesce, bool, 0644);
 MODULE_PARM_DESC(coalesce, "Concurrent device-wide syncs share passes (default Y)");
 EXPORT_SYMBOL_NS_GPL(sm_coalesce, "IB_SYNC_MEM_INTERNAL");
+
+/*
+ * Per-client timing: a clock read after every ->sync, for the clients'
+ * and domains' time counters and histograms and the per-client times of
+ * a device sync's results. Off, a pass reads the clock only for its own
+ * time; the client_sync tracepoint, while something is attached to it,
+ * still gets every client's time.
+ */
+DEFINE_STATIC_KEY_TRUE(sm_timing_key);
+EXPORT_SYMBOL_NS_GPL(sm_timing_key, "IB_SYNC_MEM_INTERNAL");
+
+static int sm_set_timing(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int err = kstrtobool(val, &on);
+
+	if (err)
+		return err;
+	if (on)
+		static_branch_enable(&sm_timing_key);
+	else
+		static_branch_disable(&sm_timing_key);
+	return 0;
+}
+
+static int sm_get_timing(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%c\n",
+			  static_key_enabled(&sm_timing_key) ? 'Y' : 'N');
+}
+
+static const struct kernel_param_ops sm_timing_ops = {
+	.set = sm_set_timing,
+	.get = sm_get_timing,
+};
+
+module_param_cb(client_timing, &sm_timing_ops, NULL, 0644);
+MODULE_PARM_DESC(client_timing,
+		 "Time every client's ->sync (counters, histograms, results; default Y)");
+
+/* Does this pass or sync time each ->sync? Asked once per pass. */
+static bool sm_timed(void)
+{
+	return static_branch_likely(&sm_timing_key) ||
+	       trace_client_sync_enabled();
+}
 
 static unsigned int sync_timeout_ms = 10000;
 module_param(sync_timeout_ms, uint, 0644);
@@ -144,14 +191,18 @@ static unsigned int sm_hist_bucket(u64 ns)
 	return ns ? min_t(unsigned int, fls64(ns) - 1, SM_HIST_BUCKETS - 1) : 0;
 }
 
-static void sm_acc_add(struct sm_pass_acc *a, u64 ns, u64 bytes, int err)
+/* @timed: @ns is a ->sync's time; not timed, the time counters stay. */
+static void sm_acc_add(struct sm_pass_acc *a, bool timed, u64 ns, u64 bytes,
+		       int err)
 {
 	a->syncs++;
-	a->ns += ns;
 	if (err)
 		a->errors++;
 	else
 		a->bytes += bytes;
+	if (!timed)
+		return;
+	a->ns += ns;
 	a->max_ns = max(a->max_ns, ns);
 	a->hist[sm_hist_bucket(ns)]++;
 }
@@ -179,24 +230,31 @@ static void sm_stats_merge(struct sm_stats __percpu *stats,
 	put_cpu_ptr(stats);
 }
 
-/* With @pass (clients only), also records the pass on this CPU. */
-static void sm_stats_add(struct sm_stats __percpu *stats, u64 ns, u64 bytes,
-			 int err, u64 pass)
+/*
+ * With @pass (clients only), also records the pass on this CPU. @timed as
+ * for sm_acc_add(); an untimed pass records 0 as the client's time in it.
+ */
+static void sm_stats_add(struct sm_stats __percpu *stats, bool timed, u64 ns,
+			 u64 bytes, int err, u64 pass)
 {
 	struct sm_stats *s = get_cpu_ptr(stats);
-	unsigned int b = sm_hist_bucket(ns);
+	unsigned int b;
 
 	u64_stats_update_begin(&s->syncp);
 	u64_stats_inc(&s->syncs);
-	u64_stats_add(&s->ns, ns);
+	if (timed)
+		u64_stats_add(&s->ns, ns);
 	if (err)
 		u64_stats_inc(&s->errors);
 	else
 		u64_stats_add(&s->bytes, bytes);
 	u64_stats_update_end(&s->syncp);
-	if (ns > s->max_ns)
-		WRITE_ONCE(s->max_ns, ns);
-	WRITE_ONCE(s->hist[b], s->hist[b] + 1);
+	if (timed) {
+		b = sm_hist_bucket(ns);
+		if (ns > s->max_ns)
+			WRITE_ONCE(s->max_ns, ns);
+		WRITE_ONCE(s->hist[b], s->hist[b] + 1);
+	}
 	if (pass) {
 		WRITE_ONCE(s->last_pass_ns, ns);
 		WRITE_ONCE(s->last_pass, pass);
@@ -232,31 +290,35 @@ bool sm_client_pass_ns(const struct ib_sync_mem_client *client, u64 pass,
 
 /*
  * Call ->sync of a live client and account for it. Inside dom->srcu.
- * *@now is the time the call starts and becomes the time it ended, so
- * that a pass reads the clock once per client. With @acc (a pass), the
- * domain's and module's counters are left to the caller.
+ * Timed (@now not NULL), *@now is the time the call starts and becomes the
+ * time it ended, so that a pass reads the clock once per client. With @acc
+ * (a pass), the domain's and module's counters are left to the caller.
  */
 static int sm_call_sync(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
 			ktime_t deadline, u64 pass, u64 *now,
 			struct sm_pass_acc *acc)
 {
-	u64 t0 = *now, ns;
+	bool timed = now;
+	u64 t, ns = 0;
 	int err;
 
 	err = c->ops->sync(c, dir, deadline);
-	*now = ktime_get_ns();
-	ns = *now - t0;
+	if (timed) {
+		t = ktime_get_ns();
+		ns = t - *now;
+		*now = t;
+	}
 
 	if (READ_ONCE(c->last_err) != err)
 		WRITE_ONCE(c->last_err, err);
 	if (err)
 		sm_event_sync_failed(c, dir, err);
-	sm_stats_add(c->stats, ns, c->size, err, pass);
+	sm_stats_add(c->stats, timed, ns, c->size, err, pass);
 	if (acc) {
-		sm_acc_add(acc, ns, c->size, err);
+		sm_acc_add(acc, timed, ns, c->size, err);
 	} else {
-		sm_stats_add(c->dom->stats, ns, c->size, err, 0);
-		sm_stats_add(sm_global_stats, ns, c->size, err, 0);
+		sm_stats_add(c->dom->stats, timed, ns, c->size, err, 0);
+		sm_stats_add(sm_global_stats, timed, ns, c->size, err, 0);
 	}
 	trace_client_sync(c, dir, ns, err);
 	return err;
@@ -711,8 +773,9 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	ktime_t deadline = sm_deadline(timeout_ms);
 	s64 gen[SM_DIRTY_DIRS];
 	u64 t0 = ktime_get_ns();
-	u64 now;
+	u64 now = 0;
 	int idx, err, n = 0;
+	bool timed;
 
 	if (!sm_dir_valid(dir))
 		return -EINVAL;
@@ -721,8 +784,11 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	idx = srcu_read_lock(&dom->srcu);
 	err = sm_state_errno(client);
 	if (!err && sm_lazy_owed(client, dir, gen)) {
-		now = ktime_get_ns();
-		err = sm_call_sync(client, dir, deadline, 0, &now, NULL);
+		timed = sm_timed();
+		if (timed)
+			now = ktime_get_ns();
+		err = sm_call_sync(client, dir, deadline, 0,
+				   timed ? &now : NULL, NULL);
 		if (!err)
 			sm_lazy_synced(client, dir, gen);
 		n = 1;
@@ -768,6 +834,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	u32 nbatch, nprep = 0, i;
 	s64 gen[SM_DIRTY_DIRS];
 	int idx, ret, err = 0;
+	bool timed;
 
 	memset(res, 0, sizeof(*res));
 	memset(dep, 0, sizeof(*dep));
@@ -808,7 +875,8 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		}
 	}
 
-	now = ktime_get_ns();
+	timed = sm_timed();
+	now = timed ? ktime_get_ns() : 0;
 	list_for_each_entry_srcu(c, &dom->clients, node,
 				 srcu_read_lock_held(&dom->srcu)) {
 		if (c->seq >= limit)
@@ -817,7 +885,8 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 			res->skipped++;
 			continue;
 		}
-		ret = sm_call_sync(c, dir, deadline, res->pass, &now, &acc);
+		ret = sm_call_sync(c, dir, deadline, res->pass,
+				   timed ? &now : NULL, &acc);
 		res->clients++;
 		if (!ret) {
 			sm_lazy_synced(c, dir, gen);

@@ -7,6 +7,7 @@
 
 #include <linux/atomic.h>
 #include <linux/jiffies.h>
+#include <linux/jump_label.h>
 #include <linux/kref.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -222,9 +223,9 @@ struct ib_sync_mem_client {
 };
 
 /*
- * sm_counters, sm_coalesce, sm_domain_get() and sm_domain_put() are exported
- * in the IB_SYNC_MEM_INTERNAL namespace for the in-kernel test module
- * (sync_mem_test.c) only; they are not API.
+ * sm_counters, sm_coalesce, sm_timing_key, sm_domain_get() and
+ * sm_domain_put() are exported in the IB_SYNC_MEM_INTERNAL namespace for
+ * the in-kernel test and bench modules only; they are not API.
  */
 /* Object counters; all return to zero before the module can unload. */
 struct sm_counters {
@@ -238,6 +239,7 @@ extern struct xarray sm_domains;
 extern struct xarray sm_clients;
 extern struct sm_stats __percpu *sm_global_stats;
 extern bool sm_coalesce;
+DECLARE_STATIC_KEY_TRUE(sm_timing_key);	/* client_timing */
 
 /* sync_mem.c */
 struct ib_sync_mem_domain *sm_domain_get(struct ib_device *ibdev);

@@ -22,7 +22,11 @@ func newStatsCmd(dial dialer, out *output) *cobra.Command {
 one client (id ID): syncs run, failures, bytes made coherent, total and
 longest time, and a log2 histogram of the time sync callbacks took, in
 nanoseconds, in the layout of the libbpf-tools and with the buckets of
-"trace" (the last one, 2147483648 -> inf, open-ended).
+"trace" (the last one, 2147483648 -> inf, open-ended). The times count
+only syncs made while the module parameter client_timing is on (the
+default; /sys/module/ib_sync_mem/parameters/client_timing): with it off
+the registry reads no clock per client, and device syncs report each
+client's time as 0.
 
 For a client it also shows what "list" does: its kind, its state (live, or
 invalidated and why), the bytes behind it, the pages it keeps pinned (region

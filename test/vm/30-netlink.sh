@@ -80,6 +80,30 @@ check "device stats" jq_of '.scope == "device" and .dev == "rxe0" and .clients =
 check "stats prints a libbpf-style histogram" bash -c \
 	"syncmemctl stats | grep -qE '^ +nsecs +: count +distribution$' &&
 	 syncmemctl stats | grep -qE '^ +131072 -> 262143 +: [0-9]+ +\\|'"
+# client_timing=N: no clock read per ->sync. Syncs and bytes still count
+# and a device sync still names every client it ran; the time counters,
+# max_ns and the histogram stay as they were, the clients' times are 0.
+timing=/sys/module/ib_sync_mem/parameters/client_timing
+check "client_timing is on by default" expect client_timing "$(cat $timing)" Y
+# timing_of ID: "syncs time_ns max_ns histogram-count bytes" of a client.
+timing_of() {
+	jq_val '[.syncs, .time_ns, .max_ns, ([.hist.buckets[].count] | add), .bytes] | map(numbers) |
+		if length == 5 then join(" ") else error("not 5 numbers") end' ctl stats --id "$1" -j
+}
+tb0=$(timing_of "$id2")
+check "nl-b timed so far" bash -c '[[ $1 =~ ^[1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]* ]]' _ "$tb0"
+check "client_timing off" bash -c "echo N > $timing && [ \"\$(cat $timing)\" = N ]"
+check "timing off: a device sync runs both, each time 0" jq_of "
+	.run == 2 and .errors == 0 and ([.results[].id] | sort) == ([$id1, $id2] | sort) and
+	all(.results[]; .time_ns == 0) and .time_ns > 0" ctl sync --dev rxe0 -j
+read -r s0 t0 m0 h0 y0 <<<"$tb0"
+check "timing off: nl-b synced once more, its 64K counted, time, max, histogram as before" \
+	expect "syncs time max hist bytes" "$(timing_of "$id2")" \
+	"$((s0 + 1)) $t0 $m0 $h0 $((y0 + 65536))"
+check "client_timing on again" bash -c "echo Y > $timing && [ \"\$(cat $timing)\" = Y ]"
+check "timing on: nl-b's time in a device sync is its 200us" jq_of "
+	.run == 2 and any(.results[]; .id == $id2 and .time_ns >= 200000)" ctl sync --dev rxe0 -j
+check "client_timing refuses a non-boolean" bash -c "! echo maybe > $timing && [ \"\$(cat $timing)\" = Y ]"
 
 # The grammar against the kernel: each verb in its keyword form, the JSON
 # fields every command documents (one set of names: dev, dev_index, id,

@@ -241,7 +241,10 @@ check "B: $M of each client" \
 check "B: no error traced (the gone client's sync never reached the registry)" \
 	jq_file '.errors == []' "$tmp/b.json"
 
-# Session C: one client in nanoseconds; the others do not show.
+# Session C: one client in nanoseconds; the others do not show. With
+# client_timing off: a tracer attached to client_sync still gets times.
+timing=/sys/module/ib_sync_mem/parameters/client_timing
+check "client_timing off for session C" bash -c "echo N > $timing && [ \"\$(cat $timing)\" = N ]"
 check "tracer C starts (id SLOW nsecs -j, keywords)" tracer_start c id "$slow" nsecs -j
 check "5 syncs of the slow client" sync_n 5 "$slow" to-device
 check "5 syncs of the fast client" sync_n 5 "$fast" to-device
@@ -251,6 +254,7 @@ check "C: only the slow client" \
 	expect series "$(q c '[.histograms[] | "\(.kind) \(.id) \(.count)"] | join(",")')" "client $slow 5"
 check "C: nothing below slot $SLOW_SLOT_NS in ns" \
 	expect below "$(mass c client "$slow" to-device 0 $((SLOW_SLOT_NS - 1)))" 0
+check "client_timing on again" bash -c "echo Y > $timing && [ \"\$(cat $timing)\" = Y ]"
 
 # --duration ends a tracer by itself; an idle one reports nothing.
 timeout 60 syncmemctl trace -d 1 -j >"$tmp/d.json" 2>"$tmp/d.err"
