@@ -2,7 +2,7 @@
 # The benchmark suites, inside the VM (vm/guest.sh bench runs this after
 # its set-up: rxe0 on veth0, debugfs and tracefs mounted).
 #
-#   bench/guest.sh [--smoke] OUT
+#   bench/guest.sh [--smoke | --profile 'CMD'] OUT
 #
 # Loads ib_sync_mem, ib_sync_mem_sim and ib_sync_mem_bench, runs every suite
 # with a warm-up and repeats, and writes OUT/raw.txt (one line per repeat,
@@ -10,10 +10,16 @@
 # OUT/env.txt. --smoke runs each suite once with tiny counts: it checks that
 # the harness works, not how fast anything is. bench/report.py turns raw.txt
 # into the table. Every figure is compared only with figures of the same run.
+# --profile runs one bench module command (e.g. 'fanout 64 20000 1') under
+# perf record (cpu-clock: TCG has no PMU) and writes OUT/perf.txt, the
+# kernel symbols by share of the samples, instead of the suites.
 set -uo pipefail
 
-smoke=0
-[ "${1:-}" = --smoke ] && { smoke=1; shift; }
+smoke=0 profile=
+case ${1:-} in
+--smoke) smoke=1; shift ;;
+--profile) profile=$2; shift 2 ;;
+esac
 out=${1:?usage: bench/guest.sh [--smoke] OUT}
 mkdir -p "$out"
 raw=$out/raw.txt
@@ -52,6 +58,18 @@ run() {
 	echo "$*" > $B/run || die "bench module: '$*' failed (see dmesg)"
 	cat $B/out >> "$raw"
 }
+
+if [ -n "$profile" ]; then
+	command -v perf >/dev/null || die "no perf in the guest (Debian's linux-perf)"
+	echo clear > $B/run || die "bench module: clear failed"
+	perf record -q -e cpu-clock -F 2999 -a -g -o "$out/perf.data" -- \
+		sh -c "echo '$profile' > $B/run" || die "perf record of '$profile' failed"
+	cat $B/out >> "$raw"
+	perf report -i "$out/perf.data" --stdio --no-children --sort sym \
+		--percent-limit 0.5 -g none > "$out/perf.txt" 2>"$out/perf.err" ||
+		die "perf report failed: $(cat "$out/perf.err")"
+	exit 0
+fi
 
 # 1. Fan-out, against the indirect-call floor.
 for n in 1 8 64 1024; do

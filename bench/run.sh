@@ -5,6 +5,9 @@
 #   bench/run.sh            full run; results in bench/results/<kver>/ and
 #                           the table in BENCHMARKS.md
 #   bench/run.sh --smoke    tiny counts, results in build/bench-smoke only
+#   bench/run.sh --profile 'CMD'
+#                           one bench module command under perf in the
+#                           guest; the profile in build/bench-profile/perf.txt
 #
 # The VM must be quiet for the figures to mean anything: nothing else
 # should run on the machine meanwhile. Method: BENCHMARKS.md.
@@ -14,6 +17,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 smoke=
 [ "${1:-}" = --smoke ] && smoke=--smoke
+if [ "${1:-}" = --profile ]; then
+	out=$top/build/bench-profile
+	rm -rf "$out"
+	mkdir -p "$out"
+	vm/run.sh --bench "$out" --profile "${2:?usage: bench/run.sh --profile 'CMD'}"
+	cat "$out/raw.txt" "$out/perf.txt"
+	exit 0
+fi
 
 if [ -n "$smoke" ]; then
 	out=$top/build/bench-smoke

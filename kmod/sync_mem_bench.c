@@ -14,9 +14,11 @@
  *
  *   fanout N ITERS REPS [DELAY_US]
  *                           ITERS device-wide syncs over N no-op clients
- *                           (clients that busy-wait DELAY_US), against a
- *                           loop making the same N indirect calls (floor),
- *                           and that loop with a clock read per call (clock)
+ *                           (clients that busy-wait DELAY_US) with
+ *                           client_timing on (sm) and off (untimed),
+ *                           against a loop making the same N indirect calls
+ *                           (floor), and that loop with a clock read per
+ *                           call (clock)
  *   regunreg ITERS REPS     register + unregister of a no-op client, against
  *                           allocating and freeing the same objects
  *   scale IMPL THREADS CHURN MS REPS
@@ -195,7 +197,8 @@ static int bm_fanout(struct ib_device *ibdev, unsigned int n,
 	struct ib_sync_mem_client **c;
 	struct bm_floor_obj *objs;
 	unsigned int r, i;
-	u64 t0, sm_ns, floor_ns, clock_ns;
+	bool timing = static_key_enabled(&sm_timing_key);
+	u64 t0, sm_ns, untimed_ns, floor_ns, clock_ns;
 	int err;
 
 	if (!n || n > BM_MAX_N || !iters || !reps || delay_us > 1000)
@@ -229,6 +232,7 @@ static int bm_fanout(struct ib_device *ibdev, unsigned int n,
 	}
 
 	for (r = 0; r < reps; r++) {
+		static_branch_enable(&sm_timing_key);
 		t0 = ktime_get_ns();
 		for (i = 0; i < iters; i++) {
 			err = ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_TO_DEVICE,
@@ -238,6 +242,20 @@ static int bm_fanout(struct ib_device *ibdev, unsigned int n,
 			cond_resched();
 		}
 		sm_ns = ktime_get_ns() - t0;
+
+		/* The same passes with client_timing off. */
+		static_branch_disable(&sm_timing_key);
+		t0 = ktime_get_ns();
+		for (i = 0; i < iters; i++) {
+			err = ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_TO_DEVICE,
+						      0, NULL);
+			if (err)
+				break;
+			cond_resched();
+		}
+		untimed_ns = ktime_get_ns() - t0;
+		if (err)
+			goto out_unreg;
 
 		t0 = ktime_get_ns();
 		for (i = 0; i < iters; i++) {
@@ -259,6 +277,7 @@ static int bm_fanout(struct ib_device *ibdev, unsigned int n,
 		bm_kv("iters", iters);
 		bm_kv("delay_us", delay_us);
 		bm_kv("sm_ns", sm_ns);
+		bm_kv("untimed_ns", untimed_ns);
 		bm_kv("floor_ns", floor_ns);
 		bm_kv("clock_ns", clock_ns);
 		bm_end();
@@ -266,6 +285,11 @@ static int bm_fanout(struct ib_device *ibdev, unsigned int n,
 out_unreg:
 	bm_unregister_all(c, n);
 out:
+	/* client_timing as it was. */
+	if (timing)
+		static_branch_enable(&sm_timing_key);
+	else
+		static_branch_disable(&sm_timing_key);
 	kvfree(objs);
 	kvfree(c);
 	return err;

@@ -8,7 +8,8 @@
 #   vm/run.sh --demo                 run vm/demo.sh (newest kernel by default)
 #   vm/run.sh --shell                interactive shell with rxe0 and the module
 #   vm/run.sh --cmd 'CMD'            run CMD after the harness set-up
-#   vm/run.sh --bench DIR [--smoke]  run bench/guest.sh, results in DIR
+#   vm/run.sh --bench DIR [--smoke | --profile 'CMD']
+#                                    run bench/guest.sh, results in DIR
 #                                    (newest kernel by default)
 #
 # In test mode it writes DIR/kernels.expected (the kernels it will boot)
@@ -49,6 +50,7 @@ while [ $# -gt 0 ]; do
 	--cmd) mode=cmd; cmd=$2; shift 2 ;;
 	--bench) mode=bench; results=$2; shift 2 ;;
 	--smoke) smoke=--smoke; shift ;;
+	--profile) smoke="--profile $(printf '%q' "$2")"; shift 2 ;;
 	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
