@@ -14,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitops.h>
 #include <linux/jump_label.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -183,6 +184,7 @@ struct sm_pass_acc {
 	u64 ns;
 	u64 bytes;
 	u64 max_ns;
+	u32 hmask;	/* the buckets of @hist in use */
 	u32 hist[SM_HIST_BUCKETS];
 };
 
@@ -192,9 +194,11 @@ static unsigned int sm_hist_bucket(u64 ns)
 }
 
 /* @timed: @ns is a ->sync's time; not timed, the time counters stay. */
-static void sm_acc_add(struct sm_pass_acc *a, bool timed, u64 ns, u64 bytes,
-		       int err)
+static __always_inline void sm_acc_add(struct sm_pass_acc *a, bool timed,
+				       u64 ns, u64 bytes, int err)
 {
+	unsigned int b;
+
 	a->syncs++;
 	if (err)
 		a->errors++;
@@ -204,15 +208,19 @@ static void sm_acc_add(struct sm_pass_acc *a, bool timed, u64 ns, u64 bytes,
 		return;
 	a->ns += ns;
 	a->max_ns = max(a->max_ns, ns);
-	a->hist[sm_hist_bucket(ns)]++;
+	b = sm_hist_bucket(ns);
+	a->hist[b]++;
+	a->hmask |= BIT(b);
 }
 
 static void sm_stats_merge(struct sm_stats __percpu *stats,
 			   const struct sm_pass_acc *a)
 {
+	unsigned long mask = a->hmask;
 	struct sm_stats *s;
 	unsigned int b;
 
+	BUILD_BUG_ON(BITS_PER_TYPE(a->hmask) < SM_HIST_BUCKETS);
 	if (!a->syncs)
 		return;
 	s = get_cpu_ptr(stats);
@@ -224,9 +232,8 @@ static void sm_stats_merge(struct sm_stats __percpu *stats,
 	u64_stats_update_end(&s->syncp);
 	if (a->max_ns > s->max_ns)
 		WRITE_ONCE(s->max_ns, a->max_ns);
-	for (b = 0; b < SM_HIST_BUCKETS; b++)
-		if (a->hist[b])
-			WRITE_ONCE(s->hist[b], s->hist[b] + a->hist[b]);
+	for_each_set_bit(b, &mask, SM_HIST_BUCKETS)
+		WRITE_ONCE(s->hist[b], s->hist[b] + a->hist[b]);
 	put_cpu_ptr(stats);
 }
 
@@ -234,8 +241,9 @@ static void sm_stats_merge(struct sm_stats __percpu *stats,
  * With @pass (clients only), also records the pass on this CPU. @timed as
  * for sm_acc_add(); an untimed pass records 0 as the client's time in it.
  */
-static void sm_stats_add(struct sm_stats __percpu *stats, bool timed, u64 ns,
-			 u64 bytes, int err, u64 pass)
+static __always_inline void sm_stats_add(struct sm_stats __percpu *stats,
+					 bool timed, u64 ns, u64 bytes,
+					 int err, u64 pass)
 {
 	struct sm_stats *s = get_cpu_ptr(stats);
 	unsigned int b;
@@ -294,9 +302,10 @@ bool sm_client_pass_ns(const struct ib_sync_mem_client *client, u64 pass,
  * time it ended, so that a pass reads the clock once per client. With @acc
  * (a pass), the domain's and module's counters are left to the caller.
  */
-static int sm_call_sync(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
-			ktime_t deadline, u64 pass, u64 *now,
-			struct sm_pass_acc *acc)
+static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
+					enum ib_sync_mem_dir dir,
+					ktime_t deadline, u64 pass, u64 *now,
+					struct sm_pass_acc *acc)
 {
 	bool timed = now;
 	u64 t, ns = 0;
@@ -349,8 +358,9 @@ static unsigned int sm_dirty_dirs(enum ib_sync_mem_dir dir)
  * caller whose sync returns 0 always has a completed ->sync behind it that
  * began after its last mark.
  */
-static bool sm_lazy_owed(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
-			 s64 gen[SM_DIRTY_DIRS])
+static __always_inline bool sm_lazy_owed(struct ib_sync_mem_client *c,
+					 enum ib_sync_mem_dir dir,
+					 s64 gen[SM_DIRTY_DIRS])
 {
 	unsigned int dirs = sm_dirty_dirs(dir);
 	bool owed = false;
@@ -369,9 +379,9 @@ static bool sm_lazy_owed(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
 }
 
 /* A ->sync that began after seeing @gen succeeded: those are coherent. */
-static void sm_lazy_synced(struct ib_sync_mem_client *c,
-			   enum ib_sync_mem_dir dir,
-			   const s64 gen[SM_DIRTY_DIRS])
+static __always_inline void sm_lazy_synced(struct ib_sync_mem_client *c,
+					   enum ib_sync_mem_dir dir,
+					   const s64 gen[SM_DIRTY_DIRS])
 {
 	unsigned int dirs = sm_dirty_dirs(dir);
 	s64 old;
@@ -973,7 +983,9 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 			q->deadline = deadline;
 			q->timed_out = dep.timed_out;
 			q->interrupted = dep.interrupted;
-			wake_up_all(&q->wq);
+			/* Pairs with the barrier in the waiters' prepare_to_wait. */
+			if (wq_has_sleeper(&q->wq))
+				wake_up_all(&q->wq);
 			break;
 		}
 		spin_unlock(&q->lock);
