@@ -844,6 +844,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	u32 nbatch, nprep = 0, i;
 	s64 gen[SM_DIRTY_DIRS];
 	int idx, ret, err = 0;
+	u64 record;
 	bool timed;
 
 	memset(res, 0, sizeof(*res));
@@ -885,6 +886,8 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		}
 	}
 
+	/* Each client's entry for this pass only if a caller will read it. */
+	record = atomic_read(&dom->pass_readers) ? res->pass : 0;
 	timed = sm_timed();
 	now = timed ? ktime_get_ns() : 0;
 	list_for_each_entry_srcu(c, &dom->clients, node,
@@ -895,7 +898,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 			res->skipped++;
 			continue;
 		}
-		ret = sm_call_sync(c, dir, deadline, res->pass,
+		ret = sm_call_sync(c, dir, deadline, record,
 				   timed ? &now : NULL, &acc);
 		res->clients++;
 		if (!ret) {
@@ -1014,21 +1017,33 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
  * @dom: the domain, referenced by the caller
  * @dir: a valid direction
  * @timeout_ms: as for ib_sync_mem_sync_device()
+ * @per_client: the caller reads the pass's clients with sm_client_pass_ns()
  * @res: counters of the serving pass; res->pass identifies it in the
- *	clients' counters (sm_client_pass_ns())
+ *	clients' counters (sm_client_pass_ns()) if @per_client
  *
  * Return: as ib_sync_mem_sync_device().
  */
 int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
-		   unsigned int timeout_ms, struct ib_sync_mem_result *res)
+		   unsigned int timeout_ms, bool per_client,
+		   struct ib_sync_mem_result *res)
 {
 	ktime_t deadline = sm_deadline(timeout_ms);
-
 	struct sm_pass_dep dep;
+	int err;
 
+	/*
+	 * Before the pass queue's lock: the pass that serves us starts after
+	 * we took it, and its runner reads pass_readers after taking it.
+	 */
+	if (per_client)
+		atomic_inc(&dom->pass_readers);
 	if (READ_ONCE(sm_coalesce))
-		return sm_sync_coalesced(dom, dir, deadline, res);
-	return sm_run_pass(dom, dir, deadline, res, &dep);
+		err = sm_sync_coalesced(dom, dir, deadline, res);
+	else
+		err = sm_run_pass(dom, dir, deadline, res, &dep);
+	if (per_client)
+		atomic_dec(&dom->pass_readers);
+	return err;
 }
 
 /**
@@ -1073,7 +1088,7 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 	}
 	idx = srcu_read_lock(&dom->srcu);
 	rcu_read_unlock();
-	err = sm_sync_domain(dom, dir, timeout_ms, &res);
+	err = sm_sync_domain(dom, dir, timeout_ms, false, &res);
 	srcu_read_unlock(&dom->srcu, idx);
 	if (result)
 		*result = res;

@@ -97,7 +97,7 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 	if (IS_ERR(dom))
 		return PTR_ERR(dom);
 
-	err = sm_sync_domain(dom, dir, timeout_ms, &res);
+	err = sm_sync_domain(dom, dir, timeout_ms, true, &res);
 	if (err == -ENODEV || err == -ETIMEDOUT || err == -EINTR) {
 		if (err == -ENODEV)
 			NL_SET_ERR_MSG(info->extack, "RDMA device went away");
