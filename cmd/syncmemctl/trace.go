@@ -50,7 +50,7 @@ func newTraceCmd(out *output) *cobra.Command { return newTraceCmdWith(realTraceK
 
 type traceFlags struct {
 	interval, duration  traceSeconds
-	perClient           bool
+	perClient, passes   bool
 	dev                 string
 	ids                 []string
 	usecs, msecs, nsecs bool
@@ -60,7 +60,7 @@ type traceFlags struct {
 func newTraceCmdWith(k traceKernel, out *output) *cobra.Command {
 	f := traceFlags{out: out}
 	cmd := verb(&cobra.Command{
-		Use:   "trace [interval I] [duration D] [per-client] [dev DEV] [id ID] [usecs|msecs|nsecs]",
+		Use:   "trace [interval I] [duration D] [per-client|passes] [dev DEV] [id ID] [usecs|msecs|nsecs]",
 		Short: "Show sync latency histograms, with eBPF",
 		Long: `Trace ib_sync_mem syncs with eBPF and print log2 latency histograms, the way
 funclatency and biolatency do, until Ctrl-C or --duration; with --interval,
@@ -84,6 +84,11 @@ Below each histogram: the count, average and total time, and the failures
 by errno. "(refused before ->sync)" counts single-client syncs that failed
 before the client was called (it was invalidated or unregistered).
 
+passes keeps the pass histograms only: the client_sync program is not
+attached, so a pass pays nothing per client for the tracer (the per-client
+mode costs a BPF program run per client and, with the module parameter
+client_timing=N, the clock read per client it brings back).
+
 dev DEV restricts tracing to one RDMA device, id ID to one client (which
 implies per-client and drops the pass histograms). Filtering happens in
 the kernel. Units: -u microseconds (default), -m milliseconds, -n
@@ -98,6 +103,7 @@ other commands (dev, dev_index, id, err).`,
 		Example: `  syncmemctl trace                     # until Ctrl-C, all devices
   syncmemctl trace interval 1 per-client  # every second, one histogram per client
   syncmemctl trace -d 10s --dev rxe0 -m
+  syncmemctl trace passes interval 1    # pass latency only, no per-client cost
   syncmemctl trace id 3 nsecs duration 5
   syncmemctl -j trace -d 30s | jq '.histograms[] | {id, count}'`,
 		SilenceUsage: true,
@@ -123,19 +129,21 @@ other commands (dev, dev_index, id, err).`,
 	fl.VarP(&f.interval, "interval", "i", "print a report every INTERVAL (seconds, or a duration: 500ms)")
 	fl.VarP(&f.duration, "duration", "d", "stop after DURATION (default: at Ctrl-C)")
 	fl.BoolVar(&f.perClient, "per-client", false, "one histogram per client instead of one per device")
+	fl.BoolVar(&f.passes, "passes", false, "device-wide passes only: no per-client tracing cost")
 	devFlag(cmd, &f.dev, "trace this RDMA device only", nil)
 	idFlag(cmd, &f.ids, "trace this client only", nil)
 	fl.BoolVarP(&f.usecs, "usecs", "u", false, "histograms in microseconds (default)")
 	fl.BoolVarP(&f.msecs, "msecs", "m", false, "histograms in milliseconds")
 	fl.BoolVarP(&f.nsecs, "nsecs", "n", false, "histograms in nanoseconds")
 	cmd.MarkFlagsMutuallyExclusive("usecs", "msecs", "nsecs")
+	cmd.MarkFlagsMutuallyExclusive("per-client", "passes")
 	return cmd
 }
 
 // options checks the flags and turns them into trace.Options (but --dev,
 // which needs the kernel).
 func (f *traceFlags) options() (trace.Options, error) {
-	o := trace.Options{PerClient: f.perClient, Unit: trace.Microseconds}
+	o := trace.Options{PerClient: f.perClient, Passes: f.passes, Unit: trace.Microseconds}
 	switch {
 	case f.msecs:
 		o.Unit = trace.Milliseconds
@@ -148,6 +156,8 @@ func (f *traceFlags) options() (trace.Options, error) {
 		return o, err
 	case len(ids) > 1:
 		return o, errors.New("trace follows one client at most: id ID")
+	case len(ids) == 1 && f.passes:
+		return o, errors.New("passes traces no client: drop id ID, or passes")
 	case len(ids) == 1:
 		o.Client = ids[0]
 	}

@@ -231,15 +231,17 @@ func TestTraceDurations(t *testing.T) {
 
 func TestTraceBadFlags(t *testing.T) {
 	cases := map[string][]string{
-		`invalid --id "0": want a positive client id`:                                                                 {"--id", "0"},
-		`invalid --id "x": want a positive client id`:                                                                 {"id", "x"},
-		`trace follows one client at most: id ID`:                                                                     {"id", "3,4"},
-		`--dev rxe9: no such RDMA device "rxe9" (have: rxe0)`:                                                         {"--dev", "rxe9"},
-		`if any flags in the group [usecs msecs nsecs] are set none of the others can be; [msecs nsecs] were all set`: {"-m", "-n"},
-		`invalid argument "soon" for "-i, --interval" flag: want seconds or a duration such as 500ms or 2m`:           {"-i", "soon"},
-		`invalid argument "0" for "-d, --duration" flag: must be positive`:                                            {"-d", "0"},
+		`invalid --id "0": want a positive client id`:                                                                       {"--id", "0"},
+		`invalid --id "x": want a positive client id`:                                                                       {"id", "x"},
+		`trace follows one client at most: id ID`:                                                                           {"id", "3,4"},
+		`--dev rxe9: no such RDMA device "rxe9" (have: rxe0)`:                                                               {"--dev", "rxe9"},
+		`if any flags in the group [usecs msecs nsecs] are set none of the others can be; [msecs nsecs] were all set`:       {"-m", "-n"},
+		`invalid argument "soon" for "-i, --interval" flag: want seconds or a duration such as 500ms or 2m`:                 {"-i", "soon"},
+		`invalid argument "0" for "-d, --duration" flag: must be positive`:                                                  {"-d", "0"},
+		`if any flags in the group [per-client passes] are set none of the others can be; [passes per-client] were all set`: {"passes", "per-client"},
+		`passes traces no client: drop id ID, or passes`:                                                                    {"passes", "id", "3"},
 		`syncmemctl trace: unknown keyword "x" (a device is named "dev x" or --dev x); keywords: dev, duration, id, ` +
-			`interval, msecs, nsecs, per-client, usecs`: {"x"},
+			`interval, msecs, nsecs, passes, per-client, usecs`: {"x"},
 	}
 	for want, args := range cases {
 		h := newTraceHarness(traceSnap(0))
@@ -293,6 +295,18 @@ func TestTraceHelp(t *testing.T) {
 		"-m, --msecs", "-n, --nsecs", "-j, --json", "CAP_BPF and CAP_PERFMON"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("help lacks %q", s)
+		}
+	}
+}
+
+func TestTracePasses(t *testing.T) {
+	for _, args := range [][]string{{"-d", "1ms", "--passes"}, {"duration", "1ms", "passes"}} {
+		h := newTraceHarness(traceSnap(0))
+		if _, err := h.run(args...); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if *h.opts != (trace.Options{Passes: true, Unit: trace.Microseconds}) {
+			t.Errorf("%v: options %+v", args, *h.opts)
 		}
 	}
 }

@@ -31,6 +31,13 @@ type Options struct {
 	// PerClient keys client histograms by client id; otherwise all clients
 	// of a device and direction share one histogram (client 0).
 	PerClient bool
+	// Passes traces device-wide passes only: the client_sync program is
+	// loaded but not attached, so the registry pays nothing per client
+	// for the tracer (and, with its client_timing parameter off, reads no
+	// clock per client). There are no client histograms; single-client
+	// syncs refused before ->sync are still counted. Excludes Client and
+	// PerClient.
+	Passes bool
 	// Unit of the histogram buckets; the zero value is nanoseconds.
 	Unit Unit
 }
@@ -50,6 +57,9 @@ type Tracer struct {
 // genl.ErrPermission, ErrTracepointMissing (a *TracepointError) and
 // ErrNoTracefs. Close the Tracer to unload everything.
 func Start(opts Options) (*Tracer, error) {
+	if opts.Passes && (opts.Client != 0 || opts.PerClient) {
+		return nil, errors.New("trace: Passes traces no client: Client and PerClient must be unset")
+	}
 	if err := defaultPaths.check(); err != nil {
 		return nil, err
 	}
@@ -62,6 +72,9 @@ func Start(opts Options) (*Tracer, error) {
 		"sync_end":    t.objs.SmSyncEnd,
 	}
 	for _, ev := range events {
+		if opts.Passes && ev == "client_sync" {
+			continue
+		}
 		l, err := link.Tracepoint(system, ev, progs[ev], nil)
 		if err != nil {
 			t.Close()

@@ -89,6 +89,11 @@ sync_n() {
 our_progs() {
 	bpftool prog show -j | jq -r '.[] | select(.name == "sm_client_sync" or .name == "sm_sync_end") | .id'
 }
+# our_links: links attaching programs of ours.
+our_links() {
+	bpftool link show -j | jq --argjson ids "$(our_progs | jq -s -c .)" \
+		'[.[] | select(.prog_id as $p | $ids | index($p))] | length'
+}
 our_maps() {
 	bpftool map show -j | jq -r '.[] | select((.name // "") | test("^sm_(hist|errors|dev_names|drops)$")) | .id'
 }
@@ -148,9 +153,7 @@ check "register the fast, slow and rxe1 clients" is_id "$fast" "$slow" "$other"
 # of the rxe1 client must not show.
 check "tracer A starts (--per-client --dev rxe0 -j)" tracer_start a --per-client --dev rxe0 -j
 check "our programs are loaded while tracing" test "$(our_progs | wc -l)" = 2
-prog_ids=$(our_progs | jq -s -c .)
-links=$(bpftool link show -j | jq --argjson ids "$prog_ids" '[.[] | select(.prog_id as $p | $ids | index($p))] | length')
-check "both programs are attached through links" expect "links" "$links" 2
+check "both programs are attached through links" expect "links" "$(our_links)" 2
 check "$N syncs of the fast client" sync_n $N "$fast" to-device
 check "$N syncs of the slow client" sync_n $N "$slow" to-device
 passes_ok() {
@@ -254,6 +257,21 @@ check "C: only the slow client" \
 	expect series "$(q c '[.histograms[] | "\(.kind) \(.id) \(.count)"] | join(",")')" "client $slow 5"
 check "C: nothing below slot $SLOW_SLOT_NS in ns" \
 	expect below "$(mass c client "$slow" to-device 0 $((SLOW_SLOT_NS - 1)))" 0
+
+# Session P: passes only, still with client_timing off. client_sync has
+# no program on it, so the registry times no client: a device sync's
+# per-client times stay 0 (with one attached, as in C, the slow client's
+# would be its busy-wait).
+check "tracer P starts (passes -j, keyword)" tracer_start p passes -j
+check "P: one link of ours" expect links "$(our_links)" 1
+check "P: a device sync to-device times no client" jq_of "
+	.run >= 2 and .errors == 0 and any(.results[]; .id == $slow) and all(.results[]; .time_ns == 0)" \
+	syncmemctl sync --dev rxe0 --dir to-device -j
+check "$P device-wide passes on rxe0" passes_ok
+check "tracer P stops on SIGINT with a report" tracer_stop p
+check "P: pass histograms only, 1 to-device and $P to-cpu" \
+	expect series "$(q p '[.histograms[] | "\(.kind) \(.dir) \(.count)"] | sort | join(",")')" \
+	"pass to-cpu $P,pass to-device 1"
 check "client_timing on again" bash -c "echo Y > $timing && [ \"\$(cat $timing)\" = Y ]"
 
 # --duration ends a tracer by itself; an idle one reports nothing.
