@@ -106,16 +106,19 @@ nlbench -suite batch -n $BATCH_N -reps $REPS >> "$raw" || die "nlbench batch fai
 # 7. Memory per client.
 nlbench -suite memory -n $MEM_N >> "$raw" || die "nlbench memory failed"
 
-# 6. Tracer overhead: fan-out with `syncmemctl trace` detached and
-# attached, alternating, so drift hits both alike; over 64 no-op clients
+# 6. Tracer overhead: fan-out with `syncmemctl trace` detached (0),
+# attached per client (1, the default mode) and in its passes mode (2),
+# in turn, so drift hits all alike; over 64 no-op clients
 # (the tracer's cost against the registry's own) and over 8 clients that
 # take 10 us each (against a sync that does some work).
 tr_cfgs="64:$((FAN_CALLS / 64)):0 8:$((FAN_CALLS / 800)):10"
 for r in $(seq 0 $((TR_REPS - 1))); do
-	for attached in 0 1; do
+	for attached in 0 1 2; do
 		pid=
-		if [ $attached = 1 ]; then
-			syncmemctl trace -d 600 >/dev/null 2>"$out/trace.err" &
+		if [ $attached != 0 ]; then
+			mode=
+			[ $attached = 2 ] && mode=passes
+			syncmemctl trace $mode -d 600 >/dev/null 2>"$out/trace.err" &
 			pid=$!
 			for _ in $(seq $((100 * ${SYNCMEM_SLOW:-1}))); do
 				grep -q Tracing "$out/trace.err" 2>/dev/null && break
