@@ -781,8 +781,9 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 {
 	struct ib_sync_mem_domain *dom = client->dom;
 	ktime_t deadline = sm_deadline(timeout_ms);
+	bool traced = trace_sync_end_enabled();
 	s64 gen[SM_DIRTY_DIRS];
-	u64 t0 = ktime_get_ns();
+	u64 t0 = traced ? ktime_get_ns() : 0;
 	u64 now = 0;
 	int idx, err, n = 0;
 	bool timed;
@@ -804,8 +805,10 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		n = 1;
 	}
 	srcu_read_unlock(&dom->srcu, idx);
-	trace_sync_end(dom, client->id, dir, n, n && err ? 1 : 0,
-		       ktime_get_ns() - t0, err);
+	/* Its time is the tracepoint's only: a sync begun untraced has none. */
+	if (traced)
+		trace_sync_end(dom, client->id, dir, n, n && err ? 1 : 0,
+			       ktime_get_ns() - t0, err);
 	return err;
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync);
@@ -840,7 +843,10 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	struct ib_sync_mem_client *stack_prep[SM_PREP_STACK];
 	struct ib_sync_mem_client **prep = stack_prep, *c;
 	struct sm_pass_acc acc = {};
-	u64 limit, now, t0 = ktime_get_ns();
+	/* A pass times itself and records its clients only for a reader. */
+	bool read = atomic_read(&dom->result_readers);
+	bool traced = read || trace_sync_end_enabled();
+	u64 limit, now, t0 = traced ? ktime_get_ns() : 0;
 	u32 nbatch, nprep = 0, i;
 	s64 gen[SM_DIRTY_DIRS];
 	int idx, ret, err = 0;
@@ -886,8 +892,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		}
 	}
 
-	/* Each client's entry for this pass only if a caller will read it. */
-	record = atomic_read(&dom->pass_readers) ? res->pass : 0;
+	record = read ? res->pass : 0;
 	timed = sm_timed();
 	now = timed ? ktime_get_ns() : 0;
 	list_for_each_entry_srcu(c, &dom->clients, node,
@@ -928,8 +933,11 @@ out:
 	srcu_read_unlock(&dom->srcu, idx);
 	sm_stats_merge(dom->stats, &acc);
 	sm_stats_merge(sm_global_stats, &acc);
-	res->ns = ktime_get_ns() - t0;
-	trace_sync_end(dom, 0, dir, res->clients, res->errors, res->ns, err);
+	if (traced) {
+		res->ns = ktime_get_ns() - t0;
+		trace_sync_end(dom, 0, dir, res->clients, res->errors, res->ns,
+			       err);
+	}
 	return err;
 }
 
@@ -1017,14 +1025,15 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
  * @dom: the domain, referenced by the caller
  * @dir: a valid direction
  * @timeout_ms: as for ib_sync_mem_sync_device()
- * @per_client: the caller reads the pass's clients with sm_client_pass_ns()
+ * @read_result: the caller reads res->ns or the pass's clients; without it
+ *	the pass may leave res->ns 0 and record no client entries
  * @res: counters of the serving pass; res->pass identifies it in the
- *	clients' counters (sm_client_pass_ns()) if @per_client
+ *	clients' counters (sm_client_pass_ns()) if @read_result
  *
  * Return: as ib_sync_mem_sync_device().
  */
 int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
-		   unsigned int timeout_ms, bool per_client,
+		   unsigned int timeout_ms, bool read_result,
 		   struct ib_sync_mem_result *res)
 {
 	ktime_t deadline = sm_deadline(timeout_ms);
@@ -1033,16 +1042,16 @@ int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 
 	/*
 	 * Before the pass queue's lock: the pass that serves us starts after
-	 * we took it, and its runner reads pass_readers after taking it.
+	 * we took it, and its runner reads result_readers after taking it.
 	 */
-	if (per_client)
-		atomic_inc(&dom->pass_readers);
+	if (read_result)
+		atomic_inc(&dom->result_readers);
 	if (READ_ONCE(sm_coalesce))
 		err = sm_sync_coalesced(dom, dir, deadline, res);
 	else
 		err = sm_run_pass(dom, dir, deadline, res, &dep);
-	if (per_client)
-		atomic_dec(&dom->pass_readers);
+	if (read_result)
+		atomic_dec(&dom->result_readers);
 	return err;
 }
 
@@ -1088,7 +1097,7 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 	}
 	idx = srcu_read_lock(&dom->srcu);
 	rcu_read_unlock();
-	err = sm_sync_domain(dom, dir, timeout_ms, false, &res);
+	err = sm_sync_domain(dom, dir, timeout_ms, !!result, &res);
 	srcu_read_unlock(&dom->srcu, idx);
 	if (result)
 		*result = res;

@@ -178,7 +178,7 @@ static int sm_add_one(struct ib_device *ibdev)
 		sm_pass_queue_init(&dom->passes[i]);
 	init_waitqueue_head(&dom->inval_wq);
 	atomic_set(&dom->nl_creating, 0);
-	atomic_set(&dom->pass_readers, 0);
+	atomic_set(&dom->result_readers, 0);
 	atomic_inc(&sm_counters.domains);
 
 	sm_generation_bump();

@@ -119,8 +119,9 @@ struct sm_pass_queue {
  * @inval_wq: unregisters waiting for an ->invalidate running elsewhere
  * @nl_creating: netlink creations on this device between a kind's create()
  *	and the record of their client (nl_client.c; changed under its lock)
- * @pass_readers: callers that will read their pass's per-client entries
- *	(sm_sync_domain()); passes record the entries only while there are any
+ * @result_readers: callers that will read more of their pass's result
+ *	than its error: its time and its clients' entries (sm_sync_domain());
+ *	passes measure and record those only while there are any
  * @npasses: passes run on this domain, per CPU (sm_domain_passes())
  * @stats: per-CPU sync counters of all clients of this domain
  *
@@ -150,7 +151,7 @@ struct ib_sync_mem_domain {
 	struct sm_pass_queue passes[IB_SYNC_MEM_BIDIRECTIONAL];
 	wait_queue_head_t inval_wq;
 	atomic_t nl_creating;
-	atomic_t pass_readers;
+	atomic_t result_readers;
 	u64 __percpu *npasses;
 	struct sm_stats __percpu *stats;
 };
@@ -301,7 +302,7 @@ bool sm_client_pass_ns(const struct ib_sync_mem_client *client, u64 pass,
 struct ib_sync_mem_client *sm_client_next(unsigned long *id);
 
 int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
-		   unsigned int timeout_ms, bool per_client,
+		   unsigned int timeout_ms, bool read_result,
 		   struct ib_sync_mem_result *res);
 int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg);
 
