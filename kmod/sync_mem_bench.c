@@ -189,6 +189,25 @@ static noinline u64 bm_clock_pass(struct bm_floor_obj *objs, unsigned int n,
 	return sum;
 }
 
+/* @iters device-wide syncs of @ibdev, their time in *@ns. */
+static int bm_device_passes(struct ib_device *ibdev, unsigned int iters,
+			    u64 *ns)
+{
+	u64 t0 = ktime_get_ns();
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < iters; i++) {
+		err = ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_TO_DEVICE, 0,
+					      NULL);
+		if (err)
+			return err;
+		cond_resched();
+	}
+	*ns = ktime_get_ns() - t0;
+	return 0;
+}
+
 static int bm_fanout(struct ib_device *ibdev, unsigned int n,
 		     unsigned int iters, unsigned int reps,
 		     unsigned int delay_us)
@@ -233,27 +252,12 @@ static int bm_fanout(struct ib_device *ibdev, unsigned int n,
 
 	for (r = 0; r < reps; r++) {
 		static_branch_enable(&sm_timing_key);
-		t0 = ktime_get_ns();
-		for (i = 0; i < iters; i++) {
-			err = ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_TO_DEVICE,
-						      0, NULL);
-			if (err)
-				goto out_unreg;
-			cond_resched();
-		}
-		sm_ns = ktime_get_ns() - t0;
-
+		err = bm_device_passes(ibdev, iters, &sm_ns);
+		if (err)
+			goto out_unreg;
 		/* The same passes with client_timing off. */
 		static_branch_disable(&sm_timing_key);
-		t0 = ktime_get_ns();
-		for (i = 0; i < iters; i++) {
-			err = ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_TO_DEVICE,
-						      0, NULL);
-			if (err)
-				break;
-			cond_resched();
-		}
-		untimed_ns = ktime_get_ns() - t0;
+		err = bm_device_passes(ibdev, iters, &untimed_ns);
 		if (err)
 			goto out_unreg;
 
