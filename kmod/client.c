@@ -53,9 +53,9 @@ EXPORT_SYMBOL_NS_GPL(sm_coalesce, "IB_SYNC_MEM_INTERNAL");
 /*
  * Per-client timing: a clock read after every ->sync, for the clients'
  * and domains' time counters and histograms and the per-client times of
- * a device sync's results. Off, a pass reads the clock only for its own
- * time; the client_sync tracepoint, while something is attached to it,
- * still gets every client's time.
+ * a device sync's results. Off, no clock is read per client, except while
+ * something is attached to the client_sync tracepoint, which still gets
+ * every client's time.
  */
 DEFINE_STATIC_KEY_TRUE(sm_timing_key);
 EXPORT_SYMBOL_NS_GPL(sm_timing_key, "IB_SYNC_MEM_INTERNAL");
@@ -843,10 +843,13 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	struct ib_sync_mem_client *stack_prep[SM_PREP_STACK];
 	struct ib_sync_mem_client **prep = stack_prep, *c;
 	struct sm_pass_acc acc = {};
-	/* A pass times itself and records its clients only for a reader. */
+	/*
+	 * A pass records its clients only for a caller reading its result,
+	 * and times itself only for one or for the sync_end tracepoint.
+	 */
 	bool read = atomic_read(&dom->result_readers);
-	bool traced = read || trace_sync_end_enabled();
-	u64 limit, now, t0 = traced ? ktime_get_ns() : 0;
+	bool self_timed = read || trace_sync_end_enabled();
+	u64 limit, now, t0 = self_timed ? ktime_get_ns() : 0;
 	u32 nbatch, nprep = 0, i;
 	s64 gen[SM_DIRTY_DIRS];
 	int idx, ret, err = 0;
@@ -933,7 +936,7 @@ out:
 	srcu_read_unlock(&dom->srcu, idx);
 	sm_stats_merge(dom->stats, &acc);
 	sm_stats_merge(sm_global_stats, &acc);
-	if (traced) {
+	if (self_timed) {
 		res->ns = ktime_get_ns() - t0;
 		trace_sync_end(dom, 0, dir, res->clients, res->errors, res->ns,
 			       err);
