@@ -92,7 +92,7 @@ timing_of() {
 }
 tb0=$(timing_of "$id2")
 check "nl-b timed so far" bash -c '[[ $1 =~ ^[1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]* ]]' _ "$tb0"
-check "client_timing off" bash -c "echo N > $timing && [ \"\$(cat $timing)\" = N ]"
+check "client_timing off" client_timing N
 check "timing off: a device sync runs both, each time 0" jq_of "
 	.run == 2 and .errors == 0 and ([.results[].id] | sort) == ([$id1, $id2] | sort) and
 	all(.results[]; .time_ns == 0) and .time_ns > 0" ctl sync --dev rxe0 -j
@@ -100,7 +100,7 @@ read -r s0 t0 m0 h0 y0 <<<"$tb0"
 check "timing off: nl-b synced once more, its 64K counted, time, max, histogram as before" \
 	expect "syncs time max hist bytes" "$(timing_of "$id2")" \
 	"$((s0 + 1)) $t0 $m0 $h0 $((y0 + 65536))"
-check "client_timing on again" bash -c "echo Y > $timing && [ \"\$(cat $timing)\" = Y ]"
+check "client_timing on again" client_timing Y
 check "timing on: nl-b's time in a device sync is its 200us" jq_of "
 	.run == 2 and any(.results[]; .id == $id2 and .time_ns >= 200000)" ctl sync --dev rxe0 -j
 check "client_timing refuses a non-boolean" bash -c "! echo maybe > $timing && [ \"\$(cat $timing)\" = Y ]"

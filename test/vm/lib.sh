@@ -295,6 +295,11 @@ sm_load() { insmod "$KO/ib_sync_mem.ko" "$@"; }
 sm_unload() { rmmod ib_sync_mem; }
 loaded() { grep -q "^$1 " /proc/modules; }
 sm_loaded() { loaded ib_sync_mem; }
+# client_timing Y|N: set the module parameter and read it back.
+client_timing() {
+	local p=/sys/module/ib_sync_mem/parameters/client_timing
+	echo "$1" > $p && [ "$(cat $p)" = "$1" ]
+}
 sim_load() { insmod "$KO/ib_sync_mem_sim.ko" "$@"; }
 sim_unload() { rmmod ib_sync_mem_sim; }
 sim_loaded() { loaded ib_sync_mem_sim; }
