@@ -41,7 +41,7 @@ cd "$top"
 mode=test
 results=$top/results
 cmd=
-smoke=
+bench_opts=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--results) results=$2; shift 2 ;;
@@ -49,8 +49,8 @@ while [ $# -gt 0 ]; do
 	--shell) mode=shell; shift ;;
 	--cmd) mode=cmd; cmd=$2; shift 2 ;;
 	--bench) mode=bench; results=$2; shift 2 ;;
-	--smoke) smoke=--smoke; shift ;;
-	--profile) smoke="--profile $(printf '%q' "$2")"; shift 2 ;;
+	--smoke) bench_opts=--smoke; shift ;;
+	--profile) bench_opts="--profile $(printf '%q' "$2")"; shift 2 ;;
 	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -281,7 +281,7 @@ for kver in $kernels; do
 		mkdir -p "$results"
 		timeout --kill-after=20 "$limit" \
 			vm/boot.sh "$kver" "$results" \
-			"vm/guest.sh cmd '$results' $(printf '%q' "bash bench/guest.sh $smoke '$results'")" \
+			"vm/guest.sh cmd '$results' $(printf '%q' "bash bench/guest.sh $bench_opts '$results'")" \
 			</dev/null >"$results/console.log" 2>&1
 		rc=$?
 		if [ $rc -ne 0 ] || [ ! -f "$results/done" ]; then
