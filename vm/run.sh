@@ -82,16 +82,53 @@ else
 	export SYNCMEM_ACCEL=tcg
 fi
 
+# freeze_guard KVER DIR PID: the host's hang guard for a guest that cannot
+# report its own. Inside, vm/guest.sh ends a suite that writes nothing for
+# its stall bound; a guest whose results (the live kernel log included)
+# have not changed for that bound and FREEZE_GRACE more (300 s) is frozen
+# as a whole: its CPUs, its shared file systems or QEMU. Its process tree
+# goes into DIR/frozen and the VM is ended, instead of waiting out the
+# VM's hard timeout.
+freeze_guard() {
+	local kver=$1 dir=$2 pid=$3 stall bound sig last= quiet=0
+	stall=${STALL_SECS:-$((150 * ${SYNCMEM_SLOW:-1}))}
+	vm/kernels.sh --is-debug "$kver" && [ -z "${STALL_SECS:-}" ] && stall=$((stall * 6))
+	bound=$((stall + ${FREEZE_GRACE:-300}))
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 10
+		[ -f "$dir/booted" ] || continue
+		sig=$(find "$dir" -maxdepth 1 -type f -printf '%f %s\n' | sort | cksum)
+		if [ "$sig" != "$last" ]; then
+			last=$sig quiet=0
+			continue
+		fi
+		quiet=$((quiet + 10))
+		[ "$quiet" -ge "$bound" ] || continue
+		{
+			echo "nothing of the guest's results changed for ${quiet}s (its stall guard: ${stall}s); the VM's processes:"
+			ps -o pid=,stat=,etime=,args= -g "$(ps -o pgid= -p "$pid" | tr -d ' ')" | cut -c1-160
+		} >"$dir/frozen"
+		kill -TERM "$pid"
+		return
+	done
+}
+
 # boot_test KVER DIR: one VM run of the suites, results in DIR.
 boot_test() {
-	local kver=$1 dir=$2 t0=$SECONDS rc class
+	local kver=$1 dir=$2 t0=$SECONDS rc class vm guard
 	class=$(vm/kernels.sh --class "$kver")
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	timeout --kill-after=20 "$limit" \
+	SYNCMEM_KCONSOLE=1 timeout --kill-after=20 "$limit" \
 		vm/boot.sh "$kver" "$dir" "SYNCMEM_SLOW_HOST='${SYNCMEM_SLOW:-1}' SYNCMEM_LANE='${SYNCMEM_LANE:-test}' SYNCMEM_CLASS='$class' SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' ${STALL_SECS:+STALL_SECS=$STALL_SECS} vm/guest.sh test '$dir'" \
-		</dev/null >"$dir/console.log" 2>&1
+		</dev/null >"$dir/console.log" 2>&1 &
+	vm=$!
+	freeze_guard "$kver" "$dir" "$vm" &
+	guard=$!
+	wait "$vm"
 	rc=$?
+	kill "$guard" 2>/dev/null
+	wait "$guard" 2>/dev/null
 	echo "$rc" > "$dir/vng.rc"
 	echo $((SECONDS - t0)) > "$dir/vm.secs"
 	return $rc
@@ -135,9 +172,18 @@ check_kernel() {
 			ktap ok harness-finished
 		elif [ -f "$dir/hung" ]; then
 			ktap "not ok" "harness-finished # suite $(cat "$dir/hung") stalled and could not be ended: the harness powered the VM off"
+		elif [ -f "$dir/frozen" ]; then
+			ktap "not ok" "harness-finished # the guest froze: $(head -n 1 "$dir/frozen")"
+			tail -n +2 "$dir/frozen" | sed 's/^/# /'
+			echo "# the kernel log's last lines:"
+			tail -n 15 "$dir/kmsg.live" 2>/dev/null | sed 's/^/# /'
+			echo "# the serial console's last lines (the kernel's errors reach it when nothing else runs):"
+			tail -n 30 "$dir/console.log" | sed 's/^/# /'
 		else
 			ktap "not ok" "harness-finished # no done marker (vng exit $rc, timeout ${limit}s); the kernel log's last lines:"
 			tail -n 15 "$dir/kmsg.live" 2>/dev/null | sed 's/^/# /'
+			echo "# the serial console's last lines:"
+			tail -n 30 "$dir/console.log" | sed 's/^/# /'
 		fi
 		for s in $(vm/suites.sh); do
 			name=$(basename "$s" .sh)
@@ -279,7 +325,7 @@ for kver in $kernels; do
 		;;
 	bench)
 		mkdir -p "$results"
-		timeout --kill-after=20 "$limit" \
+		SYNCMEM_KCONSOLE=1 timeout --kill-after=20 "$limit" \
 			vm/boot.sh "$kver" "$results" \
 			"vm/guest.sh cmd '$results' $(printf '%q' "bash bench/guest.sh $bench_opts '$results'")" \
 			</dev/null >"$results/console.log" 2>&1
