@@ -106,7 +106,8 @@ freeze_guard() {
 		[ "$quiet" -ge "$bound" ] || continue
 		{
 			echo "nothing of the guest's results changed for ${quiet}s (its stall guard: ${stall}s); the VM's processes:"
-			ps -o pid=,stat=,etime=,args= -g "$(ps -o pgid= -p "$pid" | tr -d ' ')" | cut -c1-160
+			ps -e -o pgid=,pid=,stat=,etime=,args= |
+				awk -v g="$(ps -o pgid= -p "$pid")" '$1 == g' | cut -c1-160
 		} >"$dir/frozen"
 		kill -TERM "$pid"
 		return
@@ -178,12 +179,12 @@ check_kernel() {
 			echo "# the kernel log's last lines:"
 			tail -n 15 "$dir/kmsg.live" 2>/dev/null | sed 's/^/# /'
 			echo "# the serial console's last lines (the kernel's errors reach it when nothing else runs):"
-			tail -n 30 "$dir/console.log" | sed 's/^/# /'
+			grep -v '^qemu-system' "$dir/console.log" | tail -n 30 | sed 's/^/# /'
 		else
 			ktap "not ok" "harness-finished # no done marker (vng exit $rc, timeout ${limit}s); the kernel log's last lines:"
 			tail -n 15 "$dir/kmsg.live" 2>/dev/null | sed 's/^/# /'
 			echo "# the serial console's last lines:"
-			tail -n 30 "$dir/console.log" | sed 's/^/# /'
+			grep -v '^qemu-system' "$dir/console.log" | tail -n 30 | sed 's/^/# /'
 		fi
 		for s in $(vm/suites.sh); do
 			name=$(basename "$s" .sh)
