@@ -19,13 +19,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # A 16 MiB kernel log: nothing a run prints is lost to a wrapped ring
 # (vm/run.sh checks that the harness's first mark is still there).
 args=(--cpus "${VM_CPUS:-2}" --append log_buf_len=16M)
-# SYNCMEM_KCONSOLE=1 (vm/run.sh's test and bench runs, whose output goes to
-# a file): the serial console (vng --verbose, on the caller's stderr) gets
-# the kernel's errors and worse (loglevel=4: soft lockups, hung tasks, RCU
-# stalls, oopses). A guest whose user space no longer runs still shows them
-# there, where the live copy of the kernel log (vm/guest.sh) stops.
-if [ "${SYNCMEM_KCONSOLE:-0}" = 1 ]; then
-	args+=(--verbose --append loglevel=4)
+# SYNCMEM_KCONSOLE=FILE (vm/run.sh's test runs): a second serial port, a
+# console of the kernel's errors and worse (loglevel=4: soft lockups, hung
+# tasks, RCU stalls, oopses), written by QEMU to FILE on the host. A guest
+# whose user space no longer runs still shows them there, where the live
+# copy of the kernel log (vm/guest.sh) stops. (Not vng --verbose: QEMU
+# reopens vng's stderr with O_TRUNC and overwrites what vng writes there.)
+if [ -n "${SYNCMEM_KCONSOLE:-}" ]; then
+	args+=(--qemu-opts="-chardev file,id=kcons,path=$SYNCMEM_KCONSOLE -serial chardev:kcons"
+		--append console=ttyS1 --append loglevel=4)
 fi
 if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")
