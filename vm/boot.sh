@@ -20,14 +20,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # (vm/run.sh checks that the harness's first mark is still there).
 args=(--cpus "${VM_CPUS:-2}" --append log_buf_len=16M)
 # SYNCMEM_KCONSOLE=FILE (vm/run.sh's test runs): a second serial port, a
-# console of the kernel's errors and worse (loglevel=4: soft lockups, hung
-# tasks, RCU stalls, oopses), written by QEMU to FILE on the host. A guest
+# console of the kernel's errors and worse (vm/guest.sh sets the level: soft
+# lockups, hung tasks, RCU stalls, oopses), written by QEMU to FILE. A guest
 # whose user space no longer runs still shows them there, where the live
 # copy of the kernel log (vm/guest.sh) stops. (Not vng --verbose: QEMU
 # reopens vng's stderr with O_TRUNC and overwrites what vng writes there.)
 if [ -n "${SYNCMEM_KCONSOLE:-}" ]; then
 	args+=(--qemu-opts="-chardev file,id=kcons,path=$SYNCMEM_KCONSOLE -serial chardev:kcons"
-		--append console=ttyS1 --append loglevel=4)
+		--append console=ttyS1)
 fi
 if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")
