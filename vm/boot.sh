@@ -19,15 +19,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # A 16 MiB kernel log: nothing a run prints is lost to a wrapped ring
 # (vm/run.sh checks that the harness's first mark is still there).
 args=(--cpus "${VM_CPUS:-2}" --append log_buf_len=16M)
-# SYNCMEM_KCONSOLE=FILE (vm/run.sh's test runs): a second serial port, a
-# console of the kernel's errors and worse (vm/guest.sh sets the level: soft
-# lockups, hung tasks, RCU stalls, oopses), written by QEMU to FILE. A guest
-# whose user space no longer runs still shows them there, where the live
-# copy of the kernel log (vm/guest.sh) stops. (Not vng --verbose: QEMU
-# reopens vng's stderr with O_TRUNC and overwrites what vng writes there.)
-if [ -n "${SYNCMEM_KCONSOLE:-}" ]; then
-	args+=(--qemu-opts="-chardev file,id=kcons,path=$SYNCMEM_KCONSOLE -serial chardev:kcons"
-		--append console=ttyS1)
+# SYNCMEM_KCONSOLE=1 (vm/run.sh's test runs, output into a pipe): the
+# kernel's console on vng's stderr too (vng --verbose), where vm/guest.sh
+# lets through errors and worse once the harness begins (soft lockups,
+# hung tasks, RCU stalls, oopses). A guest whose user space no longer runs
+# still shows them there, where the live copy of the kernel log stops.
+# QEMU reopens /proc/self/fd/1 and 2 for its chardevs (with O_TRUNC, each
+# at its own offset): a pipe keeps their output whole, a file would not.
+if [ "${SYNCMEM_KCONSOLE:-0}" = 1 ]; then
+	args+=(--verbose)
 fi
 if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")

@@ -98,10 +98,9 @@ if ! setup >"$out/setup.log" 2>&1; then
 	exit 1
 fi
 
-# The kernel's errors and worse on its consoles from here on (virtme-ng
-# boots it quiet): in a test run vm/boot.sh gives it a serial console of
-# its own, kconsole.log on the host, which still shows a soft lockup, a
-# hung task or an oops when nothing in the guest's user space runs.
+# The kernel's errors and worse on its console from here on, no more: in a
+# test run it is the host's console.log (vm/boot.sh), which still shows a
+# soft lockup, a hung task or an oops when nothing in the guest runs.
 [ "$mode" = test ] && echo 4 >/proc/sys/kernel/printk
 
 # Nothing of ours is loaded yet: a splat so far is the kernel's own.

@@ -120,9 +120,10 @@ boot_test() {
 	class=$(vm/kernels.sh --class "$kver")
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	SYNCMEM_KCONSOLE=$dir/kconsole.log timeout --kill-after=20 "$limit" \
+	# Through a pipe: see SYNCMEM_KCONSOLE in vm/boot.sh.
+	SYNCMEM_KCONSOLE=1 timeout --kill-after=20 "$limit" \
 		vm/boot.sh "$kver" "$dir" "SYNCMEM_SLOW_HOST='${SYNCMEM_SLOW:-1}' SYNCMEM_LANE='${SYNCMEM_LANE:-test}' SYNCMEM_CLASS='$class' SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' ${STALL_SECS:+STALL_SECS=$STALL_SECS} vm/guest.sh test '$dir'" \
-		</dev/null >"$dir/console.log" 2>&1 &
+		</dev/null > >(cat >"$dir/console.log") 2>&1 &
 	vm=$!
 	freeze_guard "$kver" "$dir" "$vm" &
 	guard=$!
@@ -178,13 +179,13 @@ check_kernel() {
 			tail -n +2 "$dir/frozen" | sed 's/^/# /'
 			echo "# the kernel log's last lines:"
 			tail -n 15 "$dir/kmsg.live" 2>/dev/null | sed 's/^/# /'
-			echo "# the kernel's console, its last lines (its errors reach it when nothing else runs):"
-			tail -n 30 "$dir/kconsole.log" 2>/dev/null | sed 's/^/# /'
+			echo "# the console's last lines (the kernel's errors reach it when nothing else runs):"
+			grep -v '^qemu-system' "$dir/console.log" | tail -n 30 | sed 's/^/# /'
 		else
 			ktap "not ok" "harness-finished # no done marker (vng exit $rc, timeout ${limit}s); the kernel log's last lines:"
 			tail -n 15 "$dir/kmsg.live" 2>/dev/null | sed 's/^/# /'
-			echo "# the kernel's console, its last lines:"
-			tail -n 30 "$dir/kconsole.log" 2>/dev/null | sed 's/^/# /'
+			echo "# the console's last lines:"
+			grep -v '^qemu-system' "$dir/console.log" | tail -n 30 | sed 's/^/# /'
 		fi
 		for s in $(vm/suites.sh); do
 			name=$(basename "$s" .sh)
