@@ -11,6 +11,8 @@
  *   /sys/kernel/debug/ib_sync_mem_test/waiters  callers waiting for a pass
  *                                               on the dev device, per
  *                                               direction
+ *   /sys/kernel/debug/ib_sync_mem_test/fence    fences with no timer, for
+ *                                               dma-bufs (test_fence.c)
  *
  * Most cases run on the device named by the module parameter dev (rxe0).
  * Some need userspace in the middle and run in steps (each step a write to
@@ -604,12 +606,14 @@ static int __init kt_init(void)
 	debugfs_create_file("results", 0444, kt_root, NULL, &kt_results_fops);
 	debugfs_create_file("list", 0444, kt_root, NULL, &kt_list_fops);
 	debugfs_create_file("waiters", 0444, kt_root, NULL, &kt_waiters_fops);
+	test_fence_init(kt_root);
 	return 0;
 }
 
 static void __exit kt_exit(void)
 {
 	debugfs_remove_recursive(kt_root);
+	test_fence_exit();
 	/* A two-step case never finished: its threads may still go on. */
 	WARN_ON(storm_active());
 	test_guarantees_exit();
@@ -623,3 +627,4 @@ MODULE_AUTHOR("syncmem developers");
 MODULE_DESCRIPTION("In-kernel KTAP tests of ib_sync_mem");
 MODULE_LICENSE("GPL");
 MODULE_IMPORT_NS("IB_SYNC_MEM_INTERNAL");
+MODULE_IMPORT_NS("DMA_BUF");

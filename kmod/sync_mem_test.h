@@ -206,4 +206,9 @@ int urelease_held(void);
 void urelease_release(void);
 void test_guarantees_exit(void);
 
+/* test_fence.c: the debugfs "fence" file. */
+struct dentry;
+void test_fence_init(struct dentry *root);
+void test_fence_exit(void);
+
 #endif /* _IB_SYNC_MEM_TEST_H */

@@ -2,8 +2,9 @@
 /*
  * ib_sync_mem's debugfs (/sys/kernel/debug/ib_sync_mem), for the test
  * programs that use the module's test hooks (dmabuf_hold,
- * region_rechecks) and its object counters. Header-only, static functions; root and a mounted
- * debugfs.
+ * region_rechecks) and its object counters, and ib_sync_mem_test's fences
+ * with no timer (KT_DEBUGFS/fence). Header-only, static functions; root and
+ * a mounted debugfs.
  */
 #ifndef SM_DEBUGFS_H
 #define SM_DEBUGFS_H
@@ -19,14 +20,16 @@
 
 #define SM_DEBUGFS	"/sys/kernel/debug/ib_sync_mem"
 
-/* Write @val to SM_DEBUGFS/@file: 0 or -errno. */
-static inline int sm_debugfs_write(const char *file, const char *val)
+#define KT_DEBUGFS	"/sys/kernel/debug/ib_sync_mem_test"
+
+/* Write @val to @dir/@file: 0 or -errno. */
+static inline int debugfs_write_at(const char *dir, const char *file, const char *val)
 {
 	char path[128];
 	ssize_t n;
 	int fd, err;
 
-	snprintf(path, sizeof(path), SM_DEBUGFS "/%s", file);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -36,14 +39,14 @@ static inline int sm_debugfs_write(const char *file, const char *val)
 	return err;
 }
 
-/* The number SM_DEBUGFS/@file holds, or -errno. */
-static inline long sm_debugfs_long(const char *file)
+/* The number @dir/@file holds, or -errno. */
+static inline long debugfs_long_at(const char *dir, const char *file)
 {
 	char path[128];
 	long v;
 	FILE *f;
 
-	snprintf(path, sizeof(path), SM_DEBUGFS "/%s", file);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
@@ -51,6 +54,18 @@ static inline long sm_debugfs_long(const char *file)
 		v = -EPROTO;
 	fclose(f);
 	return v;
+}
+
+/* Write @val to SM_DEBUGFS/@file: 0 or -errno. */
+static inline int sm_debugfs_write(const char *file, const char *val)
+{
+	return debugfs_write_at(SM_DEBUGFS, file, val);
+}
+
+/* The number SM_DEBUGFS/@file holds, or -errno. */
+static inline long sm_debugfs_long(const char *file)
+{
+	return debugfs_long_at(SM_DEBUGFS, file);
 }
 
 /*
@@ -126,6 +141,30 @@ static inline int sm_region_rechecks_settled(int ms)
 			return -ETIMEDOUT;
 		usleep(2000);
 	}
+}
+
+/*
+ * ib_sync_mem_test's fences (kmod/test_fence.c): unlike vgem's, they do not
+ * signal themselves after 10 s. Add one to dma-buf @dmabuf_fd: 0 or -errno.
+ */
+static inline int kt_fence_add(int dmabuf_fd)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%d", dmabuf_fd);
+	return debugfs_write_at(KT_DEBUGFS, "fence", v);
+}
+
+/* How many of them are unsignalled, or -errno. */
+static inline long kt_fence_unsignalled(void)
+{
+	return debugfs_long_at(KT_DEBUGFS, "fence");
+}
+
+/* Signal them all: 0 or -errno. */
+static inline int kt_fence_signal(void)
+{
+	return debugfs_write_at(KT_DEBUGFS, "fence", "signal");
 }
 
 #endif /* SM_DEBUGFS_H */

@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,12 +399,14 @@ static void on_sigusr1(int sig)
 
 /*
  * Start @t in a thread and hold it (debugfs dmabuf_hold) after its fence
- * wait found no fence; add a write fence to @b in that window, then let
- * the sync go on into its CPU bracket. The fence (> 0), the thread left
- * running in *@th; or -errno with the hold released and no thread left.
+ * wait found no fence; add a write fence to @b in that window (vgem's, or
+ * with @timerless one of ib_sync_mem_test's, which never signals by
+ * itself), then let the sync go on into its CPU bracket. The vgem fence's
+ * handle, or 1 for a timerless one; the thread left running in *@th; or
+ * -errno with the hold released and no thread left.
  */
 static int sync_fenced_after_wait(struct vbuf *b, struct timed_sync *t,
-				  pthread_t *th)
+				  pthread_t *th, bool timerless)
 {
 	int f, ret = sm_dmabuf_hold(1);
 
@@ -415,7 +418,12 @@ static int sync_fenced_after_wait(struct vbuf *b, struct timed_sync *t,
 		return ret;
 	}
 	ret = sm_dmabuf_wait_held(1, bound_ms(30000));
-	f = ret ? ret : fence_attach(b, 1);
+	if (ret)
+		f = ret;
+	else if (timerless)
+		f = kt_fence_add(b->fd) ?: 1;
+	else
+		f = fence_attach(b, 1);
 	sm_dmabuf_hold(0);
 	if (f <= 0)
 		pthread_join(*th, NULL);
@@ -441,7 +449,7 @@ static void test_bracket_bounded(struct vbuf *b, uint32_t id)
 	t.id = id;
 	t.dir = IB_SYNC_MEM_SYNC_TO_CPU;
 	t.timeout_ms = FENCED_MS;
-	f = sync_fenced_after_wait(b, &t, &th);
+	f = sync_fenced_after_wait(b, &t, &th, false);
 	if (!ktap_result(f > 0, "bracket: a write fence added while the sync is held after its fence wait found none")) {
 		ktap_diag("holding the sync or adding the fence: %s", errstr(f));
 		return;
@@ -524,7 +532,9 @@ static int rdma_link_delete(const char *name)
 /*
  * A device removed while a fence holds the CPU bracket of one of its
  * clients: the removal completes while the fence is still unsignalled,
- * and the client goes with its device.
+ * and the client goes with its device. The fence is ib_sync_mem_test's:
+ * vgem's signals itself after 10 s, and a removal that slow (the debug
+ * kernel on a loaded host) looked like one that waited for the fence.
  */
 static void test_removal(const char *name)
 {
@@ -540,13 +550,14 @@ static void test_removal(const char *name)
 		goto out;
 	}
 	t.id = id;
-	f = sync_fenced_after_wait(&b, &t, &th);
-	if (!ktap_result(f > 0, "removal: the sync is held, a write fence added")) {
+	f = sync_fenced_after_wait(&b, &t, &th, true);
+	if (!ktap_result(f > 0, "removal: the sync is held, a fence with no timer added")) {
 		ktap_diag("holding the sync or adding the fence: %s", errstr(f));
 		goto out;
 	}
 	ret = rdma_link_delete(name);
-	unsignalled = fence_signal(f) == 0;
+	unsignalled = kt_fence_unsignalled() == 1;
+	kt_fence_signal();
 	ktap_result(ret == 0 && unsignalled,
 		    "removal: rdma link delete %s completes while the fence is still unsignalled", name);
 	pthread_join(th, NULL);

@@ -49,10 +49,14 @@ run_prog smnl_selftest --dev rxe0
 check "unload ib_sync_mem_sim" sim_unload
 
 run_prog region_test --dev rxe0
-# vgem_sync deletes rxe1 under a client whose CPU bracket a fence holds.
+# vgem_sync deletes rxe1 under a client whose CPU bracket a fence holds,
+# one of ib_sync_mem_test's (no timer: vgem's signal themselves after 10 s).
 check "rdma link add rxe1 type rxe netdev veth1 (for vgem_sync to remove)" \
 	rdma link add rxe1 type rxe netdev veth1
+check "load ib_sync_mem_test (fences with no timer)" insmod "$KO/ib_sync_mem_test.ko" dev=rxe0
 run_prog vgem_sync --dev rxe0 --remove rxe1
+check "its fences all signalled" test "$(cat "$KTFS/fence")" = 0
+check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
 check_fail "rxe1 still there (vgem_sync removed it)" rdma_link_on rxe1 veth1
 
 check "rdma link add rxe1 type rxe netdev veth1" rdma link add rxe1 type rxe netdev veth1
