@@ -21,7 +21,7 @@ GENL_TIMEOUT=${GENL_TIMEOUT:-$((180 * SYNCMEM_SLOW))}
 
 # run_genl_tests: run the integration tests and re-emit their results.
 run_genl_tests() {
-	local out line verdict name rc n=0 failed=0 skipped=0 t
+	local out line verdict name rc pid n=0 failed=0 skipped=0 t
 	local re_result='^ *--- (PASS|FAIL|SKIP): ([^ ]+) \(' re_run='^=== RUN +([^ ]+)$'
 	local -A started=() finished=()
 	local -a order=()
@@ -34,7 +34,22 @@ run_genl_tests() {
 	echo "--- SYNCMEM_INTEGRATION=1 $BIN -test.v -test.run Integration" >&2
 	SYNCMEM_INTEGRATION=1 SYNCMEM_DEV=rxe0 timeout --kill-after=10 "$GENL_TIMEOUT" \
 		"$BIN" -test.v -test.count=1 -test.timeout=$((GENL_TIMEOUT - 20))s \
-		-test.run Integration >"$out" 2>&1
+		-test.run Integration >"$out" 2>&1 &
+	pid=$!
+	# A hang guard with a look inside: still running 40 s before its own
+	# timeout panics, the binary is stuck (it needs seconds): what its
+	# threads wait in and the netlink sockets' queues and drops go into
+	# the log while it is still there to see.
+	if ! wait_until $((GENL_TIMEOUT / SYNCMEM_SLOW - 40)) gone "$pid"; then
+		echo "--- genl.test still running: its threads' kernel stacks, then /proc/net/netlink" >&2
+		# $pid is timeout(1)'s; the binary is its child.
+		for t in /proc/"$(pgrep -P "$pid" | head -n1)"/task/*; do
+			echo "thread ${t##*/}: $(cat "$t/wchan" 2>/dev/null)" >&2
+			cat "$t/stack" >&2 2>/dev/null
+		done
+		cat /proc/net/netlink >&2
+	fi
+	wait "$pid"
 	rc=$?
 	cat "$out" >&2
 	while IFS= read -r line; do
