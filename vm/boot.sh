@@ -26,8 +26,12 @@ args=(--cpus "${VM_CPUS:-2}" --append log_buf_len=16M)
 # still shows them there, where the live copy of the kernel log stops.
 # QEMU reopens /proc/self/fd/1 and 2 for its chardevs (with O_TRUNC, each
 # at its own offset): a pipe keeps their output whole, a file would not.
+# The boot itself stays as quiet as without the console (loglevel=1, after
+# vng's loglevel=7): an oops still prints (it raises the level itself), and
+# a console busy with every boot message is one more thread running while
+# the kernel patches its text (see the int3 oops in vm/run.sh's test_lane).
 if [ "${SYNCMEM_KCONSOLE:-0}" = 1 ]; then
-	args+=(--verbose)
+	args+=(--verbose --append loglevel=1)
 fi
 if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")
