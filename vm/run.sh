@@ -20,9 +20,9 @@
 # the debug kernel kmemleak found nothing and lock debugging stayed on. A
 # kernel that splats on its own before the harness begins (the debug
 # kernel's early-boot KASAN report, 1 boot in 3 before vm/boot.sh gave it
-# 4-level paging), or a VM that
-# never started (vng failing before QEMU printed anything), is booted
-# again once; twice in a row is a failure of its own. Nothing skips: a
+# 4-level paging), or a VM that ended before the harness began (vng
+# failing to start QEMU, or 7.3's occasional early-boot int3 oops), is
+# booted again once; twice in a row is a failure of its own. Nothing skips: a
 # kernel that does not boot is a failure.
 #
 # One run at a time on a machine: the whole run holds a lock. Within a
