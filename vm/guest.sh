@@ -89,7 +89,7 @@ export SYNCMEM_LANE
 # Suites multiply their bounds by this: what the host asked for (a loaded
 # host), six times that on the debug kernel.
 export SYNCMEM_SLOW=${SYNCMEM_SLOW_HOST:-1}
-[ "$SYNCMEM_ON_DEBUG_KERNEL" = 1 ] && SYNCMEM_SLOW=$((SYNCMEM_SLOW * 6))
+[ "$SYNCMEM_ON_DEBUG_KERNEL" = 1 ] && SYNCMEM_SLOW=$((SYNCMEM_SLOW * DEBUG_SLOW))
 
 if ! setup >"$out/setup.log" 2>&1; then
 	echo "guest: set-up failed:" >&2
@@ -123,7 +123,7 @@ dmesg --follow >"$out/kmsg.live" 2>&1 &
 # was, and the suite is ended. If it cannot be ended (a task stuck in the
 # kernel), the VM is powered off with what it has, instead of waiting for
 # vm/run.sh's hard timeout; RESULTS/hung names the suite.
-STALL_SECS=${STALL_SECS:-$((150 * SYNCMEM_SLOW))}
+STALL_SECS=$(stall_secs "$SYNCMEM_SLOW")
 watch_suite() {
 	local name=$1 pid=$2 size last=-1 quiet=0 i
 	while sleep 10; do

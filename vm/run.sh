@@ -90,9 +90,9 @@ fi
 # goes into DIR/frozen and the VM is ended, instead of waiting out the
 # VM's hard timeout.
 freeze_guard() {
-	local kver=$1 dir=$2 pid=$3 stall bound sig last= quiet=0
-	stall=${STALL_SECS:-$((150 * ${SYNCMEM_SLOW:-1}))}
-	vm/kernels.sh --is-debug "$kver" && [ -z "${STALL_SECS:-}" ] && stall=$((stall * 6))
+	local kver=$1 dir=$2 pid=$3 slow=$SYNCMEM_SLOW stall bound sig last= quiet=0
+	vm/kernels.sh --is-debug "$kver" && slow=$((slow * DEBUG_SLOW))
+	stall=$(stall_secs "$slow")
 	bound=$((stall + ${FREEZE_GRACE:-300}))
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 10
@@ -151,6 +151,13 @@ blocked_tasks() {
 		on && frames < 8 && /^\[[ 0-9.]*\]  [A-Za-z0-9_.]+\+0x/ { print; frames++ }' "$1" 2>/dev/null | head -n 40
 }
 
+# console_tail DIR [NOTE]: the console's last lines, as KTAP diagnostics,
+# without QEMU's own messages as it goes down.
+console_tail() {
+	echo "# the console's last lines${2:+ $2}:"
+	grep -v '^qemu-system' "$1/console.log" | tail -n 30 | sed 's/^/# /'
+}
+
 check_kernel() {
 	local kver=$1 rc=$2 dir=$3 retried=$4 n=0 s name line
 	ktap() { n=$((n + 1)); echo "$1 $n vm:$kver:$2"; }
@@ -179,13 +186,11 @@ check_kernel() {
 			tail -n +2 "$dir/frozen" | sed 's/^/# /'
 			echo "# the kernel log's last lines:"
 			tail -n 15 "$dir/kmsg.live" 2>/dev/null | sed 's/^/# /'
-			echo "# the console's last lines (the kernel's errors reach it when nothing else runs):"
-			grep -v '^qemu-system' "$dir/console.log" | tail -n 30 | sed 's/^/# /'
+			console_tail "$dir" "(the kernel's errors reach it when nothing else runs)"
 		else
 			ktap "not ok" "harness-finished # no done marker (vng exit $rc, timeout ${limit}s); the kernel log's last lines:"
 			tail -n 15 "$dir/kmsg.live" 2>/dev/null | sed 's/^/# /'
-			echo "# the console's last lines:"
-			grep -v '^qemu-system' "$dir/console.log" | tail -n 30 | sed 's/^/# /'
+			console_tail "$dir"
 		fi
 		for s in $(vm/suites.sh); do
 			name=$(basename "$s" .sh)

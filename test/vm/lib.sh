@@ -193,6 +193,13 @@ lane_skips_suite() {
 # under TCG is several times slower than Debian's kernels. A bound is a
 # hang guard, never a measurement.
 SYNCMEM_SLOW=${SYNCMEM_SLOW:-1}
+# The debug kernel's factor on top (vm/guest.sh applies it in the guest,
+# vm/run.sh's freeze guard on the host).
+DEBUG_SLOW=6
+
+# stall_secs SLOW: the stall guard's bound for a guest whose bounds scale by
+# SLOW: a suite silent that long has stalled (STALL_SECS overrides it).
+stall_secs() { echo "${STALL_SECS:-$((150 * $1))}"; }
 
 # wait_until SECONDS CMD...: poll CMD every 0.1 s until it succeeds, for at
 # most SECONDS times SYNCMEM_SLOW; on time-out CMD runs once more with its
