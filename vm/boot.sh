@@ -41,7 +41,7 @@ if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	# change flips a static key inside sched_clock_cpu(). The other vCPU,
 	# taking an interrupt there, runs the patch's int3 after the kernel
 	# has finished the patch: "Oops: int3" in sched_clock_cpu, "Fatal
-	# exception in interrupt" (2 boots in 7 here, and one CI run 15 s in).
+	# exception in interrupt" (2 boots in 17 here, and one CI run 15 s in).
 	# tsc=unstable keeps sched_clock unstable from the start, as 6.1
 	# already is ("TSCs unsynchronized"): the key is never flipped.
 	if [ "$("$top/vm/kernels.sh" --class "$kver")" = 7.x ]; then
