@@ -256,7 +256,8 @@ test_lane() {
 		# on 7.3, about once in fifteen boots: vng exiting 255 within
 		# seconds. The kernel's console (vm/boot.sh) shows why: an
 		# "Oops: int3" in sched_clock_cpu 1.2 s into boot, a static
-		# key's text patch that another vCPU under TCG still ran into.
+		# key's text patch that another vCPU under TCG still ran into
+		# (vm/boot.sh now keeps that key still with tsc=unstable).
 		if [ ! -s "$dir/console.log" ]; then
 			why="never started (vng exit $rc, no console output)"
 		else
