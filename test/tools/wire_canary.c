@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wire_canary: the canary across two hosts. Each host runs one side: a
+ * buffer registered as an ib_sync_mem region client on its device, and an
+ * RC QP on the same device connected to the other host's over RoCE v2. The
+ * sides meet over TCP on the wire itself (host B listens, A connects) and
+ * swap what RDMA needs (GID, QPN, rkey, address), then run in lock step:
+ *
+ *   WRITE rounds: B poisons its buffer and syncs it to-device; A writes a
+ *   round's pattern, syncs to-device and RDMA-WRITEs its buffer into B's; B
+ *   syncs to-cpu and compares every byte.
+ *   READ rounds: B writes a pattern and syncs to-device; A poisons its own
+ *   buffer, syncs it to-device, RDMA-READs B's into it, syncs to-cpu and
+ *   compares every byte.
+ *
+ * Every step's outcome goes to the other side, so both print the same
+ * verdicts in KTAP (and both fail when one side does).
+ *
+ *   wire_canary --role a|b --dev rxe0 --ip A.B.C.D --peer A.B.C.D
+ *               [--tcp-port N] [--size BYTES] [--rounds N] [--no-sync]
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ktap.h"
+#include "smnl.h"
+#include "rcqp.h"
+
+#define CONNECT_WAIT_MS	60000
+#define STEP_WAIT_MS	120000	/* the other side's slowest step */
+
+enum { MSG_HELLO = 1, MSG_READY, MSG_DONE, MSG_VERDICT, MSG_BYE };
+
+struct msg {
+	uint32_t kind;
+	uint32_t round;
+	int32_t status;		/* 0 or a negative errno */
+	uint32_t pad;
+	struct rc_peer peer;	/* MSG_HELLO only */
+};
+
+static struct smnl nl;
+static int use_sync = 1, sock = -1;
+static const char *role_name;
+
+static int send_msg(uint32_t kind, uint32_t round, int status,
+		    const struct rc_peer *p)
+{
+	struct msg m = { .kind = kind, .round = round, .status = status };
+
+	if (p)
+		m.peer = *p;
+	if (send(sock, &m, sizeof(m), MSG_NOSIGNAL) != (ssize_t)sizeof(m))
+		return -errno ? -errno : -EIO;
+	return 0;
+}
+
+/* The next message, which must be @kind for @round; its status, or -errno. */
+static int recv_msg(uint32_t kind, uint32_t round, struct msg *m)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < sizeof(*m)) {
+		n = recv(sock, (char *)m + got, sizeof(*m) - got, 0);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		got += n;
+	}
+	if (m->kind != kind || m->round != round) {
+		ktap_diag("protocol: got message %u for round %u, want %u for %u",
+			  m->kind, m->round, kind, round);
+		return -EPROTO;
+	}
+	return m->status;
+}
+
+/* B listens on its wire address, A connects (retrying while B starts). */
+static int meet(const char *role, const char *ip, const char *peer, int port)
+{
+	struct timeval tv = { .tv_sec = bound_ms(STEP_WAIT_MS) / 1000 };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	double t0 = now_ms();
+	int one = 1, fd, ret;
+
+	if (inet_pton(AF_INET, *role == 'b' ? ip : peer, &sa.sin_addr) != 1)
+		return -EINVAL;
+	if (*role == 'b') {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
+		/* accept() honours SO_RCVTIMEO: a peer that never comes fails */
+		sock = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		ret = sock < 0 ? (errno == EAGAIN ? -ETIMEDOUT : -errno) : 0;
+		close(fd);
+		if (ret)
+			return ret;
+	} else {
+		for (;;) {
+			sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (sock < 0)
+				return -errno;
+			if (!connect(sock, (struct sockaddr *)&sa, sizeof(sa)))
+				break;
+			ret = -errno;
+			close(sock);
+			sock = -1;
+			if (now_ms() - t0 > bound_ms(CONNECT_WAIT_MS))
+				return ret;
+			usleep(200000);
+		}
+	}
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 0;
+}
+
+static int sync_buf(int client, uint32_t dir, const char *what)
+{
+	int ret, cerr = 0;
+	uint64_t ns = 0;
+
+	if (!use_sync)
+		return 0;
+	if (client <= 0)
+		return client ? client : -ENOENT;
+	ret = smnl_sync_client(&nl, client, dir, 1000, &cerr, &ns);
+	if (ret || cerr)
+		ktap_diag("%s: sync %s: %s, client err %s \"%s\"", role_name, what,
+			  errstr(ret), errstr(cerr), nl.extack);
+	return ret ? ret : cerr;
+}
+
+/* Every byte of @buf against round @r's pattern: 0, or -EBADMSG. */
+static int verify(const unsigned char *buf, size_t size, unsigned int r)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		if (buf[i] != rc_pattern(i, r))
+			break;
+	if (i == size)
+		return 0;
+	ktap_diag("%s: round %u: first difference at byte %zu: 0x%02x, want 0x%02x",
+		  role_name, r, i, buf[i], rc_pattern(i, r));
+	return -EBADMSG;
+}
+
+static void fill(unsigned char *buf, size_t size, unsigned int r)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		buf[i] = rc_pattern(i, r);
+}
+
+static void poison(unsigned char *buf, size_t size, unsigned int r)
+{
+	memset(buf, (unsigned char)~rc_pattern(0, r), size);
+}
+
+/*
+ * One WRITE round, A into B: 0 when B saw every byte. Both sides return
+ * the same outcome: each step's status crosses the wire.
+ */
+static int write_round(int is_a, struct rc_end *e, const struct rc_peer *p,
+		       int client, unsigned int r, double *ms)
+{
+	struct msg m;
+	int ret;
+
+	if (!is_a) {
+		poison(e->buf, e->size, r);
+		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, "target to-device");
+		if (send_msg(MSG_READY, r, ret, NULL))
+			return -ECONNRESET;
+		if (ret)
+			return ret;
+		ret = recv_msg(MSG_DONE, r, &m);
+		if (!ret) {
+			ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_CPU, "target to-cpu");
+			if (!ret)
+				ret = verify(e->buf, e->size, r);
+		}
+		if (ret != -ECONNRESET && send_msg(MSG_VERDICT, r, ret, NULL))
+			return -ECONNRESET;
+		return ret;
+	}
+	ret = recv_msg(MSG_READY, r, &m);
+	if (ret)
+		return ret;
+	fill(e->buf, e->size, r);
+	ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, "source to-device");
+	if (!ret)
+		ret = rc_rdma(e, IBV_WR_RDMA_WRITE, p, ms);
+	if (send_msg(MSG_DONE, r, ret, NULL))
+		return -ECONNRESET;
+	if (ret)
+		return ret;
+	return recv_msg(MSG_VERDICT, r, &m);
+}
+
+/* One READ round, A from B: 0 when A read every byte B wrote. */
+static int read_round(int is_a, struct rc_end *e, const struct rc_peer *p,
+		      int client, unsigned int r, double *ms)
+{
+	struct msg m;
+	int ret;
+
+	if (!is_a) {
+		fill(e->buf, e->size, r);
+		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, "source to-device");
+		if (send_msg(MSG_READY, r, ret, NULL))
+			return -ECONNRESET;
+		return ret ? ret : recv_msg(MSG_VERDICT, r, &m);
+	}
+	ret = recv_msg(MSG_READY, r, &m);
+	if (ret)
+		return ret;
+	poison(e->buf, e->size, r);
+	ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, "target to-device");
+	if (!ret)
+		ret = rc_rdma(e, IBV_WR_RDMA_READ, p, ms);
+	if (!ret)
+		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_CPU, "target to-cpu");
+	if (!ret)
+		ret = verify(e->buf, e->size, r);
+	if (send_msg(MSG_VERDICT, r, ret, NULL))
+		return -ECONNRESET;
+	return ret;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: wire_canary --role a|b --dev DEV --ip ADDR --peer ADDR\n"
+		"                   [--tcp-port N] [--size BYTES] [--rounds N] [--no-sync]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "role", required_argument, NULL, 'R' },
+		{ "dev", required_argument, NULL, 'D' },
+		{ "ip", required_argument, NULL, 'i' },
+		{ "peer", required_argument, NULL, 'p' },
+		{ "tcp-port", required_argument, NULL, 't' },
+		{ "size", required_argument, NULL, 'z' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "no-sync", no_argument, NULL, 'n' },
+		{ 0 },
+	};
+	struct rc_end e = { .dev = "rxe0" };
+	const char *peer_ip = NULL, *role = NULL;
+	int rounds = 8, port = 18515, o, ret, is_a, client = 0, r, phase;
+	unsigned long long verified[2] = { 0, 0 };
+	int passed[2] = { 0, 0 };
+	double ms, total_ms[2] = { 0, 0 };
+	struct rc_peer mine, theirs;
+	struct smnl_client c;
+	size_t size = 1 << 20;
+	struct msg m;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'R': role = optarg; break;
+		case 'D': e.dev = optarg; break;
+		case 'i': e.ip = optarg; break;
+		case 'p': peer_ip = optarg; break;
+		case 't': port = atoi(optarg); break;
+		case 'z': size = strtoull(optarg, NULL, 0); break;
+		case 'r': rounds = atoi(optarg); break;
+		case 'n': use_sync = 0; break;
+		default: usage();
+		}
+	}
+	if (!role || (strcmp(role, "a") && strcmp(role, "b")) || !e.ip ||
+	    !peer_ip || rounds < 1 || !size || size % sysconf(_SC_PAGESIZE))
+		usage();
+	is_a = *role == 'a';
+	role_name = is_a ? "host A" : "host B";
+	ktap_start();
+	ktap_diag("%s: %s on %s, peer %s, %d rounds each way of %zu KiB", role_name,
+		  e.ip, e.dev, peer_ip, rounds, size / 1024);
+
+	e.size = size;
+	e.buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ktap_result(e.buf != MAP_FAILED, "map a page-aligned %zu KiB buffer", size / 1024))
+		return ktap_finish();
+	memset(e.buf, 0, size);
+
+	if (use_sync) {
+		ret = smnl_open(&nl);
+		if (ktap_result(ret == 0, "resolve the ib_sync_mem family"))
+			client = smnl_register_region(&nl, e.dev, is_a ? "wire-a" : "wire-b",
+						      (uintptr_t)e.buf, size,
+						      IB_SYNC_MEM_REGION_F_WRITE);
+		else
+			client = ret;
+		ret = client > 0 ? smnl_client_get(&nl, client, &c) : client;
+		if (!ktap_result(client > 0 && !ret && c.state == IB_SYNC_MEM_CLIENT_LIVE &&
+				 c.pinned_pages == size / sysconf(_SC_PAGESIZE),
+				 "register the buffer as a region client on %s (pinned)", e.dev))
+			ktap_diag("register: %s \"%s\"", errstr(client > 0 ? ret : client),
+				  nl.extack);
+	} else {
+		ktap_diag("--no-sync: ib_sync_mem is not used");
+	}
+
+	ret = rc_setup(&e);
+	if (!ret) {
+		ret = meet(role, e.ip, peer_ip, port);
+		if (ret)
+			ktap_diag("meet the peer over TCP port %d: %s", port, errstr(ret));
+	}
+	if (!ret) {
+		rc_describe(&e, &mine);
+		ret = send_msg(MSG_HELLO, 0, 0, &mine);
+		if (!ret)
+			ret = recv_msg(MSG_HELLO, 0, &m);
+		theirs = m.peer;
+		if (!ret && theirs.size != size)
+			ret = -EMSGSIZE;
+	}
+	if (!ret)
+		ret = rc_connect(&e, &theirs);
+	if (!ktap_result(ret == 0, "RC QP on %s (%s) connected to the peer's (%s) over the wire",
+			 e.dev, e.ip, peer_ip)) {
+		ktap_diag("set-up: %s", errstr(ret));
+		rounds = 0;
+	} else {
+		ktap_diag("peer QP %u, rkey 0x%x", theirs.qpn, theirs.rkey);
+	}
+
+	for (phase = 0; phase < 2 && rounds; phase++) {
+		const char *what = phase ? "READ" : "WRITE";
+
+		for (r = 1; r <= rounds; r++) {
+			unsigned int round = phase * rounds + r;
+
+			ms = 0;
+			ret = phase ? read_round(is_a, &e, &theirs, client, round, &ms)
+				    : write_round(is_a, &e, &theirs, client, round, &ms);
+			if (ktap_result(!ret, "%s round %d: RDMA %s %zu KiB A %s B, synced on both hosts, every byte equal",
+					what, r, what, size / 1024,
+					phase ? "<-" : "->")) {
+				passed[phase]++;
+				/* the side that compared counts the bytes */
+				if (is_a == phase)
+					verified[phase] += size;
+				total_ms[phase] += ms;
+			} else {
+				ktap_diag("%s round %d: %s", what, r, errstr(ret));
+				break;	/* lock step lost, or the QP is in error */
+			}
+		}
+	}
+	if (rounds) {
+		ktap_diag("%s: WRITE %.1f ms, READ %.1f ms in RDMA operations", role_name,
+			  total_ms[0], total_ms[1]);
+		if (send_msg(MSG_BYE, 0, 0, NULL) == 0)
+			recv_msg(MSG_BYE, 0, &m);
+	}
+
+	if (use_sync && client > 0 && rounds) {
+		/*
+		 * Three syncs a round on each host: A to-device (WRITE),
+		 * to-device and to-cpu (READ); B the other way round.
+		 */
+		ret = smnl_client_get(&nl, client, &c);
+		ktap_result(!ret && c.syncs == (uint64_t)(is_a ? passed[0] + 2 * passed[1]
+							       : 2 * passed[0] + passed[1]) &&
+			    !c.errors, "client stats: one sync per step, no errors");
+		ktap_diag("%s: client %d: %llu syncs, %llu errors, %llu bytes", role_name,
+			  client, (unsigned long long)c.syncs,
+			  (unsigned long long)c.errors, (unsigned long long)c.bytes);
+	}
+	ktap_result(rounds > 0 && passed[0] == rounds && passed[1] == rounds,
+		    "canary across hosts: %d of %d WRITE and %d of %d READ rounds passed, %llu bytes verified on %s%s",
+		    passed[0], rounds, passed[1], rounds, verified[0] + verified[1],
+		    role_name, use_sync ? "" : " (without ib_sync_mem)");
+
+	if (sock >= 0)
+		close(sock);
+	rc_teardown(&e);
+	if (use_sync && client > 0)
+		ktap_result(smnl_unregister(&nl, client) == 0, "unregister the client");
+	if (use_sync)
+		smnl_close(&nl);
+	munmap(e.buf, size);
+	return ktap_finish();
+}
