@@ -17,7 +17,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 RESULTS ?= $(CURDIR)/results
 export KVER
 
-.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke mutants soak clean
+.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke mutants soak two-hosts clean
 
 all: modules go genl-test tools
 
@@ -56,7 +56,7 @@ tools: $(TOOLS)
 build/bin/%: test/tools/%.c test/tools/smnl.c $(wildcard test/tools/*.h) kmod/include/uapi/linux/ib_sync_mem.h
 	@mkdir -p build/bin
 	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ikmod/include/uapi -o $@ $< test/tools/smnl.c \
-		-lpthread $(if $(filter rdma_canary,$*),-libverbs)
+		-lpthread $(if $(filter rdma_canary wire_canary,$*),-libverbs)
 
 setup:
 	@vm/setup.sh
@@ -107,6 +107,12 @@ test:
 # Not part of make test (about an hour); make test checks the patches apply.
 mutants: setup all
 	@test/mutants/run.sh
+
+# Two VMs of the newest kernel joined by a virtual wire (QEMU's socket
+# network on 127.0.0.1), the suites of test/two-hosts on each.
+two-hosts: setup all
+	@rm -rf $(RESULTS)/two-hosts; vm/run.sh --two-hosts --results $(RESULTS); \
+		test/summary.sh $(RESULTS)/two-hosts
 
 # The long stress make test leaves out: 100 000 fuzz messages, more churn
 # rounds, on every kernel (SYNCMEM_LANE=soak; KVER= picks one).

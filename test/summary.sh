@@ -49,9 +49,25 @@ if [ -f "$dir/kernels.expected" ] || [ -d "$dir/host" ]; then
 	fi
 fi
 
+# Two hosts (vm/run.sh --two-hosts, in DIR/two-hosts or DIR itself): every
+# host of hosts.expected has its checks, and the run reached its end.
+th=
+[ -f "$dir/two-hosts/hosts.expected" ] && th=two-hosts
+[ -f "$dir/hosts.expected" ] && th=.
+hosts=()
+if [ -n "$th" ]; then
+	for h in $(cat "$dir/$th/hosts.expected"); do
+		hosts+=("$th/$h")
+		if [ ! -f "$dir/$th/$h/vm.ktap" ] || ! grep -qE '^1\.\.[1-9]' "$dir/$th/$h/vm.ktap"; then
+			problems+=("two hosts: host $h: no vm.ktap (its VM never ran or its checks were never written)")
+		fi
+	done
+	[ -f "$dir/$th/done" ] || problems+=("two hosts: the run stopped before its end (no done)")
+fi
+
 # Skips against the allowlist, per kernel. A line of the allowlist:
 #   CLASS | SUITE | CHECK
-# CLASS is vm/kernels.sh --class (6.1, 6.12, 7.3, debug) or host, SUITE the
+# CLASS is vm/kernels.sh --class (6.1, 6.12, 7.3, debug), host or two-hosts, SUITE the
 # result file's name, CHECK the KTAP description before " # SKIP".
 declare -A want=() seen=()
 if [ -f "$allow" ]; then
@@ -63,10 +79,13 @@ classes=()
 tiers=()
 [ -d "$dir/host" ] && tiers+=(host)
 [ -s "$dir/kernels.expected" ] && mapfile -t -O "${#tiers[@]}" tiers < <(grep . "$dir/kernels.expected")
+tiers+=("${hosts[@]}")
 if [ "${#tiers[@]}" -gt 0 ]; then
 	for k in "${tiers[@]}"; do
 		if [ "$k" = host ]; then
 			c=host
+		elif printf '%s\n' "${hosts[@]}" | grep -qxF "$k"; then
+			c=two-hosts
 		else
 			c=$("$top/vm/kernels.sh" --class "$k" 2>/dev/null || echo "?")
 		fi

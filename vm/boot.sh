@@ -49,6 +49,12 @@ if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	fi
 fi
 
+# SYNCMEM_QEMU_NET: QEMU options for a NIC (vm/run.sh --two-hosts' wire).
+# Without it the guest has no network device at all.
+if [ -n "${SYNCMEM_QEMU_NET:-}" ]; then
+	args+=(--qemu-opts="$SYNCMEM_QEMU_NET")
+fi
+
 if "$top/vm/kernels.sh" --is-debug "$kver"; then
 	# 4-level paging for the KASAN kernel. TCG's "max" CPU has LA57, so
 	# the guest runs 5-level with its direct map at 0xff11...; on 6.1,

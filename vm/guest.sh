@@ -50,10 +50,14 @@ setup() {
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 	mountpoint -q /sys/kernel/tracing || mount -t tracefs none /sys/kernel/tracing 2>/dev/null || true
 	modprobe rdma_rxe || return 1
-	modprobe veth || return 1
-	ip link add veth0 type veth peer name veth1 || return 1
-	ip link set veth0 up && ip link set veth1 up || return 1
-	rdma link add rxe0 type rxe netdev veth0 || return 1
+	if [ -n "${SYNCMEM_WIRE:-}" ]; then
+		wire_up || return 1
+	else
+		modprobe veth || return 1
+		ip link add veth0 type veth peer name veth1 || return 1
+		ip link set veth0 up && ip link set veth1 up || return 1
+		rdma link add rxe0 type rxe netdev veth0 || return 1
+	fi
 	if [ ! -f "$SYNCMEM_KO/ib_sync_mem.ko" ]; then
 		echo "guest: no module for $(uname -r) in $SYNCMEM_KO (run make first)" >&2
 		return 1
@@ -62,6 +66,27 @@ setup() {
 		echo "guest: no gojq in build/bin (run make go first)" >&2
 		return 1
 	fi
+}
+
+# Two hosts (vm/run.sh --two-hosts): SYNCMEM_WIRE is "ROLE MAC ADDR/LEN
+# PEER"; the NIC of that MAC is the wire to the other guest (QEMU's socket
+# network), the only NIC there is. It gets ADDR and rxe0; the suites find
+# the rest in SYNCMEM_WIRE_ROLE, _IP and _PEER.
+wire_up() {
+	local mac nic
+	read -r SYNCMEM_WIRE_ROLE mac SYNCMEM_WIRE_CIDR SYNCMEM_WIRE_PEER <<<"$SYNCMEM_WIRE"
+	export SYNCMEM_WIRE_ROLE SYNCMEM_WIRE_PEER SYNCMEM_WIRE_IP=${SYNCMEM_WIRE_CIDR%/*}
+	nic=$(grep -lix "$mac" /sys/class/net/*/address | head -n1)
+	nic=${nic%/address} nic=${nic##*/}
+	if [ -z "$nic" ]; then
+		echo "guest: no NIC with the wire's MAC $mac" >&2
+		ip -br link >&2
+		return 1
+	fi
+	export SYNCMEM_WIRE_NIC=$nic
+	ip addr add "$SYNCMEM_WIRE_CIDR" dev "$nic" && ip link set "$nic" up || return 1
+	rdma link add rxe0 type rxe netdev "$nic" || return 1
+	echo "guest: host $SYNCMEM_WIRE_ROLE: $SYNCMEM_WIRE_CIDR on $nic ($mac), rxe0 on it; peer $SYNCMEM_WIRE_PEER" >&2
 }
 
 # The debug kernel: clear what kmemleak saw during boot, so that the scan

@@ -11,6 +11,11 @@
 #   vm/run.sh --bench DIR [--smoke | --profile 'CMD']
 #                                    run bench/guest.sh, results in DIR
 #                                    (newest kernel by default)
+#   vm/run.sh --two-hosts [--results DIR]
+#                                    two VMs of one kernel (the newest by
+#                                    default) joined by a virtual wire, the
+#                                    suites of test/two-hosts on each;
+#                                    results in DIR/two-hosts/{a,b}
 #
 # In test mode it writes DIR/kernels.expected (the kernels it will boot)
 # first and DIR/vm-tier.done last, so that test/summary.sh can tell a tier
@@ -49,6 +54,7 @@ while [ $# -gt 0 ]; do
 	--shell) mode=shell; shift ;;
 	--cmd) mode=cmd; cmd=$2; shift 2 ;;
 	--bench) mode=bench; results=$2; shift 2 ;;
+	--two-hosts) mode=two-hosts; shift ;;
 	--smoke) bench_opts=--smoke; shift ;;
 	--profile) bench_opts="--profile $(printf '%q' "$2")"; shift 2 ;;
 	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -122,7 +128,7 @@ boot_test() {
 	mkdir -p "$dir"
 	# Through a pipe: see SYNCMEM_KCONSOLE in vm/boot.sh.
 	SYNCMEM_KCONSOLE=1 timeout --kill-after=20 "$limit" \
-		vm/boot.sh "$kver" "$dir" "SYNCMEM_SLOW_HOST='${SYNCMEM_SLOW:-1}' SYNCMEM_LANE='${SYNCMEM_LANE:-test}' SYNCMEM_CLASS='$class' SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' ${STALL_SECS:+STALL_SECS=$STALL_SECS} vm/guest.sh test '$dir'" \
+		vm/boot.sh "$kver" "$dir" "SYNCMEM_SLOW_HOST='${SYNCMEM_SLOW:-1}' SYNCMEM_LANE='${SYNCMEM_LANE:-test}' SYNCMEM_CLASS='$class' SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' SYNCMEM_SUITE_DIR='${SYNCMEM_SUITE_DIR:-}' SYNCMEM_WIRE='${SYNCMEM_WIRE:-}' ${STALL_SECS:+STALL_SECS=$STALL_SECS} vm/guest.sh test '$dir'" \
 		</dev/null > >(cat >"$dir/console.log") 2>&1 &
 	vm=$!
 	freeze_guard "$kver" "$dir" "$vm" &
@@ -158,9 +164,11 @@ console_tail() {
 	grep -v '^qemu-system' "$1/console.log" | tail -n 30 | sed 's/^/# /'
 }
 
+# check_kernel KVER RC DIR RETRIED [LABEL]: DIR/vm.ktap, its checks named
+# vm:LABEL:... (LABEL: KVER, or KVER/host-a on a two-host run).
 check_kernel() {
-	local kver=$1 rc=$2 dir=$3 retried=$4 n=0 s name line
-	ktap() { n=$((n + 1)); echo "$1 $n vm:$kver:$2"; }
+	local kver=$1 rc=$2 dir=$3 retried=$4 label=${5:-$1} n=0 s name line
+	ktap() { n=$((n + 1)); echo "$1 $n vm:$label:$2"; }
 	{
 		echo "KTAP version 1"
 		if [ -f "$dir/booted" ]; then
@@ -284,7 +292,60 @@ limit_for() {
 	if vm/kernels.sh --is-debug "$1"; then echo "$VM_DEBUG_TIMEOUT"; else echo "$VM_TIMEOUT"; fi
 }
 
+# two_hosts KVER: boot host A and host B, each with a NIC on one QEMU
+# socket network (A's QEMU listens on a free port of 127.0.0.1, B's
+# connects: the only traffic on the host), addresses from the
+# benchmarking range 198.18.0.0/15 and no other network; then check each
+# host's results as a kernel's.
+two_hosts() {
+	local kver=$1 dir=$results/two-hosts port h mac rc_a rc_b pid_a pid_b end
+	local net="-netdev socket,id=wire,%s=127.0.0.1:%s -device virtio-net-pci,netdev=wire,mac=%s"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	echo "a b" > "$dir/hosts.expected"
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') || return 1
+	echo "run.sh: two hosts on $kver, the wire on 127.0.0.1:$port (results in $dir)" >&2
+	export SYNCMEM_SUITE_DIR=test/two-hosts
+	# One vCPU each: two guests on a host of two cores, a core each.
+	export VM_CPUS=${VM_CPUS:-1}
+	mac=52:54:00:c6:12:01
+	# shellcheck disable=SC2059
+	SYNCMEM_QEMU_NET=$(printf "$net" listen "$port" "$mac") \
+		SYNCMEM_WIRE="a $mac 198.18.0.1/15 198.18.0.2" boot_test "$kver" "$dir/a" &
+	pid_a=$!
+	# B's QEMU connects once A's listens (no probe: the listener takes
+	# one connection, the first).
+	end=$((SECONDS + 60))
+	until ss -Hltn "sport = :$port" | grep -q .; do
+		if [ "$SECONDS" -ge "$end" ] || ! kill -0 "$pid_a" 2>/dev/null; then
+			echo "run.sh: host A's QEMU never listened on 127.0.0.1:$port" >&2
+			break
+		fi
+		sleep 0.2
+	done
+	mac=52:54:00:c6:12:02
+	# shellcheck disable=SC2059
+	SYNCMEM_QEMU_NET=$(printf "$net" connect "$port" "$mac") \
+		SYNCMEM_WIRE="b $mac 198.18.0.2/15 198.18.0.1" boot_test "$kver" "$dir/b" &
+	pid_b=$!
+	wait "$pid_a"
+	rc_a=$?
+	wait "$pid_b"
+	rc_b=$?
+	check_kernel "$kver" "$rc_a" "$dir/a" "" "$kver/host-a"
+	check_kernel "$kver" "$rc_b" "$dir/b" "" "$kver/host-b"
+	for h in a b; do
+		grep -E '^(not ok|# )' "$dir/$h/vm.ktap" | sed "s|^|run.sh: host $h: |" >&2 || true
+	done
+	touch "$dir/done"
+}
+
 status=0
+if [ "$mode" = two-hosts ]; then
+	mkdir -p "$results"
+	limit=$(limit_for "$kernels") two_hosts "$kernels"
+	exit 0
+fi
 if [ "$mode" = test ]; then
 	mkdir -p "$results"
 	echo "$kernels" > "$results/kernels.expected"
