@@ -76,6 +76,9 @@ wire_up() {
 	local mac nic
 	read -r SYNCMEM_WIRE_ROLE mac SYNCMEM_WIRE_CIDR SYNCMEM_WIRE_PEER <<<"$SYNCMEM_WIRE"
 	export SYNCMEM_WIRE_ROLE SYNCMEM_WIRE_PEER SYNCMEM_WIRE_IP=${SYNCMEM_WIRE_CIDR%/*}
+	# Nothing loads drivers by itself in the guest (no udev).
+	modprobe virtio_net || return 1
+	wait_until 10 grep -qix "$mac" /sys/class/net/*/address
 	nic=$(grep -lix "$mac" /sys/class/net/*/address | head -n1)
 	nic=${nic%/address} nic=${nic##*/}
 	if [ -z "$nic" ]; then
