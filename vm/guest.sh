@@ -72,15 +72,21 @@ setup() {
 # PEER"; the NIC of that MAC is the wire to the other guest (QEMU's socket
 # network), the only NIC there is. It gets ADDR and rxe0; the suites find
 # the rest in SYNCMEM_WIRE_ROLE, _IP and _PEER.
+nic_of() {
+	local a
+	for a in /sys/class/net/*/address; do
+		grep -qix "$1" "$a" && { a=${a%/address}; echo "${a##*/}"; return 0; }
+	done
+	return 1
+}
 wire_up() {
 	local mac nic
 	read -r SYNCMEM_WIRE_ROLE mac SYNCMEM_WIRE_CIDR SYNCMEM_WIRE_PEER <<<"$SYNCMEM_WIRE"
 	export SYNCMEM_WIRE_ROLE SYNCMEM_WIRE_PEER SYNCMEM_WIRE_IP=${SYNCMEM_WIRE_CIDR%/*}
-	# Nothing loads drivers by itself in the guest (no udev).
 	modprobe virtio_net || return 1
-	wait_until 10 grep -qix "$mac" /sys/class/net/*/address
-	nic=$(grep -lix "$mac" /sys/class/net/*/address | head -n1)
-	nic=${nic%/address} nic=${nic##*/}
+	# The NIC appears once the driver has probed it (and named it).
+	wait_until 10 nic_of "$mac"
+	nic=$(nic_of "$mac")
 	if [ -z "$nic" ]; then
 		echo "guest: no NIC with the wire's MAC $mac" >&2
 		ip -br link >&2
