@@ -310,7 +310,7 @@ two_hosts() {
 	export VM_CPUS=${VM_CPUS:-1}
 	mac=52:54:00:c6:12:01
 	# shellcheck disable=SC2059
-	SYNCMEM_QEMU_NET=$(printf "$net" listen "$port" "$mac") \
+	SYNCMEM_QEMU_NET=$(printf -- "$net" listen "$port" "$mac") \
 		SYNCMEM_WIRE="a $mac 198.18.0.1/15 198.18.0.2" boot_test "$kver" "$dir/a" &
 	pid_a=$!
 	# B's QEMU connects once A's listens (no probe: the listener takes
@@ -325,7 +325,7 @@ two_hosts() {
 	done
 	mac=52:54:00:c6:12:02
 	# shellcheck disable=SC2059
-	SYNCMEM_QEMU_NET=$(printf "$net" connect "$port" "$mac") \
+	SYNCMEM_QEMU_NET=$(printf -- "$net" connect "$port" "$mac") \
 		SYNCMEM_WIRE="b $mac 198.18.0.2/15 198.18.0.1" boot_test "$kver" "$dir/b" &
 	pid_b=$!
 	wait "$pid_a"
