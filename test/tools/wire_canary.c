@@ -37,7 +37,7 @@
 #include "smnl.h"
 #include "rcqp.h"
 
-#define CONNECT_WAIT_MS	60000
+#define CONNECT_WAIT_MS	180000	/* the other guest still booting */
 #define STEP_WAIT_MS	120000	/* the other side's slowest step */
 
 enum { MSG_HELLO = 1, MSG_READY, MSG_DONE, MSG_VERDICT, MSG_BYE };

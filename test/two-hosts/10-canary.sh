@@ -8,16 +8,25 @@
 suite_begin
 : "${SYNCMEM_WIRE_ROLE:?not on a two-host run (vm/run.sh --two-hosts)}"
 
-peer_answers() { ping -c 1 -W 1 "$SYNCMEM_WIRE_PEER"; }
+SIZE=1048576 ROUNDS=8
+nic_bytes() { cat "/sys/class/net/$SYNCMEM_WIRE_NIC/statistics/$1_bytes"; }
+# at_least V MIN: V is a number of at least MIN
+at_least() { echo "$1 >= $2" >&2; is_num "$1" && [ "$1" -ge "$2" ]; }
 
 check "rxe0 is on the wire ($SYNCMEM_WIRE_NIC, $SYNCMEM_WIRE_IP)" \
 	rdma_link_on rxe0 "$SYNCMEM_WIRE_NIC"
 check "insmod ib_sync_mem" sm_load
-# The other guest boots at its own pace: its first answer is the event.
-check "the peer $SYNCMEM_WIRE_PEER answers over the wire" wait_until 120 peer_answers
+tx0=$(nic_bytes tx) rx0=$(nic_bytes rx)
+# The other guest boots at its own pace: wire_canary's TCP connect,
+# retried, is the meeting point.
 run_prog wire_canary --role "$SYNCMEM_WIRE_ROLE" --dev rxe0 \
-	--ip "$SYNCMEM_WIRE_IP" --peer "$SYNCMEM_WIRE_PEER" --size 1048576 --rounds 8
+	--ip "$SYNCMEM_WIRE_IP" --peer "$SYNCMEM_WIRE_PEER" --size "$SIZE" --rounds "$ROUNDS"
 ip -s link show dev "$SYNCMEM_WIRE_NIC" >&2
+# A's WRITEs and B's READ responses: each way at least the rounds' bytes.
+check "the wire carried the data out ($((ROUNDS * SIZE)) bytes or more)" \
+	at_least "$(($(nic_bytes tx) - tx0))" $((ROUNDS * SIZE))
+check "the wire carried the data in ($((ROUNDS * SIZE)) bytes or more)" \
+	at_least "$(($(nic_bytes rx) - rx0))" $((ROUNDS * SIZE))
 if counters_zero; then
 	ok "no client left behind"
 else
