@@ -3,8 +3,9 @@
 #
 #   set-up (vm/setup.sh), the debug kernel (built once, cached), the
 #   modules and programs (make all), the host tier (test/host.sh), the VM
-#   tier on every target kernel (vm/run.sh), and test/summary.sh's verdict
-#   with the time each phase took.
+#   tier on every target kernel (vm/run.sh), two hosts on the newest
+#   (vm/run.sh --two-hosts), and test/summary.sh's verdict with the time
+#   each phase took.
 #
 # Every phase runs even when an earlier one failed (the summary decides);
 # a phase that fails outright leaves a failing result of its own.
@@ -42,5 +43,6 @@ fi
 phase build make --no-print-directory all
 phase host test/host.sh "$results/host"
 phase vm vm/run.sh --results "$results"
+phase two-hosts vm/run.sh --two-hosts --results "$results"
 echo "== summary"
 test/summary.sh "$results"

@@ -124,8 +124,10 @@ if [ -s "$dir/phases.txt" ]; then
 	echo "== seconds per phase"
 	awk '{ printf "   %-28s %6d\n", $1, $2 }' "$dir/phases.txt"
 fi
-if [ -s "$dir/kernels.expected" ]; then
-	mapfile -t ks < <(grep . "$dir/kernels.expected")
+if [ -s "$dir/kernels.expected" ] || [ "${#hosts[@]}" -gt 0 ]; then
+	ks=()
+	[ -s "$dir/kernels.expected" ] && mapfile -t ks < <(grep . "$dir/kernels.expected")
+	ks+=("${hosts[@]}")
 	suites=$(for k in "${ks[@]}"; do ls "$dir/$k"/*.secs 2>/dev/null; done |
 		xargs -r -n1 basename | sed 's/\.secs$//' | grep -vx vm | sort -u)
 	echo "== seconds per suite and kernel"

@@ -343,8 +343,8 @@ two_hosts() {
 status=0
 if [ "$mode" = two-hosts ]; then
 	mkdir -p "$results"
-	limit=$(limit_for "$kernels") two_hosts "$kernels"
-	exit 0
+	limit=$(limit_for "$kernels") two_hosts "$kernels" || status=1
+	exit $status
 fi
 if [ "$mode" = test ]; then
 	mkdir -p "$results"

@@ -13,8 +13,19 @@ nic_bytes() { cat "/sys/class/net/$SYNCMEM_WIRE_NIC/statistics/$1_bytes"; }
 # at_least V MIN: V is a number of at least MIN
 at_least() { echo "$1 >= $2" >&2; is_num "$1" && [ "$1" -ge "$2" ]; }
 
+# no_other_network: lo and the wire are the only links, and no route
+# leaves 198.18.0.0/15 (no default route).
+no_other_network() {
+	ip -br link >&2
+	ip route show >&2
+	[ "$(ls /sys/class/net | grep -vxF -e lo -e "$SYNCMEM_WIRE_NIC")" = "" ] &&
+		[ -z "$(ip route show default)" ] &&
+		! ip route show | grep -vqE '^198\.1[89]\.'
+}
+
 check "rxe0 is on the wire ($SYNCMEM_WIRE_NIC, $SYNCMEM_WIRE_IP)" \
 	rdma_link_on rxe0 "$SYNCMEM_WIRE_NIC"
+check "no other network: lo and the wire, no default route" no_other_network
 check "insmod ib_sync_mem" sm_load
 tx0=$(nic_bytes tx) rx0=$(nic_bytes rx)
 # The other guest boots at its own pace: wire_canary's TCP connect,
