@@ -132,7 +132,7 @@ if [ -s "$dir/kernels.expected" ] || [ "${#hosts[@]}" -gt 0 ]; then
 		xargs -r -n1 basename | sed 's/\.secs$//' | grep -vx vm | sort -u)
 	echo "== seconds per suite and kernel"
 	printf '   %-16s' suite
-	for k in "${ks[@]}"; do printf ' %22s' "$k"; done
+	for k in "${ks[@]}"; do printf " %22s" "${k#./}"; done
 	echo
 	for s in $suites vm; do
 		if [ "$s" = vm ]; then printf '   %-16s' "whole VM"; else printf '   %-16s' "$s"; fi

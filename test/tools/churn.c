@@ -6,6 +6,8 @@
  * module and kills other workers.
  *
  *   churn run --dev rxe0[,rxe1...] --iters N [--seed S] [--tag NAME]
+ *                               (--iters 0: until SIGTERM, a storm beside
+ *                               something else, then the counts as usual)
  *   churn hold --dev DEV [--tag NAME] [--owned-only]
  *
  * run: N iterations. Errors that the suite's own churn explains are
@@ -28,6 +30,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,13 +479,25 @@ static void do_reopen(void)
 	}
 }
 
+static volatile sig_atomic_t stopping;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
 static int run(int iters)
 {
+	struct sigaction sa = { .sa_handler = on_term, .sa_flags = SA_RESTART };
 	int i, r;
 
 	for (i = 0; i < SLOTS; i++)
 		slots[i].fd = -1;
-	for (i = 0; i < iters; i++) {
+	/* iteration boundaries only: a call in flight completes (SA_RESTART) */
+	if (!iters)
+		sigaction(SIGTERM, &sa, NULL);
+	for (i = 0; (!iters || i < iters) && !stopping; i++) {
 		r = rnd(100);
 		if (r < 30)
 			do_register(i);

@@ -350,6 +350,21 @@ rdma_link_on() {
 	grep -qE "^link $1/1 .* netdev $2( |\$)" <<<"$out"
 }
 
+# roce_v2_gid DEV IP: the index of DEV's RoCE v2 GID for IPv4 address IP
+# (::ffff:a.b.c.d), as perftest's -x wants it.
+roce_v2_gid() {
+	local want g i
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
+	for g in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		i=${g##*/}
+		[ "$(cat "$g" 2>/dev/null)" = "$want" ] || continue
+		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
 # ---- the CLI ----
 
 # Every syncmemctl call is bounded: a hang is a failure, not a stall.
