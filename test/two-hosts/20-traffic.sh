@@ -21,26 +21,36 @@ check "insmod ib_sync_mem_sim" sim_load
 check "modprobe vgem" modprobe vgem
 
 # perf TOOL OUT: one perftest run, B serving and A connecting (retried
-# while B's server is not up yet); A's bandwidth (MiB/s) into OUT.
+# while B's server is not up yet); A's bandwidth (MiB/s) into OUT. Under
+# TCG perftest's own CPU clock sample sometimes fails ("Correlation
+# coefficient r^2 < 0.9") and it then reports 0 MiB/s for traffic that
+# did complete: the pair runs again, up to three times in all, and says so.
 perf() {
-	local tool=$1 out=$2 end=$((SECONDS + 120 * SYNCMEM_SLOW)) rc
+	local tool=$1 out=$2 end=$((SECONDS + 120 * SYNCMEM_SLOW)) rc try
 	local args=(-d rxe0 -x "$gid" -p "$PORT" -F -D "$SECS" --output=bandwidth)
-	if [ "$SYNCMEM_WIRE_ROLE" = b ]; then
-		timeout $((180 * SYNCMEM_SLOW)) "$tool" "${args[@]}" >"$out" 2>&1
-		rc=$?
+	for try in 1 2 3; do
+		if [ "$SYNCMEM_WIRE_ROLE" = b ]; then
+			timeout $((180 * SYNCMEM_SLOW)) "$tool" "${args[@]}" >"$out" 2>&1
+			rc=$?
+		else
+			until timeout $((60 * SYNCMEM_SLOW)) "$tool" "${args[@]}" "$SYNCMEM_WIRE_PEER" >"$out" 2>&1; do
+				rc=$?
+				cat "$out" >&2
+				grep -q "Couldn't connect" "$out" || return $rc
+				[ "$SECONDS" -lt "$end" ] || return $rc
+				sleep 0.5
+			done
+			rc=0
+		fi
 		cat "$out" >&2
-		return $rc
-	fi
-	until timeout $((60 * SYNCMEM_SLOW)) "$tool" "${args[@]}" "$SYNCMEM_WIRE_PEER" >"$out" 2>&1; do
-		rc=$?
-		cat "$out" >&2
-		grep -q "Couldn't connect" "$out" || return $rc
-		[ "$SECONDS" -lt "$end" ] || return $rc
-		sleep 0.5
+		[ $rc -eq 0 ] || return $rc
+		# Both sides print the clock failure: both run again.
+		grep -q "Correlation coefficient" "$out" || break
+		echo "perf: $tool could not sample the CPU clock (try $try); running the pair again" >&2
 	done
-	cat "$out" >&2
-	# --output=bandwidth: the average, alone on the last line
-	is_num "$(tail -n1 "$out" | tr -d ' ' | cut -d. -f1)"
+	[ "$SYNCMEM_WIRE_ROLE" = b ] && return 0
+	# --output=bandwidth: the average, alone on the last line, above 0
+	awk 'END { exit !($1 > 0) }' "$out"
 }
 
 # storm_start / storm_stop NAME: a churn worker on rxe0 until stopped; it
