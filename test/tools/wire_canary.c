@@ -18,6 +18,12 @@
  *
  *   wire_canary --role a|b --dev rxe0 --ip A.B.C.D --peer A.B.C.D
  *               [--tcp-port N] [--size BYTES] [--rounds N] [--no-sync]
+ *               [--peer-may-vanish]
+ *
+ * --peer-may-vanish: the other side is killed mid-run (a fault case). Its
+ * going (the TCP connection reset or closed) after at least one passed
+ * round ends the rounds as a pass, and this side's own client must still
+ * be live and syncable both ways.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -51,7 +57,7 @@ struct msg {
 };
 
 static struct smnl nl;
-static int use_sync = 1, sock = -1;
+static int use_sync = 1, sock = -1, may_vanish;
 static const char *role_name;
 
 static int send_msg(uint32_t kind, uint32_t round, int status,
@@ -268,11 +274,12 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 'z' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "no-sync", no_argument, NULL, 'n' },
+		{ "peer-may-vanish", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct rc_end e = { .dev = "rxe0" };
 	const char *peer_ip = NULL, *role = NULL;
-	int rounds = 8, port = 18515, o, ret, is_a, client = 0, r, phase;
+	int rounds = 8, port = 18515, o, ret, is_a, client = 0, r, phase, vanished = 0;
 	unsigned long long verified[2] = { 0, 0 };
 	int passed[2] = { 0, 0 };
 	double ms, total_ms[2] = { 0, 0 };
@@ -291,6 +298,7 @@ int main(int argc, char **argv)
 		case 'z': size = strtoull(optarg, NULL, 0); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'n': use_sync = 0; break;
+		case 'V': may_vanish = 1; break;
 		default: usage();
 		}
 	}
@@ -370,11 +378,30 @@ int main(int argc, char **argv)
 				if (is_a == phase)
 					verified[phase] += size;
 				total_ms[phase] += ms;
+			} else if (ret == -ECONNRESET && may_vanish && passed[0]) {
+				vanished = 1;
+				break;
 			} else {
 				ktap_diag("%s round %d: %s", what, r, errstr(ret));
 				break;	/* lock step lost, or the QP is in error */
 			}
 		}
+		if (vanished)
+			break;
+	}
+	if (vanished) {
+		ktap_result(1, "the peer went away after %d WRITE and %d READ rounds (--peer-may-vanish)",
+			    passed[0], passed[1]);
+		ret = client > 0 ? smnl_client_get(&nl, client, &c) : client;
+		if (!ret)
+			ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, "after the peer went, to-device");
+		if (!ret)
+			ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_CPU, "after the peer went, to-cpu");
+		ktap_result(!ret && c.state == IB_SYNC_MEM_CLIENT_LIVE,
+			    "this host's client is still live and syncable both ways");
+		if (ret)
+			ktap_diag("%s: %s", role_name, errstr(ret));
+		rounds = 0;	/* nothing more to count */
 	}
 	if (rounds) {
 		ktap_diag("%s: WRITE %.1f ms, READ %.1f ms in RDMA operations", role_name,
@@ -396,10 +423,11 @@ int main(int argc, char **argv)
 			  client, (unsigned long long)c.syncs,
 			  (unsigned long long)c.errors, (unsigned long long)c.bytes);
 	}
-	ktap_result(rounds > 0 && passed[0] == rounds && passed[1] == rounds,
-		    "canary across hosts: %d of %d WRITE and %d of %d READ rounds passed, %llu bytes verified on %s%s",
-		    passed[0], rounds, passed[1], rounds, verified[0] + verified[1],
-		    role_name, use_sync ? "" : " (without ib_sync_mem)");
+	if (!vanished)
+		ktap_result(rounds > 0 && passed[0] == rounds && passed[1] == rounds,
+			    "canary across hosts: %d of %d WRITE and %d of %d READ rounds passed, %llu bytes verified on %s%s",
+			    passed[0], rounds, passed[1], rounds, verified[0] + verified[1],
+			    role_name, use_sync ? "" : " (without ib_sync_mem)");
 
 	if (sock >= 0)
 		close(sock);

@@ -217,9 +217,10 @@ wait_until() {
 	done
 }
 
-# ended_ok PID SECONDS: the background job PID exits 0 within SECONDS
-# (times SYNCMEM_SLOW); if it does not, it is killed and this fails.
-ended_ok() {
+# ended_within PID SECONDS: the background job PID exits, with any status
+# (in ENDED_RC), within SECONDS (times SYNCMEM_SLOW); if it does not, it is
+# killed and this fails.
+ended_within() {
 	local pid=$1 end=$((SECONDS + $2 * SYNCMEM_SLOW))
 	while kill -0 "$pid" 2>/dev/null; do
 		if [ "$SECONDS" -ge "$end" ]; then
@@ -231,6 +232,13 @@ ended_ok() {
 		sleep 0.1
 	done
 	wait "$pid"
+	ENDED_RC=$?
+}
+
+# ended_ok PID SECONDS: the same, and the job exited 0.
+ended_ok() {
+	ended_within "$@" || return 1
+	return "$ENDED_RC"
 }
 
 # gone PID: every thread of the process has exited (a zombie not yet

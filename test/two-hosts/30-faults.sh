@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Faults across the wire (vm/run.sh --two-hosts), in order on both hosts:
+#
+#   kill    host A's canary is SIGKILLed mid-run: its owned client goes
+#           with it; host B's canary sees its peer go and its own client
+#           stays live and syncable both ways
+#   drop    the wire goes down on A in the middle of ib_write_bw: A's
+#           traffic fails (the QP goes to error), both perftest ends exit
+#           once the wire is back; no splat, no leak
+#   resume  a fresh canary passes both ways over the restored wire
+#
+# dmesg of both guests is checked by the harness (vm.ktap's dmesg-clean).
+. "$(dirname "$0")/../vm/lib.sh"
+suite_begin
+: "${SYNCMEM_WIRE_ROLE:?not on a two-host run (vm/run.sh --two-hosts)}"
+
+BIN=$SYNCMEM_BIN
+NIC=$SYNCMEM_WIRE_NIC
+gid=$(roce_v2_gid rxe0 "$SYNCMEM_WIRE_IP")
+canary=(--role "$SYNCMEM_WIRE_ROLE" --dev rxe0 --ip "$SYNCMEM_WIRE_IP" --peer "$SYNCMEM_WIRE_PEER")
+is_a() { [ "$SYNCMEM_WIRE_ROLE" = a ]; }
+port_active() { rdma link show rxe0/1 | grep -q "state ACTIVE"; }
+
+check "insmod ib_sync_mem" sm_load
+
+# ---- kill: SIGKILL of the writer on A ----
+if is_a; then
+	"$BIN/wire_canary" "${canary[@]}" --tcp-port 18521 --rounds 100000 \
+		--size 262144 >/tmp/kill.out 2>&1 &
+	pid=$!
+	check "kill: A's canary is mid-run (its WRITE round 2 passed)" \
+		wait_until 180 grep -q "^ok .* WRITE round 2:" /tmp/kill.out
+	check "kill: SIGKILL A's canary" kill -KILL "$pid"
+	ended_within "$pid" 60
+	check "kill: it died of SIGKILL" test "${ENDED_RC:-}" = 137
+	cat /tmp/kill.out >&2
+	check "kill: its client went with it" wait_until 60 counters_zero
+else
+	run_prog wire_canary "${canary[@]}" --tcp-port 18521 --rounds 100000 \
+		--size 262144 --peer-may-vanish
+	check "kill: B's client unregistered by its canary, nothing left" counters_zero
+fi
+
+# ---- drop: the wire down and up again under traffic ----
+args=(-d rxe0 -x "$gid" -p 18522 -F -n 1000000 -s 65536)
+if is_a; then
+	end=$((SECONDS + 120 * SYNCMEM_SLOW))
+	until
+		ib_write_bw "${args[@]}" "$SYNCMEM_WIRE_PEER" >/tmp/drop.out 2>&1 &
+		pid=$!
+		wait_until 60 grep -qE "#bytes|Couldn't connect" /tmp/drop.out &&
+			! grep -q "Couldn't connect" /tmp/drop.out
+	do
+		wait "$pid"
+		[ "$SECONDS" -lt "$end" ] || break
+		sleep 0.5
+	done
+	check "drop: ib_write_bw A -> B is running (1,000,000 messages: it cannot finish)" \
+		grep -q "#bytes" /tmp/drop.out
+	check "drop: ip link set $NIC down" ip link set "$NIC" down
+	ended_within "$pid" 120
+	check "drop: A's traffic fails while the wire is down" test "${ENDED_RC:-0}" -ne 0
+	cat /tmp/drop.out >&2
+	check "drop: ip link set $NIC up" ip link set "$NIC" up
+	check "drop: rxe0's port is active again" wait_until 60 port_active
+else
+	ib_write_bw "${args[@]}" >/tmp/drop.out 2>&1 &
+	pid=$!
+	check "drop: B's ib_write_bw server ends once A's traffic failed and the wire is back" \
+		ended_within "$pid" 300
+	cat /tmp/drop.out >&2
+	echo "drop: B's server exited $ENDED_RC" >&2
+fi
+
+# ---- resume: the canary over the restored wire ----
+run_prog wire_canary "${canary[@]}" --tcp-port 18523 --rounds 4 --size 1048576
+
+if counters_zero; then
+	ok "no client left behind"
+else
+	not_ok "no client left behind # $(short "$(cat "$DEBUGFS/counters")")"
+fi
+check "rmmod ib_sync_mem" sm_unload
+finish
