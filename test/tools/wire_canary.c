@@ -320,16 +320,27 @@ int main(int argc, char **argv)
 
 	if (use_sync) {
 		ret = smnl_open(&nl);
+		/* owned: it dies with this process (the kill case) */
+		struct smnl_new req = {
+			.dev = e.dev,
+			.name = is_a ? "wire-a" : "wire-b",
+			.kind = IB_SYNC_MEM_KIND_REGION,
+			.flags = IB_SYNC_MEM_CLIENT_F_OWNED,
+			.region_nest = 1,
+			.region_addr = (uintptr_t)e.buf,
+			.region_len = size,
+			.region_access = IB_SYNC_MEM_REGION_F_WRITE,
+		};
+
 		if (ktap_result(ret == 0, "resolve the ib_sync_mem family"))
-			client = smnl_register_region(&nl, e.dev, is_a ? "wire-a" : "wire-b",
-						      (uintptr_t)e.buf, size,
-						      IB_SYNC_MEM_REGION_F_WRITE);
+			client = smnl_register(&nl, &req);
 		else
 			client = ret;
 		ret = client > 0 ? smnl_client_get(&nl, client, &c) : client;
 		if (!ktap_result(client > 0 && !ret && c.state == IB_SYNC_MEM_CLIENT_LIVE &&
 				 c.pinned_pages == size / sysconf(_SC_PAGESIZE),
-				 "register the buffer as a region client on %s (pinned)", e.dev))
+				 "register the buffer as an owned region client on %s (pinned)",
+				 e.dev))
 			ktap_diag("register: %s \"%s\"", errstr(client > 0 ? ret : client),
 				  nl.extack);
 	} else {
@@ -370,6 +381,10 @@ int main(int argc, char **argv)
 			ms = 0;
 			ret = phase ? read_round(is_a, &e, &theirs, client, round, &ms)
 				    : write_round(is_a, &e, &theirs, client, round, &ms);
+			if (ret == -ECONNRESET && may_vanish && passed[0]) {
+				vanished = 1;
+				break;
+			}
 			if (ktap_result(!ret, "%s round %d: RDMA %s %zu KiB A %s B, synced on both hosts, every byte equal",
 					what, r, what, size / 1024,
 					phase ? "<-" : "->")) {
@@ -378,9 +393,6 @@ int main(int argc, char **argv)
 				if (is_a == phase)
 					verified[phase] += size;
 				total_ms[phase] += ms;
-			} else if (ret == -ECONNRESET && may_vanish && passed[0]) {
-				vanished = 1;
-				break;
 			} else {
 				ktap_diag("%s round %d: %s", what, r, errstr(ret));
 				break;	/* lock step lost, or the QP is in error */

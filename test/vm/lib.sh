@@ -222,6 +222,7 @@ wait_until() {
 # killed and this fails.
 ended_within() {
 	local pid=$1 end=$((SECONDS + $2 * SYNCMEM_SLOW))
+	ENDED_RC=
 	while kill -0 "$pid" 2>/dev/null; do
 		if [ "$SECONDS" -ge "$end" ]; then
 			echo "pid $pid still running after $2 s (x$SYNCMEM_SLOW)" >&2
