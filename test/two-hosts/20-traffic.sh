@@ -81,11 +81,7 @@ for tool in ib_write_bw ib_read_bw; do
 done
 
 check "rmmod ib_sync_mem_sim" sim_unload
-if counters_zero; then
-	ok "no client left behind"
-else
-	not_ok "no client left behind # $(short "$(cat "$DEBUGFS/counters")")"
-fi
+no_client_left "no client left behind"
 check "rmmod ib_sync_mem" sm_unload
 check "modprobe -r vgem" modprobe -r vgem
 finish

@@ -87,10 +87,6 @@ fi
 # ---- resume: the canary over the restored wire ----
 run_prog wire_canary "${canary[@]}" --tcp-port 18523 --rounds 4 --size 1048576
 
-if counters_zero; then
-	ok "no client left behind"
-else
-	not_ok "no client left behind # $(short "$(cat "$DEBUGFS/counters")")"
-fi
+no_client_left "no client left behind"
 check "rmmod ib_sync_mem" sm_unload
 finish

@@ -76,13 +76,7 @@ ip neigh show >&2
 check "remove the canary's addresses" canary_net_down
 check "rdma link delete rxe1" rdma link delete rxe1
 
-if counters_zero; then
-	ok "no client left behind by the programs"
-else
-	not_ok "no client left behind by the programs # clients $(counter clients), registered $(counter registered)"
-	"$BIN/smnlctl" list >&2
-	"$BIN/smnlctl" del-netlink >&2
-fi
+no_client_left "no client left behind by the programs" || "$BIN/smnlctl" del-netlink >&2
 check "modprobe -r vgem (no dma-buf still referenced)" modprobe -r vgem
 check "object counters zero before unload" counters_zero
 check "rmmod ib_sync_mem" sm_unload

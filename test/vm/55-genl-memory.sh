@@ -97,13 +97,7 @@ check "load ib_sync_mem" sm_load
 check "load ib_sync_mem_sim" sim_load
 check "rxe0 attached" has_device rxe0
 run_genl_tests
-if counters_zero; then
-	ok "counters_zero: no client left behind"
-else
-	not_ok "counters_zero: no client left behind # clients $(counter clients), registered $(counter registered)"
-	syncmemctl list >&2
-	unregister_all >&2
-fi
+no_client_left "counters_zero: no client left behind" || unregister_all >&2
 check "rmmod ib_sync_mem_sim" sim_unload
 check "rmmod ib_sync_mem" sm_unload
 finish

@@ -63,13 +63,7 @@ check "modprobe vgem" modprobe vgem
 run_prog --timeout "$PROG_TIMEOUT" failnth --dev rxe0
 
 check "fault injection knobs restored" fi_restore
-if counters_zero; then
-	ok "no client left behind"
-else
-	not_ok "no client left behind # clients $(counter clients), registered $(counter registered)"
-	"$BIN/smnlctl" list >&2
-	"$BIN/smnlctl" del-netlink >&2
-fi
+no_client_left "no client left behind" || "$BIN/smnlctl" del-netlink >&2
 check "unload ib_sync_mem_sim" sim_unload
 check "modprobe -r vgem (no dma-buf still referenced)" modprobe -r vgem
 check "object counters zero before unload" counters_zero

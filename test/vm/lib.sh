@@ -349,6 +349,18 @@ sim_del() { echo "$1" > "$SIMFS/del_client"; }
 counter() { awk -v k="$1" '$1 == k { print $2 }' "$DEBUGFS/counters"; }
 counter_is() { local v; v=$(counter "$1"); echo "$1=$v" >&2; is_num "$v" && [ "$v" = "$2" ]; }
 counters_zero() { counter_is clients 0 && counter_is registered 0; }
+# no_client_left NAME: one test, the client counters back to zero; if not,
+# the counts in the result, the clients left in the log, and it fails (the
+# caller deletes what is left its own way).
+no_client_left() {
+	if counters_zero; then
+		ok "$1"
+	else
+		not_ok "$1 # clients $(counter clients), registered $(counter registered)"
+		"$SYNCMEM_BIN/smnlctl" list >&2
+		return 1
+	fi
+}
 
 # rdma_link_on DEV NETDEV: the rxe device DEV exists on NETDEV (rdma link
 # show wants DEV/PORT: a bare device name is "Wrong device name").
