@@ -178,7 +178,12 @@ static inline int rc_connect(struct rc_end *e, const struct rc_peer *p)
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
+	/*
+	 * 4.096 us * 2^20, about 4.3 s a try, 7 retries: a peer guest that
+	 * the host does not run for a while (two guests on two cores) is
+	 * not a lost peer. The common 14 gave up after about half a second.
+	 */
+	a.timeout = 20;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = 0;
