@@ -259,7 +259,8 @@ static int read_round(int is_a, struct rc_end *e, const struct rc_peer *p,
 static void usage(void)
 {
 	fprintf(stderr, "usage: wire_canary --role a|b --dev DEV --ip ADDR --peer ADDR\n"
-		"                   [--tcp-port N] [--size BYTES] [--rounds N] [--no-sync]\n");
+		"                   [--tcp-port N] [--size BYTES] [--rounds N] [--no-sync]\n"
+		"                   [--peer-may-vanish]\n");
 	exit(2);
 }
 
