@@ -165,7 +165,8 @@ console_tail() {
 }
 
 # check_kernel KVER RC DIR RETRIED [LABEL]: DIR/vm.ktap, its checks named
-# vm:LABEL:... (LABEL: KVER, or KVER/host-a on a two-host run).
+# vm:LABEL:... (LABEL: KVER, or KVER/host-a on a two-host run); its
+# failures and diagnostics also on stderr.
 check_kernel() {
 	local kver=$1 rc=$2 dir=$3 retried=$4 label=${5:-$1} n=0 s name line
 	ktap() { n=$((n + 1)); echo "$1 $n vm:$label:$2"; }
@@ -248,6 +249,7 @@ check_kernel() {
 		fi
 		echo "1..$n"
 	} > "$dir/vm.ktap"
+	grep -E '^(not ok|# )' "$dir/vm.ktap" | sed "s|^|run.sh: $label: |" >&2 || true
 }
 
 # test_lane KVER: boot KVER once (twice if it splatted on its own or
@@ -284,7 +286,6 @@ test_lane() {
 		retried=$dir/boot-1
 	fi
 	check_kernel "$kver" "$rc" "$dir" "$retried"
-	grep -E '^(not ok|# )' "$dir/vm.ktap" | sed "s|^|run.sh: $kver: |" >&2 || true
 }
 
 # limit_for KVER: the VM's hard timeout.
@@ -298,7 +299,8 @@ limit_for() {
 # benchmarking range 198.18.0.0/15 and no other network; then check each
 # host's results as a kernel's.
 two_hosts() {
-	local kver=$1 dir=$results/two-hosts port h mac rc_a rc_b pid_a pid_b end
+	local kver=$1 dir=$results/two-hosts port h i mode mac end
+	local -A pid=()
 	local net="-netdev socket,id=wire,%s=127.0.0.1:%s -device virtio-net-pci,netdev=wire,mac=%s"
 	rm -rf "$dir"
 	mkdir -p "$dir"
@@ -308,34 +310,30 @@ two_hosts() {
 	export SYNCMEM_SUITE_DIR=test/two-hosts
 	# One vCPU each: two guests on a host of two cores, a core each.
 	export VM_CPUS=${VM_CPUS:-1}
-	mac=52:54:00:c6:12:01
-	# shellcheck disable=SC2059
-	SYNCMEM_QEMU_NET=$(printf -- "$net" listen "$port" "$mac") \
-		SYNCMEM_WIRE="a $mac 198.18.0.1/15 198.18.0.2" boot_test "$kver" "$dir/a" &
-	pid_a=$!
-	# B's QEMU connects once A's listens (no probe: the listener takes
-	# one connection, the first).
-	end=$((SECONDS + 60))
-	until ss -Hltn "sport = :$port" | grep -q .; do
-		if [ "$SECONDS" -ge "$end" ] || ! kill -0 "$pid_a" 2>/dev/null; then
-			echo "run.sh: host A's QEMU never listened on 127.0.0.1:$port" >&2
-			break
-		fi
-		sleep 0.2
-	done
-	mac=52:54:00:c6:12:02
-	# shellcheck disable=SC2059
-	SYNCMEM_QEMU_NET=$(printf -- "$net" connect "$port" "$mac") \
-		SYNCMEM_WIRE="b $mac 198.18.0.2/15 198.18.0.1" boot_test "$kver" "$dir/b" &
-	pid_b=$!
-	wait "$pid_a"
-	rc_a=$?
-	wait "$pid_b"
-	rc_b=$?
-	check_kernel "$kver" "$rc_a" "$dir/a" "" "$kver/host-a"
-	check_kernel "$kver" "$rc_b" "$dir/b" "" "$kver/host-b"
+	# Host A (1) listens, host B (2) connects; each gets 198.18.0.<i>.
 	for h in a b; do
-		grep -E '^(not ok|# )' "$dir/$h/vm.ktap" | sed "s|^|run.sh: host $h: |" >&2 || true
+		if [ "$h" = a ]; then i=1 mode=listen; else i=2 mode=connect; fi
+		mac=52:54:00:c6:12:0$i
+		# shellcheck disable=SC2059
+		SYNCMEM_QEMU_NET=$(printf -- "$net" "$mode" "$port" "$mac") \
+			SYNCMEM_WIRE="$h $mac 198.18.0.$i/15 198.18.0.$((3 - i))" \
+			boot_test "$kver" "$dir/$h" &
+		pid[$h]=$!
+		[ "$h" = a ] || continue
+		# B's QEMU connects once A's listens (no probe: the listener
+		# takes one connection, the first).
+		end=$((SECONDS + 60))
+		until ss -Hltn "sport = :$port" | grep -q .; do
+			if [ "$SECONDS" -ge "$end" ] || ! kill -0 "${pid[a]}" 2>/dev/null; then
+				echo "run.sh: host A's QEMU never listened on 127.0.0.1:$port" >&2
+				break
+			fi
+			sleep 0.2
+		done
+	done
+	for h in a b; do
+		wait "${pid[$h]}"
+		check_kernel "$kver" "$?" "$dir/$h" "" "$kver/host-$h"
 	done
 	touch "$dir/done"
 }
