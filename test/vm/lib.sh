@@ -430,7 +430,9 @@ fails_with() {
 # to $SYNCMEM_BIN by vm/guest.sh) and
 # re-emit its results as "PROG: <test>". A program that is missing,
 # crashes, hangs, stops before its plan or exits inconsistently with its
-# results fails.
+# results fails. Its output goes into the suite's log as it comes, as
+# "PROG: <line>": a long program that reports its steps does not look
+# stalled, and one that is ended still shows where it was.
 run_prog() {
 	local limit=$((240 * SYNCMEM_SLOW))
 	if [ "$1" = --timeout ]; then
@@ -445,8 +447,8 @@ run_prog() {
 	fi
 	echo "--- $name $*" >&2
 	out=$(mktemp)
-	timeout --kill-after=10 "$limit" "$prog" "$@" >"$out"
-	rc=$?
+	timeout --kill-after=10 "$limit" "$prog" "$@" | tee "$out" | sed -u "s/^/$name: /" >&2
+	rc=${PIPESTATUS[0]}
 	while IFS= read -r line; do
 		case $line in
 		"ok "* | "not ok "*)
@@ -464,10 +466,9 @@ run_prog() {
 				ok "$name: $desc"
 			fi
 			;;
-		"#"*) line=${line#"#"}; echo "# $name: ${line# }"; echo "$name: ${line# }" >&2 ;;
+		"#"*) line=${line#"#"}; echo "# $name: ${line# }" ;;
 		1..*) plan=${line#1..} ;;
-		"KTAP version"*) ;;
-		*) echo "$name: $line" >&2 ;;
+		*) ;;	# KTAP's header; anything else is in the log already
 		esac
 	done <"$out"
 	rm -f "$out"
