@@ -35,6 +35,8 @@ struct rc_end {
 	int gid_index;
 	unsigned char *buf;
 	size_t size;
+	enum ibv_wc_status wc_status;	/* of the last completion */
+	int finite_retries;	/* rc_connect(): give up on a silent peer */
 };
 
 /* What the other end needs to reach an end's QP and memory region. */
@@ -179,12 +181,15 @@ static inline int rc_connect(struct rc_end *e, const struct rc_peer *p)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	/*
-	 * 4.096 us * 2^20, about 4.3 s a try, 7 retries: a peer guest that
-	 * the host does not run for a while (two guests on two cores) is
-	 * not a lost peer. The common 14 gave up after about half a second.
+	 * 4.096 us * 2^20, about 4.3 s a try: a peer guest that the host
+	 * does not run for a while (two guests on two cores) is not a lost
+	 * peer. The common 14 gave up after about half a second. rxe takes
+	 * a retry count of 7 as "retry without end" (rxe_comp.c), so a QP
+	 * whose peer is gone for good goes to error only with finite
+	 * retries: 6, about 30 s.
 	 */
 	a.timeout = 20;
-	a.retry_cnt = 7;
+	a.retry_cnt = e->finite_retries ? 6 : 7;
 	a.rnr_retry = 7;
 	a.sq_psn = 0;
 	a.max_rd_atomic = 1;
@@ -200,11 +205,12 @@ static inline int rc_connect(struct rc_end *e, const struct rc_peer *p)
 
 /*
  * One signalled RDMA WRITE of e's whole buffer into @p's (or READ of p's
- * into e's), polled to its completion within RC_CQ_TIMEOUT_MS (scaled by
- * SYNCMEM_SLOW); *ms is how long it took.
+ * into e's), polled to its completion within @wait_ms (scaled by
+ * SYNCMEM_SLOW); *ms is how long it took. A completion in error is -EIO,
+ * its status in e->wc_status.
  */
-static inline int rc_rdma(struct rc_end *e, enum ibv_wr_opcode op,
-			  const struct rc_peer *p, double *ms)
+static inline int rc_rdma_within(struct rc_end *e, enum ibv_wr_opcode op,
+				 const struct rc_peer *p, double *ms, int wait_ms)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)e->buf,
@@ -236,14 +242,15 @@ static inline int rc_rdma(struct rc_end *e, enum ibv_wr_opcode op,
 			return -EIO;
 		if (n == 1)
 			break;
-		if (now_ms() - t0 > bound_ms(RC_CQ_TIMEOUT_MS)) {
+		if (now_ms() - t0 > bound_ms(wait_ms)) {
 			ktap_diag("RDMA %s: no completion after %d ms", what,
-				  bound_ms(RC_CQ_TIMEOUT_MS));
+				  bound_ms(wait_ms));
 			return -ETIMEDOUT;
 		}
 		usleep(200);
 	}
 	*ms = now_ms() - t0;
+	e->wc_status = wc.status;
 	if (wc.status != IBV_WC_SUCCESS) {
 		ktap_diag("RDMA %s completion: %s (vendor err 0x%x)", what,
 			  ibv_wc_status_str(wc.status), wc.vendor_err);
@@ -252,6 +259,25 @@ static inline int rc_rdma(struct rc_end *e, enum ibv_wr_opcode op,
 	return 0;
 }
 
+/* rc_rdma_within() with the usual bound, RC_CQ_TIMEOUT_MS. */
+static inline int rc_rdma(struct rc_end *e, enum ibv_wr_opcode op,
+			  const struct rc_peer *p, double *ms)
+{
+	return rc_rdma_within(e, op, p, ms, RC_CQ_TIMEOUT_MS);
+}
+
+/* The QP's state as the device has it (IBV_QPS_*), or -errno. */
+static inline int rc_qp_state(struct rc_end *e)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	int ret;
+
+	ret = ibv_query_qp(e->qp, &a, IBV_QP_STATE, &init);
+	return ret ? -ret : (int)a.qp_state;
+}
+
+/* Everything rc_setup() made, closed; the end can be torn down again. */
 static inline void rc_teardown(struct rc_end *e)
 {
 	if (e->qp)
@@ -264,6 +290,11 @@ static inline void rc_teardown(struct rc_end *e)
 		ibv_dealloc_pd(e->pd);
 	if (e->ctx)
 		ibv_close_device(e->ctx);
+	e->qp = NULL;
+	e->mr = NULL;
+	e->cq = NULL;
+	e->pd = NULL;
+	e->ctx = NULL;
 }
 
 /* The canaries' byte pattern for round @round. */
