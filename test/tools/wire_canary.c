@@ -18,16 +18,27 @@
  *
  *   wire_canary --role a|b --dev rxe0 --ip A.B.C.D --peer A.B.C.D
  *               [--tcp-port N] [--size BYTES] [--rounds N] [--no-sync]
- *               [--peer-may-vanish]
+ *               [--peer-may-vanish] [--link-delete [--ready-file FILE]]
  *
  * --peer-may-vanish: the other side is killed mid-run (a fault case). Its
  * going (the TCP connection reset or closed) after at least one passed
  * round ends the rounds as a pass, and this side's own client must still
  * be live and syncable both ways.
+ *
+ * --link-delete (both sides; B with --ready-file): after the WRITE rounds
+ * (no READ rounds), A writes into B's buffer without lock step, one RDMA
+ * WRITE after another, while B's device is deleted under it. B creates
+ * FILE once A's writes land in its buffer (the suite then runs "rdma link
+ * delete"), and waits for its client to be invalidated by the removal. rxe
+ * cannot disassociate a user context, so the removal waits for B's verbs
+ * resources: B closes them and tells A. A's writes must then end in an
+ * error completion with A's QP in the error state, and A's own client must
+ * stay live and syncable both ways; both sides report A's verdict.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -45,8 +56,14 @@
 
 #define CONNECT_WAIT_MS	180000	/* the other guest still booting */
 #define STEP_WAIT_MS	120000	/* the other side's slowest step */
+/*
+ * --link-delete: a write into a QP that no longer answers fails after
+ * rc_connect()'s 7 finite tries of about 4.3 s; the removal comes first.
+ */
+#define LINK_WAIT_MS	180000
+#define POLL_US		10000
 
-enum { MSG_HELLO = 1, MSG_READY, MSG_DONE, MSG_VERDICT, MSG_BYE };
+enum { MSG_HELLO = 1, MSG_READY, MSG_DONE, MSG_VERDICT, MSG_BYE, MSG_STREAM, MSG_GONE };
 
 struct msg {
 	uint32_t kind;
@@ -57,7 +74,8 @@ struct msg {
 };
 
 static struct smnl nl;
-static int use_sync = 1, sock = -1, may_vanish;
+static int use_sync = 1, sock = -1, may_vanish, link_delete;
+static const char *ready_file;
 static const char *role_name;
 
 static int send_msg(uint32_t kind, uint32_t round, int status,
@@ -157,14 +175,22 @@ static int sync_buf(int client, uint32_t dir, const char *what)
 	return ret ? ret : cerr;
 }
 
-/* Every byte of @buf against round @r's pattern: 0, or -EBADMSG. */
-static int verify(const unsigned char *buf, size_t size, unsigned int r)
+/* The first byte of @buf that differs from round @r's pattern, or @size. */
+static size_t first_difference(const unsigned char *buf, size_t size, unsigned int r)
 {
 	size_t i;
 
 	for (i = 0; i < size; i++)
 		if (buf[i] != rc_pattern(i, r))
 			break;
+	return i;
+}
+
+/* Every byte of @buf against round @r's pattern: 0, or -EBADMSG. */
+static int verify(const unsigned char *buf, size_t size, unsigned int r)
+{
+	size_t i = first_difference(buf, size, r);
+
 	if (i == size)
 		return 0;
 	ktap_diag("%s: round %u: first difference at byte %zu: 0x%02x, want 0x%02x",
@@ -256,11 +282,117 @@ static int read_round(int is_a, struct rc_end *e, const struct rc_peer *p,
 	return ret;
 }
 
+/* The client's state (IB_SYNC_MEM_CLIENT_*), 0 once it is gone, or -errno. */
+static int client_state(int client)
+{
+	struct smnl_client c;
+	int ret = smnl_client_get(&nl, client, &c);
+
+	if (ret == -ENOENT)
+		return 0;
+	return ret ? ret : (int)c.state;
+}
+
+/*
+ * --link-delete, B: wait (syncing to-cpu) until A's streamed writes show in
+ * the buffer, say so through the ready file, wait for the client to be
+ * invalidated by the device's removal, close the verbs resources the
+ * removal waits for, and tell A; then report A's verdict.
+ */
+static int link_delete_b(struct rc_end *e, int client, unsigned int r)
+{
+	double t0 = now_ms();
+	struct msg m;
+	int ret, state, fd;
+
+	ret = recv_msg(MSG_STREAM, r, &m);
+	if (ret)
+		return ret;
+	for (;;) {
+		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_CPU, "target to-cpu");
+		if (ret || first_difference(e->buf, e->size, r) == e->size)
+			break;
+		if (now_ms() - t0 > bound_ms(LINK_WAIT_MS)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		usleep(POLL_US);
+	}
+	if (!ktap_result(!ret, "link delete: A's writes land in B's buffer (synced to-cpu)"))
+		return ret;
+	fd = open(ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	ktap_diag("%s: A is writing; waiting for %s to be deleted", role_name, e->dev);
+	t0 = now_ms();
+	while ((state = client_state(client)) == IB_SYNC_MEM_CLIENT_LIVE &&
+	       now_ms() - t0 < bound_ms(LINK_WAIT_MS))
+		usleep(POLL_US);
+	ktap_result(state == IB_SYNC_MEM_CLIENT_INVALIDATED || state == 0,
+		    "link delete: B's client invalidated when %s was deleted under A's writes (%s)",
+		    e->dev, state == IB_SYNC_MEM_CLIENT_INVALIDATED ? "invalidated" :
+		    state == 0 ? "already gone with the device" : "still live");
+	if (state < 0)
+		ktap_diag("%s: client %d: %s", role_name, client, errstr(state));
+	/* the removal waits for these: rxe has no disassociate */
+	rc_teardown(e);
+	ret = send_msg(MSG_GONE, r, state == IB_SYNC_MEM_CLIENT_LIVE ? -EBUSY : 0, NULL);
+	if (!ret)
+		ret = recv_msg(MSG_VERDICT, r, &m);
+	ktap_result(!ret, "link delete: A's writes failed with its QP in error, A's client live and syncable (A's verdict)");
+	return ret;
+}
+
+/*
+ * --link-delete, A: write into B until a write fails, then check the QP's
+ * state and this host's client, and send B the verdict.
+ */
+static int link_delete_a(struct rc_end *e, const struct rc_peer *p, int client,
+			 unsigned int r)
+{
+	struct smnl_client c;
+	int ret, writes = 0, qps, gone;
+	double t0 = now_ms(), ms;
+	struct msg m;
+
+	fill(e->buf, e->size, r);
+	ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, "source to-device");
+	if (!ret)
+		ret = send_msg(MSG_STREAM, r, 0, NULL);
+	if (ret)
+		return ret;
+	do {
+		ret = rc_rdma_within(e, IBV_WR_RDMA_WRITE, p, &ms, LINK_WAIT_MS);
+		writes += !ret;
+	} while (!ret && now_ms() - t0 < bound_ms(LINK_WAIT_MS));
+	qps = rc_qp_state(e);
+	ktap_result(ret == -EIO && e->wc_status != IBV_WC_SUCCESS,
+		    "link delete: A's writes end in an error completion once B's device is gone (%d writes before it: %s)",
+		    writes, ret == -EIO ? ibv_wc_status_str(e->wc_status) : errstr(ret));
+	ktap_result(qps == IBV_QPS_ERR, "link delete: A's QP is in the error state (%d)", qps);
+	gone = recv_msg(MSG_GONE, r, &m);
+	ktap_result(!gone, "link delete: B saw its client invalidated and closed its device (B's verdict)");
+	ret = smnl_client_get(&nl, client, &c);
+	if (!ret)
+		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, "after B's device went, to-device");
+	if (!ret)
+		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_CPU, "after B's device went, to-cpu");
+	if (!ret && c.state != IB_SYNC_MEM_CLIENT_LIVE)
+		ret = -ESTALE;
+	ktap_result(!ret, "link delete: A's client is still live and syncable both ways");
+	if (!ret && (e->wc_status == IBV_WC_SUCCESS || qps != IBV_QPS_ERR))
+		ret = -EPROTO;
+	if (send_msg(MSG_VERDICT, r, ret, NULL))
+		return -ECONNRESET;
+	return ret ? ret : gone;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: wire_canary --role a|b --dev DEV --ip ADDR --peer ADDR\n"
 		"                   [--tcp-port N] [--size BYTES] [--rounds N] [--no-sync]\n"
-		"                   [--peer-may-vanish]\n");
+		"                   [--peer-may-vanish] [--link-delete [--ready-file FILE]]\n");
 	exit(2);
 }
 
@@ -276,11 +408,13 @@ int main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "no-sync", no_argument, NULL, 'n' },
 		{ "peer-may-vanish", no_argument, NULL, 'V' },
+		{ "link-delete", no_argument, NULL, 'L' },
+		{ "ready-file", required_argument, NULL, 'F' },
 		{ 0 },
 	};
 	struct rc_end e = { .dev = "rxe0" };
 	const char *peer_ip = NULL, *role = NULL;
-	int rounds = 8, port = 18515, o, ret, is_a, client = 0, r, phase, vanished = 0;
+	int rounds = 8, port = 18515, o, ret, is_a, client = 0, r, phase, phases, vanished = 0;
 	unsigned long long verified[2] = { 0, 0 };
 	int passed[2] = { 0, 0 };
 	double ms, total_ms[2] = { 0, 0 };
@@ -300,6 +434,8 @@ int main(int argc, char **argv)
 		case 'r': rounds = atoi(optarg); break;
 		case 'n': use_sync = 0; break;
 		case 'V': may_vanish = 1; break;
+		case 'L': link_delete = 1; break;
+		case 'F': ready_file = optarg; break;
 		default: usage();
 		}
 	}
@@ -307,6 +443,10 @@ int main(int argc, char **argv)
 	    !peer_ip || rounds < 1 || !size || size % sysconf(_SC_PAGESIZE))
 		usage();
 	is_a = *role == 'a';
+	/* --link-delete needs the module; B, and only B, names the ready file */
+	if ((link_delete && (!use_sync || may_vanish || is_a == !!ready_file)) ||
+	    (ready_file && !link_delete))
+		usage();
 	role_name = is_a ? "host A" : "host B";
 	ktap_start();
 	ktap_diag("%s: %s on %s, peer %s, %d rounds each way of %zu KiB", role_name,
@@ -348,6 +488,8 @@ int main(int argc, char **argv)
 		ktap_diag("--no-sync: ib_sync_mem is not used");
 	}
 
+	/* --link-delete: A's QP must give up on B's device once it is gone */
+	e.finite_retries = link_delete && is_a;
 	ret = rc_setup(&e);
 	if (!ret) {
 		ret = meet(role, e.ip, peer_ip, port);
@@ -373,7 +515,8 @@ int main(int argc, char **argv)
 		ktap_diag("peer QP %u, rkey 0x%x", theirs.qpn, theirs.rkey);
 	}
 
-	for (phase = 0; phase < 2 && rounds; phase++) {
+	phases = link_delete ? 1 : 2;
+	for (phase = 0; phase < phases && rounds; phase++) {
 		const char *what = phase ? "READ" : "WRITE";
 
 		for (r = 1; r <= rounds; r++) {
@@ -416,6 +559,12 @@ int main(int argc, char **argv)
 			ktap_diag("%s: %s", role_name, errstr(ret));
 		rounds = 0;	/* nothing more to count */
 	}
+	if (link_delete && rounds && passed[0] == rounds) {
+		ret = is_a ? link_delete_a(&e, &theirs, client, rounds + 1)
+			   : link_delete_b(&e, client, rounds + 1);
+		if (ret)
+			ktap_diag("%s: link delete: %s", role_name, errstr(ret));
+	}
 	if (rounds) {
 		ktap_diag("%s: WRITE %.1f ms, READ %.1f ms in RDMA operations", role_name,
 			  total_ms[0], total_ms[1]);
@@ -423,13 +572,20 @@ int main(int argc, char **argv)
 			recv_msg(MSG_BYE, 0, &m);
 	}
 
+	if (link_delete && !is_a && client > 0) {
+		/* B's client: created on the device, deleted with it */
+		ktap_result(client_state(client) == 0, "link delete: B's client went with %s",
+			    e.dev);
+		client = 0;
+	}
 	if (use_sync && client > 0 && rounds) {
 		/*
 		 * Three syncs a round on each host: A to-device (WRITE),
-		 * to-device and to-cpu (READ); B the other way round.
+		 * to-device and to-cpu (READ); B the other way round. With
+		 * --link-delete, A's stream adds three.
 		 */
 		ret = smnl_client_get(&nl, client, &c);
-		ktap_result(!ret && c.syncs == (uint64_t)(is_a ? passed[0] + 2 * passed[1]
+		ktap_result(!ret && c.syncs == (uint64_t)(is_a ? passed[0] + 2 * passed[1] + 3 * link_delete
 							       : 2 * passed[0] + passed[1]) &&
 			    !c.errors, "client stats: one sync per step, no errors");
 		ktap_diag("%s: client %d: %llu syncs, %llu errors, %llu bytes", role_name,
@@ -437,10 +593,11 @@ int main(int argc, char **argv)
 			  (unsigned long long)c.errors, (unsigned long long)c.bytes);
 	}
 	if (!vanished)
-		ktap_result(rounds > 0 && passed[0] == rounds && passed[1] == rounds,
+		ktap_result(rounds > 0 && passed[0] == rounds && passed[1] == rounds * (phases - 1),
 			    "canary across hosts: %d of %d WRITE and %d of %d READ rounds passed, %llu bytes verified on %s%s",
-			    passed[0], rounds, passed[1], rounds, verified[0] + verified[1],
-			    role_name, use_sync ? "" : " (without ib_sync_mem)");
+			    passed[0], rounds, passed[1], rounds * (phases - 1),
+			    verified[0] + verified[1], role_name,
+			    use_sync ? "" : " (without ib_sync_mem)");
 
 	if (sock >= 0)
 		close(sock);

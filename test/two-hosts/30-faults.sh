@@ -7,7 +7,13 @@
 #   drop    the wire goes down on A in the middle of ib_write_bw: A's
 #           traffic fails (the QP goes to error), both perftest ends exit
 #           once the wire is back; no splat, no leak
-#   resume  a fresh canary passes both ways over the restored wire
+#   delete  "rdma link delete rxe0" on B while A's canary writes into B's
+#           region client: each of B's clients is invalidated exactly once
+#           (the monitor's events), then goes with the device; A's writes
+#           end in an error completion with its QP in error, and A's client
+#           stays live and syncable; rxe0 is added back on B
+#   resume  a fresh canary passes both ways over the restored wire and B's
+#           new rxe0
 #
 # dmesg of both guests is checked by the harness (vm.ktap's dmesg-clean).
 . "$(dirname "$0")/../vm/lib.sh"
@@ -82,6 +88,50 @@ else
 		ended_within "$pid" 300
 	cat /tmp/drop.out >&2
 	echo "drop: B's server exited $ENDED_RC" >&2
+fi
+
+# ---- delete: rxe0 deleted on B under A's writes ----
+ld=(--tcp-port 18524 --rounds 2 --size 262144 --link-delete)
+if is_a; then
+	run_prog wire_canary "${canary[@]}" "${ld[@]}"
+	check "delete: A's rxe0 is still active" port_active
+else
+	events=/tmp/delete.events
+	syncmemctl -j monitor >"$events" 2>/tmp/delete.monitor &
+	mon=$!
+	check "delete: monitor subscribed" \
+		wait_until 30 grep -q "monitoring ib_sync_mem events" /tmp/delete.monitor
+	check "delete: insmod ib_sync_mem_sim" sim_load
+	simid=$(ctl register dev rxe0 name delete-sim)
+	check "delete: a sim client on rxe0 beside the canary's region" is_id "$simid"
+	# The canary says when A's writes land; rxe cannot disassociate its
+	# user context, so the deletion returns only once the canary closed
+	# its verbs resources.
+	rm -f /tmp/delete.ready
+	(wait_until 300 test -e /tmp/delete.ready && rdma link delete rxe0) &
+	del=$!
+	run_prog wire_canary "${canary[@]}" "${ld[@]}" --ready-file /tmp/delete.ready
+	check "delete: rdma link delete rxe0 returned once the canary closed its device" \
+		ended_ok "$del" 120
+	check "delete: the monitor saw rxe0 go" \
+		wait_until 30 grep -q '"event":"dev-del"' "$events"
+	kill -TERM "$mon"
+	check "delete: the monitor exits on SIGTERM" ended_ok "$mon" 30
+	cat "$events" >&2
+	# Each of B's two clients: new, invalidated once (by the device), gone.
+	check "delete: B's clients each invalidated exactly once, by the device, then deleted" jq_file "
+		. as \$ev | [\$ev[] | select(.event == \"client-new\") | .id] as \$ids |
+		(\$ids | length) == 2 and any(\$ids[]; . == $simid) and
+		all(\$ids[]; . as \$i |
+			([\$ev[] | select(.id == \$i and .event == \"client-invalidated\")] |
+				length == 1 and .[0].inval_reason == \"device\") and
+			([\$ev[] | select(.id == \$i and .event == \"client-del\")] | length == 1)) and
+		([\$ev[] | select(.event == \"dev-del\")] | length == 1 and .[0].dev == \"rxe0\")" \
+		"$events" -s
+	check "delete: rdma link add rxe0 on the wire again" \
+		rdma link add rxe0 type rxe netdev "$NIC"
+	check "delete: rxe0's port is active" wait_until 60 port_active
+	check "delete: rmmod ib_sync_mem_sim" sim_unload
 fi
 
 # ---- resume: the canary over the restored wire ----
