@@ -74,6 +74,7 @@ if ! flock -n 9; then
 fi
 
 kernels=$(vm/kernels.sh) || exit 1
+[ "$mode" = two-hosts ] && export SYNCMEM_SUITE_DIR=test/two-hosts
 vm/suites.sh >/dev/null || exit 2
 if [ "$mode" != test ] && [ -z "${KVER:-}" ]; then
 	# The newest Debian kernel by default, not the slow debug kernel.
@@ -307,7 +308,6 @@ two_hosts() {
 	echo "a b" > "$dir/hosts.expected"
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') || return 1
 	echo "run.sh: two hosts on $kver, the wire on 127.0.0.1:$port (results in $dir)" >&2
-	export SYNCMEM_SUITE_DIR=test/two-hosts
 	# One vCPU each: two guests on a host of two cores, a core each.
 	export VM_CPUS=${VM_CPUS:-1}
 	# Host A (1) listens, host B (2) connects; each gets 198.18.0.<i>.

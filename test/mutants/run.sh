@@ -11,7 +11,8 @@
 #   Mutant: what the defect is
 #   Suites: the VM suites (or go:PACKAGE for Go tests) that must catch it
 #   Kernel: newest (the newest Debian kernel), debug (the debug kernel:
-#           leaks and races), or host (Go tests only, no VM)
+#           leaks and races), two-hosts (two VMs of the newest kernel on a
+#           wire, Suites from test/two-hosts), or host (Go tests only, no VM)
 #   Breaks: the guarantee it breaks
 #
 # One at a time, the patch is applied to a throw-away copy of the tracked
@@ -104,8 +105,10 @@ for p in "${patches[@]}"; do
 			verdict=error caught_by="the patch left $f unchanged"
 		fi
 	done
+	hosts=
 	case $kind in
 	newest) kver=$newest ;;
+	two-hosts) kver=$newest hosts=--two-hosts ;;
 	debug) kver=$debugk ;;
 	host) kver= ;;
 	*) verdict=error caught_by="unknown Kernel: $kind" ;;
@@ -135,7 +138,7 @@ for p in "${patches[@]}"; do
 			grep -q '^FAIL' "$res/go.log" && ! grep -q '^not ok' "$res/go.ktap" &&
 				echo "not ok 999 go test # build or package failure" >>"$res/go.ktap"
 		else
-			(cd "$copy" && KVER=$kver SYNCMEM_SUITES="$suites" vm/run.sh --results "$res") \
+			(cd "$copy" && KVER=$kver SYNCMEM_SUITES="$suites" vm/run.sh $hosts --results "$res") \
 				>>"$work/$name.log" 2>&1
 		fi
 		# The suites' own checks first, then the harness's (vm.ktap).
