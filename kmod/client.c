@@ -835,6 +835,10 @@ struct sm_pass_dep {
  * Clients with batch hooks get ->prepare before the first ->sync and
  * ->finish after the last, each exactly once, also if they are unlisted
  * meanwhile (their unregister waits for this pass).
+ *
+ * Inside the caller's dom->srcu section, which covers the whole call (the
+ * wait for a pass to join, and the pass it runs): one section per call,
+ * not one more per pass.
  */
 static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		       ktime_t deadline, struct ib_sync_mem_result *res,
@@ -852,7 +856,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	u64 limit, now, t0 = self_timed ? ktime_get_ns() : 0;
 	u32 nbatch, nprep = 0, i;
 	s64 gen[SM_DIRTY_DIRS];
-	int idx, ret, err = 0;
+	int ret, err = 0;
 	u64 record;
 	bool timed;
 
@@ -860,7 +864,6 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	memset(dep, 0, sizeof(*dep));
 	res->pass = sm_pass_id();
 	trace_sync_start(dom, 0, dir);
-	idx = srcu_read_lock(&dom->srcu);
 	if (READ_ONCE(dom->dying)) {
 		err = -ENODEV;
 		goto out;
@@ -933,7 +936,6 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		kfree(prep);
 	this_cpu_inc(*dom->npasses);
 out:
-	srcu_read_unlock(&dom->srcu, idx);
 	sm_stats_merge(dom->stats, &acc);
 	sm_stats_merge(sm_global_stats, &acc);
 	if (self_timed) {
@@ -959,7 +961,8 @@ static bool sm_pass_serves(const struct sm_pass_queue *q, ktime_t deadline)
 /*
  * Serve a caller with the first pass that starts after it arrived and
  * whose result does not depend on another caller. The wait is killable
- * (-EINTR) and bounded by the caller's deadline (-ETIMEDOUT).
+ * (-EINTR) and bounded by the caller's deadline (-ETIMEDOUT). Inside
+ * dom->srcu, as sm_run_pass().
  */
 static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 			     enum ib_sync_mem_dir dir, ktime_t deadline,
@@ -1023,21 +1026,10 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 	return err;
 }
 
-/**
- * sm_sync_domain() - ib_sync_mem_sync_device() for a domain in hand
- * @dom: the domain, referenced by the caller
- * @dir: a valid direction
- * @timeout_ms: as for ib_sync_mem_sync_device()
- * @read_result: the caller reads res->ns or the pass's clients; without it
- *	the pass may leave res->ns 0 and record no client entries
- * @res: counters of the serving pass; res->pass identifies it in the
- *	clients' counters (sm_client_pass_ns()) if @read_result
- *
- * Return: as ib_sync_mem_sync_device().
- */
-int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
-		   unsigned int timeout_ms, bool read_result,
-		   struct ib_sync_mem_result *res)
+/* sm_sync_domain() inside the caller's dom->srcu section. */
+static int __sm_sync_domain(struct ib_sync_mem_domain *dom,
+			    enum ib_sync_mem_dir dir, unsigned int timeout_ms,
+			    bool read_result, struct ib_sync_mem_result *res)
 {
 	ktime_t deadline = sm_deadline(timeout_ms);
 	struct sm_pass_dep dep;
@@ -1055,6 +1047,33 @@ int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		err = sm_run_pass(dom, dir, deadline, res, &dep);
 	if (read_result)
 		atomic_dec(&dom->result_readers);
+	return err;
+}
+
+/**
+ * sm_sync_domain() - ib_sync_mem_sync_device() for a domain in hand
+ * @dom: the domain, referenced by the caller
+ * @dir: a valid direction
+ * @timeout_ms: as for ib_sync_mem_sync_device()
+ * @read_result: the caller reads res->ns or the pass's clients; without it
+ *	the pass may leave res->ns 0 and record no client entries
+ * @res: counters of the serving pass; res->pass identifies it in the
+ *	clients' counters (sm_client_pass_ns()) if @read_result
+ *
+ * The call is one dom->srcu read-side section, the wait for a pass
+ * included, as for in-kernel callers.
+ *
+ * Return: as ib_sync_mem_sync_device().
+ */
+int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
+		   unsigned int timeout_ms, bool read_result,
+		   struct ib_sync_mem_result *res)
+{
+	int idx, err;
+
+	idx = srcu_read_lock(&dom->srcu);
+	err = __sm_sync_domain(dom, dir, timeout_ms, read_result, res);
+	srcu_read_unlock(&dom->srcu, idx);
 	return err;
 }
 
@@ -1090,7 +1109,8 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 	/*
 	 * The domain's own SRCU keeps it alive for the call, taken under RCU
 	 * (sm_remove_one() waits for both): no reference count, xa_lock or
-	 * other shared cache line written on the way in.
+	 * other shared cache line written on the way in. The same section
+	 * covers the pass that serves the call.
 	 */
 	rcu_read_lock();
 	dom = xa_load(&sm_domains, ibdev->index);
@@ -1100,7 +1120,7 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 	}
 	idx = srcu_read_lock(&dom->srcu);
 	rcu_read_unlock();
-	err = sm_sync_domain(dom, dir, timeout_ms, !!result, &res);
+	err = __sm_sync_domain(dom, dir, timeout_ms, !!result, &res);
 	srcu_read_unlock(&dom->srcu, idx);
 	if (result)
 		*result = res;

@@ -129,12 +129,12 @@ struct sm_pass_queue {
  * sleep (a fence wait does), which plain RCU forbids; reference-taking on
  * plain RCU would need an atomic on a shared cache line for every client in
  * every pass and a fragile restart of the walk after each callback. With
- * SRCU a pass takes srcu_read_lock() once (per-CPU counters, no shared
- * lock), walks the list and calls each live client. Writers unlink under
- * @lock, mark the client, and synchronize_srcu_expedited() before they
- * return: that is what makes "after unregister returns, no callback runs"
- * hold. The price is that unregister waits for passes already running on
- * the same device.
+ * SRCU a device-wide sync takes srcu_read_lock() once (per-CPU counters, no
+ * shared lock) for the whole call, walks the list and calls each live
+ * client. Writers unlink under @lock, mark the client, and
+ * synchronize_srcu_expedited() before they return: that is what makes
+ * "after unregister returns, no callback runs" hold. The price is that
+ * unregister waits for passes already running on the same device.
  */
 struct ib_sync_mem_domain {
 	struct ib_device *ibdev;
