@@ -854,7 +854,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	bool read = atomic_read(&dom->result_readers);
 	bool self_timed = read || trace_sync_end_enabled();
 	u64 limit, now, t0 = self_timed ? ktime_get_ns() : 0;
-	u32 nbatch, nprep = 0, i;
+	u32 nbatch, nprep = 0, i, ran = 0, errors = 0, skipped = 0;
 	s64 gen[SM_DIRTY_DIRS];
 	int ret, err = 0;
 	u64 record;
@@ -862,7 +862,12 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 
 	memset(res, 0, sizeof(*res));
 	memset(dep, 0, sizeof(*dep));
-	res->pass = sm_pass_id();
+	/*
+	 * Only a result reader looks the pass up by its id: it joined
+	 * result_readers before the pass began, so it always gets one.
+	 */
+	if (read)
+		res->pass = sm_pass_id();
 	trace_sync_start(dom, 0, dir);
 	if (READ_ONCE(dom->dying)) {
 		err = -ENODEV;
@@ -901,22 +906,23 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	record = read ? res->pass : 0;
 	timed = sm_timed();
 	now = timed ? ktime_get_ns() : 0;
+	/* Counted in locals and stored once: @res would be stored per client. */
 	list_for_each_entry_srcu(c, &dom->clients, node,
 				 srcu_read_lock_held(&dom->srcu)) {
 		if (c->seq >= limit)
 			break;
 		if (READ_ONCE(c->state) != SM_LIVE || !sm_lazy_owed(c, dir, gen)) {
-			res->skipped++;
+			skipped++;
 			continue;
 		}
 		ret = sm_call_sync(c, dir, deadline, record,
 				   timed ? &now : NULL, &acc);
-		res->clients++;
+		ran++;
 		if (!ret) {
 			sm_lazy_synced(c, dir, gen);
 			continue;
 		}
-		res->errors++;
+		errors++;
 		if (!err)
 			err = ret;
 		if (ret == -ETIMEDOUT)
@@ -935,6 +941,9 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	if (prep != stack_prep)
 		kfree(prep);
 	this_cpu_inc(*dom->npasses);
+	res->clients = ran;
+	res->errors = errors;
+	res->skipped = skipped;
 out:
 	sm_stats_merge(dom->stats, &acc);
 	sm_stats_merge(sm_global_stats, &acc);
