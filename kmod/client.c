@@ -154,20 +154,11 @@ void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum)
 	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
 		const struct sm_stats *s = per_cpu_ptr(stats, cpu);
-		u64 syncs, errors, ns, bytes;
-		unsigned int start;
 
-		do {
-			start = u64_stats_fetch_begin(&s->syncp);
-			syncs = u64_stats_read(&s->syncs);
-			errors = u64_stats_read(&s->errors);
-			ns = u64_stats_read(&s->ns);
-			bytes = u64_stats_read(&s->bytes);
-		} while (u64_stats_fetch_retry(&s->syncp, start));
-		sum->syncs += syncs;
-		sum->errors += errors;
-		sum->ns += ns;
-		sum->bytes += bytes;
+		sum->syncs += READ_ONCE(s->syncs);
+		sum->errors += READ_ONCE(s->errors);
+		sum->ns += READ_ONCE(s->ns);
+		sum->bytes += READ_ONCE(s->bytes);
 		sum->max_ns = max(sum->max_ns, READ_ONCE(s->max_ns));
 		for (i = 0; i < SM_HIST_BUCKETS; i++)
 			sum->hist[i] += READ_ONCE(s->hist[i]);
@@ -213,61 +204,72 @@ static __always_inline void sm_acc_add(struct sm_pass_acc *a, bool timed,
 	a->hmask |= BIT(b);
 }
 
+/* A new longest ->sync on this CPU (rare once warm: out of line). */
+static noinline void sm_stats_max(struct sm_stats __percpu *stats, u64 ns)
+{
+	struct sm_stats *s = get_cpu_ptr(stats);
+
+	if (ns > s->max_ns)
+		WRITE_ONCE(s->max_ns, ns);
+	put_cpu_ptr(stats);
+}
+
 static void sm_stats_merge(struct sm_stats __percpu *stats,
 			   const struct sm_pass_acc *a)
 {
 	unsigned long mask = a->hmask;
-	struct sm_stats *s;
 	unsigned int b;
 
 	BUILD_BUG_ON(BITS_PER_TYPE(a->hmask) < SM_HIST_BUCKETS);
 	if (!a->syncs)
 		return;
-	s = get_cpu_ptr(stats);
-	u64_stats_update_begin(&s->syncp);
-	u64_stats_add(&s->syncs, a->syncs);
-	u64_stats_add(&s->ns, a->ns);
-	u64_stats_add(&s->errors, a->errors);
-	u64_stats_add(&s->bytes, a->bytes);
-	u64_stats_update_end(&s->syncp);
-	if (a->max_ns > s->max_ns)
-		WRITE_ONCE(s->max_ns, a->max_ns);
+	this_cpu_add(stats->syncs, a->syncs);
+	if (a->errors)
+		this_cpu_add(stats->errors, a->errors);
+	if (a->bytes)
+		this_cpu_add(stats->bytes, a->bytes);
+	if (a->ns)
+		this_cpu_add(stats->ns, a->ns);
+	/* A racy peek: sm_stats_max() checks again with preemption off. */
+	if (a->max_ns > this_cpu_read(stats->max_ns))
+		sm_stats_max(stats, a->max_ns);
 	for_each_set_bit(b, &mask, SM_HIST_BUCKETS)
-		WRITE_ONCE(s->hist[b], s->hist[b] + a->hist[b]);
-	put_cpu_ptr(stats);
+		this_cpu_add(stats->hist[b], a->hist[b]);
 }
 
 /*
  * With @pass (clients only), also records the pass on this CPU. @timed as
  * for sm_acc_add(); an untimed pass records 0 as the client's time in it.
+ * No preemption toggling on the common path: each counter is one this_cpu
+ * operation, and a counter that lands on another CPU than the one before
+ * (the task moved in between) still sums right.
  */
 static __always_inline void sm_stats_add(struct sm_stats __percpu *stats,
 					 bool timed, u64 ns, u64 bytes,
 					 int err, u64 pass)
 {
-	struct sm_stats *s = get_cpu_ptr(stats);
+	struct sm_stats *s;
 	unsigned int b;
 
-	u64_stats_update_begin(&s->syncp);
-	u64_stats_inc(&s->syncs);
-	if (timed)
-		u64_stats_add(&s->ns, ns);
+	this_cpu_inc(stats->syncs);
 	if (err)
-		u64_stats_inc(&s->errors);
+		this_cpu_inc(stats->errors);
 	else
-		u64_stats_add(&s->bytes, bytes);
-	u64_stats_update_end(&s->syncp);
+		this_cpu_add(stats->bytes, bytes);
 	if (timed) {
 		b = sm_hist_bucket(ns);
-		if (ns > s->max_ns)
-			WRITE_ONCE(s->max_ns, ns);
-		WRITE_ONCE(s->hist[b], s->hist[b] + 1);
+		this_cpu_add(stats->ns, ns);
+		this_cpu_inc(stats->hist[b]);
+		if (unlikely(ns > this_cpu_read(stats->max_ns)))
+			sm_stats_max(stats, ns);
 	}
 	if (pass) {
+		/* One CPU's pair: sm_client_pass_ns() reads them together. */
+		s = get_cpu_ptr(stats);
 		WRITE_ONCE(s->last_pass_ns, ns);
 		WRITE_ONCE(s->last_pass, pass);
+		put_cpu_ptr(stats);
 	}
-	put_cpu_ptr(stats);
 }
 
 /**

@@ -14,7 +14,6 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/srcu.h>
-#include <linux/u64_stats_sync.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
@@ -31,7 +30,6 @@
 
 /**
  * struct sm_stats - per-CPU sync counters of a client, a domain or the module
- * @syncp: u64 stats consistency (a no-op on 64-bit)
  * @syncs: ->sync calls made
  * @errors: ->sync calls that failed
  * @ns: total time in ->sync
@@ -43,14 +41,17 @@
  * @last_pass_ns: time of its ->sync in that pass
  *
  * Kept per CPU so that a pass writes no cache line shared with passes on
- * other CPUs; sm_client_pass_ns() finds a pass's entry.
+ * other CPUs; sm_client_pass_ns() finds a pass's entry. Each counter is
+ * written with this_cpu operations, which need neither preemption nor
+ * interrupts off (one instruction each on x86-64), and read with
+ * READ_ONCE(): a 64-bit kernel, as every target is, never tears them.
+ * @max_ns and the @last_pass pair are written with preemption off.
  */
 struct sm_stats {
-	struct u64_stats_sync syncp;
-	u64_stats_t syncs;
-	u64_stats_t errors;
-	u64_stats_t ns;
-	u64_stats_t bytes;
+	u64 syncs;
+	u64 errors;
+	u64 ns;
+	u64 bytes;
 	u64 max_ns;
 	u64 hist[SM_HIST_BUCKETS];
 	u64 last_pass;

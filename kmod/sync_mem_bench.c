@@ -378,15 +378,10 @@ struct bm_lclient {
  */
 static void bm_account(struct bm_lclient *lc, u64 ns, int err)
 {
-	struct sm_stats *s = get_cpu_ptr(lc->stats);
-
-	u64_stats_update_begin(&s->syncp);
-	u64_stats_inc(&s->syncs);
-	u64_stats_add(&s->ns, ns);
+	this_cpu_inc(lc->stats->syncs);
+	this_cpu_add(lc->stats->ns, ns);
 	if (err)
-		u64_stats_inc(&s->errors);
-	u64_stats_update_end(&s->syncp);
-	put_cpu_ptr(lc->stats);
+		this_cpu_inc(lc->stats->errors);
 }
 
 static struct bm_lclient *bm_lclient_new(void)
