@@ -633,17 +633,21 @@ static bool sm_inval_idle(struct ib_sync_mem_client *c)
 	return !task || task == current;
 }
 
-/* Called from @c's own ->invalidate: leave the last put to it. */
+/*
+ * Called from @c's own ->invalidate: leave the last put to it. Only after
+ * unregister's wait on inval_wq, when inval_task is NULL or current for
+ * good: the client is SM_DEAD, so no ->invalidate starts any more
+ * (sm_call_invalidate()), and only this task clears its own. The lock is
+ * taken only to hand the put over.
+ */
 static bool sm_inval_own(struct ib_sync_mem_client *c)
 {
-	bool own;
-
+	if (READ_ONCE(c->inval_task) != current)
+		return false;
 	mutex_lock(&c->dom->lock);
-	own = c->inval_task == current;
-	if (own)
-		c->unreg_in_inval = true;
+	c->unreg_in_inval = true;
 	mutex_unlock(&c->dom->lock);
-	return own;
+	return true;
 }
 
 /**
