@@ -294,6 +294,28 @@ static int client_state(int client)
 }
 
 /*
+ * After the peer or its device went: this host's client is still live and
+ * syncs both ways. 0, or -errno (-ESTALE: not live).
+ */
+static int still_syncable(int client, const char *when)
+{
+	int ret = client > 0 ? client_state(client) : client;
+	char what[80];
+
+	if (ret >= 0)
+		ret = ret == IB_SYNC_MEM_CLIENT_LIVE ? 0 : -ESTALE;
+	snprintf(what, sizeof(what), "%s, to-device", when);
+	if (!ret)
+		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, what);
+	snprintf(what, sizeof(what), "%s, to-cpu", when);
+	if (!ret)
+		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_CPU, what);
+	if (ret)
+		ktap_diag("%s: %s: %s", role_name, when, errstr(ret));
+	return ret;
+}
+
+/*
  * --link-delete, B: wait (syncing to-cpu) until A's streamed writes show in
  * the buffer, say so through the ready file, wait for the client to be
  * invalidated by the device's removal, close the verbs resources the
@@ -351,8 +373,7 @@ static int link_delete_b(struct rc_end *e, int client, unsigned int r)
 static int link_delete_a(struct rc_end *e, const struct rc_peer *p, int client,
 			 unsigned int r)
 {
-	struct smnl_client c;
-	int ret, writes = 0, qps, gone;
+	int ret, writes = 0, failed, in_error, gone;
 	double t0 = now_ms(), ms;
 	struct msg m;
 
@@ -366,22 +387,17 @@ static int link_delete_a(struct rc_end *e, const struct rc_peer *p, int client,
 		ret = rc_rdma_within(e, IBV_WR_RDMA_WRITE, p, &ms, LINK_WAIT_MS);
 		writes += !ret;
 	} while (!ret && now_ms() - t0 < bound_ms(LINK_WAIT_MS));
-	qps = rc_qp_state(e);
-	ktap_result(ret == -EIO && e->wc_status != IBV_WC_SUCCESS,
-		    "link delete: A's writes end in an error completion once B's device is gone (%d writes before it: %s)",
-		    writes, ret == -EIO ? ibv_wc_status_str(e->wc_status) : errstr(ret));
-	ktap_result(qps == IBV_QPS_ERR, "link delete: A's QP is in the error state (%d)", qps);
+	failed = ktap_result(ret == -EIO && e->wc_status != IBV_WC_SUCCESS,
+			     "link delete: A's writes end in an error completion once B's device is gone (%d writes before it: %s)",
+			     writes, ret == -EIO ? ibv_wc_status_str(e->wc_status) : errstr(ret));
+	ret = rc_qp_state(e);
+	in_error = ktap_result(ret == IBV_QPS_ERR, "link delete: A's QP is in the error state (%d)",
+			       ret);
 	gone = recv_msg(MSG_GONE, r, &m);
 	ktap_result(!gone, "link delete: B saw its client invalidated and closed its device (B's verdict)");
-	ret = smnl_client_get(&nl, client, &c);
-	if (!ret)
-		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, "after B's device went, to-device");
-	if (!ret)
-		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_CPU, "after B's device went, to-cpu");
-	if (!ret && c.state != IB_SYNC_MEM_CLIENT_LIVE)
-		ret = -ESTALE;
+	ret = still_syncable(client, "after B's device went");
 	ktap_result(!ret, "link delete: A's client is still live and syncable both ways");
-	if (!ret && (e->wc_status == IBV_WC_SUCCESS || qps != IBV_QPS_ERR))
+	if (!ret && !(failed && in_error))
 		ret = -EPROTO;
 	if (send_msg(MSG_VERDICT, r, ret, NULL))
 		return -ECONNRESET;
@@ -548,15 +564,8 @@ int main(int argc, char **argv)
 	if (vanished) {
 		ktap_result(1, "the peer went away after %d WRITE and %d READ rounds (--peer-may-vanish)",
 			    passed[0], passed[1]);
-		ret = client > 0 ? smnl_client_get(&nl, client, &c) : client;
-		if (!ret)
-			ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, "after the peer went, to-device");
-		if (!ret)
-			ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_CPU, "after the peer went, to-cpu");
-		ktap_result(!ret && c.state == IB_SYNC_MEM_CLIENT_LIVE,
+		ktap_result(!still_syncable(client, "after the peer went"),
 			    "this host's client is still live and syncable both ways");
-		if (ret)
-			ktap_diag("%s: %s", role_name, errstr(ret));
 		rounds = 0;	/* nothing more to count */
 	}
 	if (link_delete && rounds && passed[0] == rounds) {
