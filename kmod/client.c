@@ -4,13 +4,10 @@
  *
  * The locking scheme is described at struct ib_sync_mem_domain (sync_mem.h).
  * In short: a sync walks the domain's client list inside an SRCU read-side
- * section and calls every live client; writers change the list and client
- * states under dom->lock and wait with synchronize_srcu_expedited() for
+ * section (sm_read_lock()) and calls every live client; writers change the
+ * list and client states under dom->lock and wait (sm_wait_readers()) for
  * passes that may still see the old state. ->invalidate runs outside both,
- * once, after the client's syncs are over; unregister waits for it. Expedited: a grace period of a
- * domain's own srcu_struct has no other readers to disturb, and the normal
- * one's timer-driven polling made every unregister take milliseconds
- * (BENCHMARKS.md, "register + unregister").
+ * once, after the client's syncs are over; unregister waits for it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -650,6 +647,90 @@ static bool sm_inval_own(struct ib_sync_mem_client *c)
 	return true;
 }
 
+/*
+ * No read-side section that may have seen the domain as it was before the
+ * caller's changes is still running: the sections left summed before those
+ * entered, with full barriers, as SRCU checks its own counters
+ * (srcu_readers_active_idx_check()). A section left is counted only after
+ * its entry (sm_read_unlock()), so the sums are equal only if every
+ * section counted as entered has left; a section not counted as entered
+ * began after the first barrier here and sees the caller's changes. Not
+ * enough to free the domain: a section counted as left may still be in
+ * srcu_read_unlock().
+ */
+static bool sm_readers_idle(struct ib_sync_mem_domain *dom)
+{
+	unsigned long entered = 0, left = 0;
+	int cpu;
+
+	/* The caller's changes before the counts; pairs with sm_read_lock(). */
+	smp_mb();
+	for_each_possible_cpu(cpu)
+		left += READ_ONCE(per_cpu_ptr(dom->readers, cpu)->left);
+	/* A section counted as left is counted as entered. */
+	smp_mb();
+	for_each_possible_cpu(cpu)
+		entered += READ_ONCE(per_cpu_ptr(dom->readers, cpu)->entered);
+	return entered == left;
+}
+
+/**
+ * sm_wait_readers() - wait for the read side of a client change
+ * @dom: the domain whose list or client states the caller changed
+ *
+ * When it returns, every pass and sync of @dom either ended or began after
+ * the change and sees it. An SRCU grace period, skipped when no section
+ * runs: most unregisters happen while nothing syncs. Expedited: a grace
+ * period of a domain's own srcu_struct has no other readers to disturb,
+ * and the normal one's timer-driven polling made every wait take
+ * milliseconds (BENCHMARKS.md, "register + unregister").
+ */
+void sm_wait_readers(struct ib_sync_mem_domain *dom)
+{
+	if (sm_readers_idle(dom))
+		return;
+	atomic_long_inc(&dom->grace_periods);
+	synchronize_srcu_expedited(&dom->srcu);
+}
+
+/*
+ * First half of unregister: no pass or lookup finds the client from here
+ * on. False (and a warning) if it was unregistered already.
+ */
+static bool sm_unregister_begin(struct ib_sync_mem_client *client)
+{
+	struct ib_sync_mem_domain *dom = client->dom;
+
+	mutex_lock(&dom->lock);
+	if (WARN_ON_ONCE(client->state == SM_DEAD)) {
+		mutex_unlock(&dom->lock);
+		return false;
+	}
+	/* Dumps skip it from here on. */
+	sm_generation_bump();
+	WRITE_ONCE(client->state, SM_DEAD);
+	sm_unlist(client);
+	mutex_unlock(&dom->lock);
+
+	xa_erase(&sm_clients, client->id);
+	return true;
+}
+
+/*
+ * Second half, after sm_wait_readers(): wait for an ->invalidate running
+ * elsewhere, report, and drop the registration's reference.
+ */
+static void sm_unregister_end(struct ib_sync_mem_client *client)
+{
+	wait_event(client->dom->inval_wq, sm_inval_idle(client));
+
+	trace_client_unregister(client);
+	sm_event_client(client, SM_EV_CLIENT_DEL);
+	atomic_dec(&sm_counters.registered);
+	if (!sm_inval_own(client))
+		kref_put(&client->kref, sm_client_release);
+}
+
 /**
  * ib_sync_mem_unregister() - unregister a client and drop its reference
  * @client: a client returned by ib_sync_mem_register()
@@ -662,34 +743,57 @@ static bool sm_inval_own(struct ib_sync_mem_client *c)
  * called from the other callbacks of any client of the same device: they
  * run inside the syncs it waits for. The wait is not interruptible; it is
  * as long as the longest callback in flight, which the callbacks' own
- * deadlines bound.
+ * deadlines bound, and none when no sync runs on the device.
  */
 void ib_sync_mem_unregister(struct ib_sync_mem_client *client)
 {
-	struct ib_sync_mem_domain *dom = client->dom;
-
-	mutex_lock(&dom->lock);
-	if (WARN_ON_ONCE(client->state == SM_DEAD)) {
-		mutex_unlock(&dom->lock);
+	if (!sm_unregister_begin(client))
 		return;
-	}
-	/* Dumps skip it from here on. */
-	sm_generation_bump();
-	WRITE_ONCE(client->state, SM_DEAD);
-	sm_unlist(client);
-	mutex_unlock(&dom->lock);
-
-	xa_erase(&sm_clients, client->id);
-	synchronize_srcu_expedited(&dom->srcu);
-	wait_event(dom->inval_wq, sm_inval_idle(client));
-
-	trace_client_unregister(client);
-	sm_event_client(client, SM_EV_CLIENT_DEL);
-	atomic_dec(&sm_counters.registered);
-	if (!sm_inval_own(client))
-		kref_put(&client->kref, sm_client_release);
+	sm_wait_readers(client->dom);
+	sm_unregister_end(client);
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_unregister);
+
+/**
+ * ib_sync_mem_unregister_many() - unregister clients with one wait
+ * @clients: clients returned by ib_sync_mem_register(), each at most once
+ * @n: how many
+ *
+ * ib_sync_mem_unregister() of each, with one wait for the syncs in flight
+ * per device instead of one per client (clients of one device next to each
+ * other in @clients share it). Same guarantees and rules, for every client
+ * of @clients once it returns. The clients are unregistered in order.
+ */
+void ib_sync_mem_unregister_many(struct ib_sync_mem_client **clients,
+				 unsigned int n)
+{
+	struct ib_sync_mem_domain *dom = NULL;
+	unsigned int i;
+	bool wait = false;
+
+	for (i = 0; i < n; i++) {
+		if (!sm_unregister_begin(clients[i]))
+			continue;
+		clients[i]->unregistering = true;
+		/* The syncs that saw the earlier device's clients. */
+		if (wait && clients[i]->dom != dom)
+			sm_wait_readers(dom);
+		dom = clients[i]->dom;
+		wait = true;
+	}
+	if (wait)
+		sm_wait_readers(dom);
+
+	for (i = 0; i < n; i++) {
+		struct ib_sync_mem_client *c = clients[i];
+
+		if (!c->unregistering)
+			continue;
+		c->unregistering = false;
+		sm_unregister_end(c);
+	}
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_unregister_many);
 
 /**
  * ib_sync_mem_invalidate() - the memory behind a client went away
@@ -720,7 +824,7 @@ void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
 	WRITE_ONCE(client->state, SM_INVALIDATED);
 	mutex_unlock(&dom->lock);
 
-	synchronize_srcu_expedited(&dom->srcu);
+	sm_wait_readers(dom);
 	sm_call_invalidate(client);
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_invalidate);
@@ -748,7 +852,13 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 	}
 	mutex_unlock(&dom->lock);
 
-	/* Passes and syncs that saw the clients live are over after this. */
+	/*
+	 * Passes and syncs that saw the clients live are over after this.
+	 * Always a grace period, not sm_wait_readers(): the domain is freed
+	 * after it, and a section that counted itself as left may still be
+	 * inside srcu_read_unlock().
+	 */
+	atomic_long_inc(&dom->grace_periods);
 	synchronize_srcu_expedited(&dom->srcu);
 
 	for (;;) {
@@ -798,7 +908,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		return -EINVAL;
 
 	trace_sync_start(dom, client->id, dir);
-	idx = srcu_read_lock(&dom->srcu);
+	idx = sm_read_lock(dom);
 	err = sm_state_errno(client);
 	if (!err && sm_lazy_owed(client, dir, gen)) {
 		timed = sm_timed();
@@ -810,7 +920,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 			sm_lazy_synced(client, dir, gen);
 		n = 1;
 	}
-	srcu_read_unlock(&dom->srcu, idx);
+	sm_read_unlock(dom, idx);
 	/* Its time is the tracepoint's only: a sync begun untraced has none. */
 	if (traced)
 		trace_sync_end(dom, client->id, dir, n, n && err ? 1 : 0,
@@ -1086,9 +1196,9 @@ int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 {
 	int idx, err;
 
-	idx = srcu_read_lock(&dom->srcu);
+	idx = sm_read_lock(dom);
 	err = __sm_sync_domain(dom, dir, timeout_ms, read_result, res);
-	srcu_read_unlock(&dom->srcu, idx);
+	sm_read_unlock(dom, idx);
 	return err;
 }
 
@@ -1133,10 +1243,10 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 		rcu_read_unlock();
 		return -ENODEV;
 	}
-	idx = srcu_read_lock(&dom->srcu);
+	idx = sm_read_lock(dom);
 	rcu_read_unlock();
 	err = __sm_sync_domain(dom, dir, timeout_ms, !!result, &res);
-	srcu_read_unlock(&dom->srcu, idx);
+	sm_read_unlock(dom, idx);
 	if (result)
 		*result = res;
 	return err;
@@ -1187,10 +1297,10 @@ int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg)
 
 	if (!c->ops->fill_info)
 		return -ENOENT;
-	idx = srcu_read_lock(&c->dom->srcu);
+	idx = sm_read_lock(c->dom);
 	if (READ_ONCE(c->state) == SM_LIVE)
 		ret = c->ops->fill_info(c, msg);
-	srcu_read_unlock(&c->dom->srcu, idx);
+	sm_read_unlock(c->dom, idx);
 	return ret;
 }
 

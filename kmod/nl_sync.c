@@ -125,7 +125,7 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 			     res.ns) ||
 	    sm_nl_results_begin(&results, msg))
 		goto err_msg;
-	idx = srcu_read_lock(&dom->srcu);
+	idx = sm_read_lock(dom);
 	list_for_each_entry_srcu(c, &dom->clients, node,
 				 srcu_read_lock_held(&dom->srcu)) {
 		if (!sm_client_pass_ns(c, res.pass, &ns))
@@ -133,7 +133,7 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 		if (sm_nl_put_result(&results, c->id, READ_ONCE(c->last_err), ns))
 			break;	/* clients registered since: no room, no need */
 	}
-	srcu_read_unlock(&dom->srcu, idx);
+	sm_read_unlock(dom, idx);
 	sm_nl_results_end(&results);
 	genlmsg_end(msg, hdr);
 	ret = genlmsg_reply(msg, info);

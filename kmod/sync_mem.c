@@ -37,6 +37,7 @@ static void sm_domain_release(struct kref *kref)
 
 	WARN_ON(!list_empty(&dom->clients));
 	cleanup_srcu_struct(&dom->srcu);
+	free_percpu(dom->readers);
 	free_percpu(dom->npasses);
 	free_percpu(dom->stats);
 	kfree(dom);
@@ -160,7 +161,8 @@ static int sm_add_one(struct ib_device *ibdev)
 
 	dom->stats = alloc_percpu(struct sm_stats);
 	dom->npasses = alloc_percpu(u64);
-	if (!dom->stats || !dom->npasses) {
+	dom->readers = alloc_percpu(struct sm_readers);
+	if (!dom->stats || !dom->npasses || !dom->readers) {
 		ret = -ENOMEM;
 		goto err_stats;
 	}
@@ -195,6 +197,7 @@ err_put:
 	sm_domain_put(dom);
 	return ret;
 err_stats:
+	free_percpu(dom->readers);
 	free_percpu(dom->npasses);
 	free_percpu(dom->stats);
 	kfree(dom);

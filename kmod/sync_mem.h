@@ -102,6 +102,15 @@ struct sm_pass_queue {
 	wait_queue_head_t wq;
 };
 
+/*
+ * Read-side sections of a domain on one CPU: entered and left (a section
+ * may leave on another CPU; only the sums over all CPUs mean anything).
+ */
+struct sm_readers {
+	unsigned long entered;
+	unsigned long left;
+};
+
 /**
  * struct ib_sync_mem_domain - the registry of one RDMA device
  * @ibdev: the device; NULL once the ib_client remove hook ran
@@ -124,6 +133,8 @@ struct sm_pass_queue {
  *	than its error: its time and its clients' entries (sm_sync_domain());
  *	passes measure and record those only while there are any
  * @npasses: passes run on this domain, per CPU (sm_domain_passes())
+ * @readers: read-side sections entered and left, per CPU (sm_read_lock())
+ * @grace_periods: SRCU grace periods writers waited for (sm_wait_readers())
  * @stats: per-CPU sync counters of all clients of this domain
  *
  * Read-side scheme: sleepable RCU, as mm/mmu_notifier.c does. Callbacks may
@@ -136,6 +147,12 @@ struct sm_pass_queue {
  * synchronize_srcu_expedited() before they return: that is what makes
  * "after unregister returns, no callback runs" hold. The price is that
  * unregister waits for passes already running on the same device.
+ *
+ * A grace period costs hundreds of microseconds even when nobody reads, so
+ * the read side also counts its sections in @readers, and a writer waits
+ * only if one may still run (sm_wait_readers()): a client unregistered
+ * while no sync runs on its device returns without a grace period, and
+ * ib_sync_mem_unregister_many() waits once for any number of clients.
  */
 struct ib_sync_mem_domain {
 	struct ib_device *ibdev;
@@ -154,6 +171,8 @@ struct ib_sync_mem_domain {
 	atomic_t nl_creating;
 	atomic_t result_readers;
 	u64 __percpu *npasses;
+	struct sm_readers __percpu *readers;
+	atomic_long_t grace_periods;
 	struct sm_stats __percpu *stats;
 };
 
@@ -193,6 +212,8 @@ enum {
  * @inval_task: the task in ->invalidate, NULL when none (written under
  *	dom->lock; read without it by an unregister waiting on @dom->inval_wq)
  * @unreg_in_inval: ->invalidate unregistered the client (under dom->lock)
+ * @unregistering: ib_sync_mem_unregister_many() took it off the list and
+ *	still has to finish its unregister (only that task uses it)
  * @dirty: lazy clients: per direction, the generation of the owner's
  *	writes, bumped by ib_sync_mem_mark_dirty()
  * @clean: per direction, the newest generation a ->sync that completed
@@ -219,6 +240,7 @@ struct ib_sync_mem_client {
 	bool inval_called;
 	struct task_struct *inval_task;
 	bool unreg_in_inval;
+	bool unregistering;
 	atomic64_t dirty[SM_DIRTY_DIRS];
 	atomic64_t clean[SM_DIRTY_DIRS];
 	int last_err;
@@ -291,8 +313,37 @@ static inline u32 sm_generation_read(void)
 	return gen;
 }
 
+/*
+ * sm_read_lock() - enter @dom's read side: its client list and the
+ * callbacks of its clients. The caller keeps @dom alive (a reference, a
+ * client's, or RCU until this returns). Returns the SRCU index for
+ * sm_read_unlock().
+ */
+static inline int sm_read_lock(struct ib_sync_mem_domain *dom)
+{
+	int idx = srcu_read_lock(&dom->srcu);
+
+	this_cpu_inc(dom->readers->entered);
+	/*
+	 * Counted before reading the list or a state: pairs with the first
+	 * barrier of sm_readers_idle(), so that a writer either counts this
+	 * section or this section sees the writer's changes.
+	 */
+	smp_mb();
+	return idx;
+}
+
+static inline void sm_read_unlock(struct ib_sync_mem_domain *dom, int idx)
+{
+	/* Every access of the section before it counts as left. */
+	smp_mb();
+	this_cpu_inc(dom->readers->left);
+	srcu_read_unlock(&dom->srcu, idx);
+}
+
 /* client.c */
 int sm_client_init(void);
+void sm_wait_readers(struct ib_sync_mem_domain *dom);
 void sm_client_exit(void);
 void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom);
 void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum);

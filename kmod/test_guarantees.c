@@ -13,6 +13,9 @@
  *	unregistered from its ->invalidate, or from a work item it queues
  *   fill_info_after_unregister   no ->fill_info after unregister returned
  *   killable_waits   a caller waiting for a pass can be killed
+ *   unregister_many   a bulk unregister waits for the syncs in flight,
+ *	with one grace period for all its clients; an unregister while
+ *	nothing syncs waits for none
  *
  * and the helpers of the netlink suites: bulk registration (replies at the
  * documented limits) and a held NETLINK_URELEASE (a portid reused before
@@ -554,6 +557,129 @@ void test_invalidate_unregister(struct ib_device *ibdev)
 	}
 out:
 	kvfree(t);
+}
+
+/* ---- bulk unregister, and the grace periods unregister waits for ---- */
+
+#define MANY_N	64
+
+struct many_caller {
+	struct ib_sync_mem_client *clients[MANY_N];
+	struct completion done;
+};
+
+static int many_unregister_fn(void *arg)
+{
+	struct many_caller *m = arg;
+
+	ib_sync_mem_unregister_many(m->clients, MANY_N);
+	complete_all(&m->done);
+	return 0;
+}
+
+/*
+ * Grace periods @dom's writers waited for since @base. Only the test's
+ * own clients are on the device unless kt_shared.
+ */
+static long many_gps(struct ib_sync_mem_domain *dom, long base)
+{
+	return atomic_long_read(&dom->grace_periods) - base;
+}
+
+/*
+ * While no sync runs on the device, neither ib_sync_mem_unregister() nor
+ * ib_sync_mem_unregister_many() waits for a grace period. While a pass is
+ * inside a client's ->sync, ib_sync_mem_unregister_many() of MANY_N
+ * clients (that one included) returns only after the callback did, with
+ * one grace period for all of them, and no callback runs after it.
+ */
+void test_unregister_many(struct ib_device *ibdev)
+{
+	struct kt_caller pass = { .ibdev = ibdev, .dir = IB_SYNC_MEM_TO_DEVICE };
+	struct ib_sync_mem_domain *dom = test_domain(ibdev);
+	DECLARE_COMPLETION_ONSTACK(gate);
+	struct many_caller *m = kzalloc(sizeof(*m), GFP_KERNEL);
+	struct tc *t = tc_alloc(MANY_N);
+	bool early, unlisted;
+	long base;
+	int i;
+
+	if (!m || !t || !dom) {
+		kt_fail++;
+		goto out;
+	}
+	init_completion(&m->done);
+
+	/* Idle: one unregister, then the other MANY_N - 1 at once. */
+	if (!tc_register_all(ibdev, t, MANY_N, 0))
+		goto out;
+	base = atomic_long_read(&dom->grace_periods);
+	tc_unregister(&t[0]);
+	for (i = 1; i < MANY_N; i++)
+		m->clients[i - 1] = t[i].client;
+	ib_sync_mem_unregister_many(m->clients, MANY_N - 1);
+	for (i = 1; i < MANY_N; i++)
+		WRITE_ONCE(t[i].dead, true);
+	if (!kt_shared)
+		KT_EXPECT_EQ(many_gps(dom, base), 0);
+	for (i = 0; i < MANY_N; i++)
+		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
+	kvfree(t);
+
+	/* A pass blocked in the last client's ->sync. */
+	t = tc_alloc(MANY_N);
+	if (!t) {
+		kt_fail++;
+		goto out;
+	}
+	t[MANY_N - 1].gate = &gate;
+	if (!tc_register_all(ibdev, t, MANY_N, 0))
+		goto out;
+	for (i = 0; i < MANY_N; i++)
+		m->clients[i] = t[i].client;
+	if (!kt_start(kt_sync_device_fn, &pass)) {
+		tc_unregister_all(t, MANY_N);
+		goto out;
+	}
+	if (!KT_WAIT(completion_done(&t[MANY_N - 1].entered), 60)) {
+		kt_diag("the pass never reached the last client");
+		kt_fail++;
+		complete_all(&gate);
+		wait_for_completion(&pass.done);
+		tc_unregister_all(t, MANY_N);
+		goto out;
+	}
+	base = atomic_long_read(&dom->grace_periods);
+	if (IS_ERR(kthread_run(many_unregister_fn, m, "kt_many"))) {
+		kt_fail++;
+		complete_all(&gate);
+		wait_for_completion(&pass.done);
+		tc_unregister_all(t, MANY_N);
+		goto out;
+	}
+	/* The registration's reference keeps each client until it returns. */
+	unlisted = KT_WAIT(!READ_ONCE(t[MANY_N - 1].client->listed), 60);
+	KT_EXPECT(unlisted);
+	/* It must wait for the callback still running. */
+	msleep(100);
+	early = completion_done(&m->done);
+	KT_EXPECT(!early);
+	complete_all(&gate);
+	wait_for_completion(&m->done);
+	for (i = 0; i < MANY_N; i++)
+		WRITE_ONCE(t[i].dead, true);
+	KT_EXPECT(completion_done(&pass.done));
+	wait_for_completion(&pass.done);
+	KT_EXPECT_EQ(pass.ret, 0);
+	if (!kt_shared)
+		KT_EXPECT_EQ(many_gps(dom, base), 1);
+	for (i = 0; i < MANY_N; i++) {
+		KT_EXPECT_EQ(atomic_read(&t[i].syncs), 1);
+		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
+	}
+out:
+	kvfree(t);
+	kfree(m);
 }
 
 #define INVAL_DEV_N	4

@@ -13,7 +13,8 @@
  *
  * - After ib_sync_mem_unregister() returns, no callback of that client is
  *   running and none will run again (except ops->release, which runs when the
- *   last reference is dropped). ->fill_info is no exception.
+ *   last reference is dropped). ->fill_info is no exception. The same holds
+ *   for every client given to ib_sync_mem_unregister_many().
  * - A device-wide sync runs ops->sync of every live client that was
  *   registered when the pass started, exactly once, in registration order. It
  *   returns the first error but still runs the rest, and records each
@@ -59,8 +60,10 @@
  *   from the put of whoever held the client last.
  *
  * Waits: ib_sync_mem_unregister() and ib_sync_mem_invalidate() wait, not
- * interruptibly, for the callbacks in flight on the device; callbacks bound
- * their waits by the deadline they are given. A caller waiting for another
+ * interruptibly, for the callbacks in flight on the device (an SRCU grace
+ * period, and none when no sync runs on the device); callbacks bound their
+ * waits by the deadline they are given. ib_sync_mem_unregister_many() waits
+ * once per device for all the clients it is given. A caller waiting for another
  * caller's pass in ib_sync_mem_sync_device() can be killed (-EINTR).
  *
  * Context: every function here may sleep, except ib_sync_mem_mark_dirty(),
@@ -184,6 +187,8 @@ struct ib_sync_mem_result {
 struct ib_sync_mem_client *
 ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg);
 void ib_sync_mem_unregister(struct ib_sync_mem_client *client);
+void ib_sync_mem_unregister_many(struct ib_sync_mem_client **clients,
+				 unsigned int n);
 
 int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		     enum ib_sync_mem_dir dir, unsigned int timeout_ms);
