@@ -929,6 +929,70 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync);
 
+/**
+ * sm_sync_batch() - ib_sync_mem_sync() of each of @n clients, in order
+ * @e: the clients (referenced by the caller); each entry's @err and @ns
+ *	are set when its sync ran: the result, and the time of its call
+ * @n: how many
+ * @dir: a valid direction
+ * @timeout_ms: as for ib_sync_mem_sync(), for each client from the start
+ *	of its own sync
+ *
+ * What n calls of ib_sync_mem_sync() do, tracepoints included, with one
+ * read-side section for each run of clients of the same device and one
+ * clock read per client: the end of one sync is the start of the next, its
+ * deadline's base and the time the entry reports. The clients' counters
+ * are timed whatever client_timing says (the time is read anyway).
+ *
+ * Return: 0, or -EINTR if a fatal signal stopped the batch (the entries
+ * from there on did not run).
+ */
+int sm_sync_batch(struct sm_batch_entry *e, unsigned int n,
+		  enum ib_sync_mem_dir dir, unsigned int timeout_ms)
+{
+	ktime_t timeout = ms_to_ktime(timeout_ms ?: READ_ONCE(sync_timeout_ms));
+	bool traced = trace_sync_end_enabled();
+	struct ib_sync_mem_domain *dom;
+	s64 gen[SM_DIRTY_DIRS];
+	u64 now = ktime_get_ns(), t0;
+	unsigned int i = 0;
+	int idx, ret = 0;
+
+	while (i < n && !ret) {
+		dom = e[i].client->dom;
+		idx = sm_read_lock(dom);
+		for (; i < n && e[i].client->dom == dom; i++) {
+			struct ib_sync_mem_client *c = e[i].client;
+			bool ran = false;
+			int err;
+
+			/* A caller killed in a batch stops there. */
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
+				break;
+			}
+			t0 = now;
+			trace_sync_start(dom, c->id, dir);
+			err = sm_state_errno(c);
+			if (!err && sm_lazy_owed(c, dir, gen)) {
+				err = sm_call_sync(c, dir,
+						   ktime_add(ns_to_ktime(t0), timeout),
+						   0, &now, NULL);
+				if (!err)
+					sm_lazy_synced(c, dir, gen);
+				ran = true;
+			}
+			e[i].err = err;
+			e[i].ns = now - t0;
+			if (traced)
+				trace_sync_end(dom, c->id, dir, ran,
+					       ran && err ? 1 : 0, now - t0, err);
+		}
+		sm_read_unlock(dom, idx);
+	}
+	return ret;
+}
+
 /* Errors a caller's signal causes, not the memory. */
 static bool sm_err_interrupted(int err)
 {

@@ -146,14 +146,9 @@ out:
 	return ret;
 }
 
-struct sm_nl_result {
-	struct ib_sync_mem_client *client;
-	int err;
-	u64 ns;
-};
-
 /* Take a reference on every client a request names, or fail naming one. */
-static int sm_nl_resolve(struct genl_info *info, struct sm_nl_result *r, u32 n)
+static int sm_nl_resolve(struct genl_info *info, struct sm_batch_entry *r,
+			 u32 n)
 {
 	struct nlattr *single = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
 	struct nlattr *attr = single;
@@ -187,11 +182,11 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 	struct nlattr *single = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
 	struct sm_nl_results results;
 	u32 n = 0, i, errors = 0;
-	struct sm_nl_result *r;
+	struct sm_batch_entry *r;
 	int rem, first = 0, ret;
 	struct nlattr *attr;
 	struct sk_buff *msg;
-	u64 t0, total;
+	u64 total;
 	void *hdr;
 
 	if (single) {
@@ -216,21 +211,16 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 		goto out_free;
 
 	total = ktime_get_ns();
+	ret = sm_sync_batch(r, n, dir, timeout_ms);
+	if (ret)
+		goto out;
+	total = ktime_get_ns() - total;
 	for (i = 0; i < n; i++) {
-		/* A caller killed in a batch stops there. */
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			goto out;
-		}
-		t0 = ktime_get_ns();
-		r[i].err = ib_sync_mem_sync(r[i].client, dir, timeout_ms);
-		r[i].ns = ktime_get_ns() - t0;
 		if (r[i].err) {
 			errors++;
 			first = first ?: r[i].err;
 		}
 	}
-	total = ktime_get_ns() - total;
 
 	/* One client that cannot be synced at all fails the command. */
 	if (single && (first == -ENXIO || first == -ENODEV)) {

@@ -358,6 +358,16 @@ int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		   struct ib_sync_mem_result *res);
 int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg);
 
+/* One client of sm_sync_batch() and its result. */
+struct sm_batch_entry {
+	struct ib_sync_mem_client *client;
+	int err;
+	u64 ns;
+};
+
+int sm_sync_batch(struct sm_batch_entry *e, unsigned int n,
+		  enum ib_sync_mem_dir dir, unsigned int timeout_ms);
+
 /*
  * What the core reports to the layer above it (the netlink family), which
  * registers a listener: the core never calls up into that layer by name.
