@@ -50,13 +50,15 @@ generate:
 TOOLS_CC ?= gcc
 TOOLS_CFLAGS ?= -O2 -Wall -Wextra -Werror
 TOOLS := $(patsubst test/tools/%.c,build/bin/%,$(filter-out test/tools/smnl.c,$(wildcard test/tools/*.c)))
+# The programs on verbs (test/tools/rcqp.h) link libibverbs.
+TOOLS_VERBS := rdma_canary wire_canary train_loop
 
 tools: $(TOOLS)
 
 build/bin/%: test/tools/%.c test/tools/smnl.c $(wildcard test/tools/*.h) kmod/include/uapi/linux/ib_sync_mem.h
 	@mkdir -p build/bin
 	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ikmod/include/uapi -o $@ $< test/tools/smnl.c \
-		-lpthread $(if $(filter rdma_canary wire_canary,$*),-libverbs)
+		-lpthread $(if $(filter $(TOOLS_VERBS),$*),-libverbs)
 
 setup:
 	@vm/setup.sh

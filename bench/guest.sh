@@ -6,7 +6,8 @@
 #
 # Loads ib_sync_mem, ib_sync_mem_sim and ib_sync_mem_bench, runs every suite
 # with a warm-up and repeats, and writes OUT/raw.txt (one line per repeat,
-# "SUITE key=value ...", from the bench module and bench/nlbench) and
+# "SUITE key=value ...", from the bench module, bench/nlbench and
+# test/tools/train_loop) and
 # OUT/env.txt. --smoke runs each suite once with tiny counts: it checks that
 # the harness works, not how fast anything is. bench/report.py turns raw.txt
 # into the table. Every figure is compared only with figures of the same run.
@@ -31,10 +32,14 @@ die() { echo "bench: $*" >&2; exit 1; }
 
 if [ $smoke = 1 ]; then
 	REPS=2 FAN_CALLS=2000 REG_ITERS=5 SCALE_MS=50 CO_ITERS=10 CO_DELAY=20 RTT_ITERS=50
-	BATCH_N=20 MEM_N=50 TR_REPS=1
+	BATCH_N=20 MEM_N=50 TR_REPS=1 UNREG_N=20 UNREG_REPS=2
+	TRAIN_CFGS="1:2 8:2 64:2" TRAIN_REPS=2 TRAIN_FLAGS=--smoke
 else
 	REPS=7 FAN_CALLS=400000 REG_ITERS=200 SCALE_MS=500 CO_ITERS=50 CO_DELAY=200
-	RTT_ITERS=2000 BATCH_N=1000 MEM_N=1000 TR_REPS=5
+	RTT_ITERS=2000 BATCH_N=1000 MEM_N=1000 TR_REPS=5 UNREG_N=1000 UNREG_REPS=5
+	# Training loop, buffers:steps per repeat. A step of 64 buffers moves
+	# 4 MiB through rxe (a CPU copy, slow under TCG): fewer steps there.
+	TRAIN_CFGS="1:100 8:30 64:5" TRAIN_REPS=5 TRAIN_FLAGS="-w 2"
 fi
 
 {
@@ -77,8 +82,10 @@ for n in 1 8 64 1024; do
 	[ $iters -lt 5 ] && iters=5
 	run fanout $n $iters $REPS
 done
-# 2. Register + unregister, against allocating the same objects.
+# 2. Register + unregister, against allocating the same objects; then
+# unregistering UNREG_N clients one by one and at once.
 run regunreg $REG_ITERS $REPS
+run unregmany $UNREG_N $UNREG_REPS
 # 3. Read-side scaling, the registry against an rwlock/rwsem registry.
 for impl in srcu rwlock rwsem; do
 	for threads in 1 2; do
@@ -138,6 +145,22 @@ for r in $(seq 0 $((TR_REPS - 1))); do
 		fi
 	done
 done
+
+# 8. Training loop (test/tools/train_loop.c): per step the CPU writes B
+# buffers, syncs them to-device, RDMA-WRITEs each into a peer buffer over
+# rxe0 (two RC QPs on rxe0, loopback), syncs the peers to-cpu and reads
+# them; sync modes single, batch, device and changed interleaved repeat by
+# repeat. The QPs' RoCE v2 GID needs an IPv4 address on rxe0's netdev.
+echo "== train_loop" >&2
+command -v train_loop >/dev/null || die "no train_loop in build/bin (make tools)"
+train_ip=192.168.77.1
+ip addr add $train_ip/24 dev veth0 || die "cannot add $train_ip to veth0 for train_loop"
+for cfg in $TRAIN_CFGS; do
+	train_loop $TRAIN_FLAGS -d rxe0 -a $train_ip -b "${cfg%:*}" \
+		-n "${cfg#*:}" -r $TRAIN_REPS >> "$raw" ||
+		die "train_loop with ${cfg%:*} buffers failed"
+done
+ip addr del $train_ip/24 dev veth0 || die "cannot remove $train_ip from veth0"
 
 rmmod ib_sync_mem_bench ib_sync_mem_sim ib_sync_mem || die "cannot unload the modules"
 echo "bench: $(wc -l < "$raw") result lines in $raw" >&2

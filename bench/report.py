@@ -102,7 +102,23 @@ def build(rows):
     sm = [r["sm_ns"] / r["iters"] for r in rs]
     floor = [r["floor_ns"] / r["iters"] for r in rs]
     rep.add("register+unregister", "ns per pair", "ns", sm, floor,
-            "alloc+free", [a / b for a, b in zip(sm, floor)])
+            "alloc+free", [a / b for a, b in zip(sm, floor)], 10)
+    # ...and unregistering N at once while a kthread keeps syncing.
+    rs = rep.pick("unregmany")
+    n = rs[0]["n"]
+    single = [r["single_ns"] for r in rs]
+    many = [r["many_ns"] for r in rs]
+    rep.add("register+unregister", f"{n} unregistered with syncs in flight: "
+            "ib_sync_mem_unregister_many() vs one by one", "ns", many, single,
+            "one by one", [b / a for a, b in zip(many, single)],
+            better="higher")
+    rep.add("register+unregister", f"{n} unregistered with syncs in flight: "
+            "grace periods of ib_sync_mem_unregister_many()", "GPs",
+            [r["many_gps"] for r in rs], target=2)
+    rep.add("register+unregister", f"{n} unregistered with syncs in flight: "
+            "grace periods one by one", "GPs", [r["single_gps"] for r in rs])
+    rep.add("register+unregister", f"{n} unregistered one by one, nothing "
+            "syncing: grace periods", "GPs", [r["idle_gps"] for r in rs])
     # 3. Read-side scaling.
     def rate(impl, threads, churn):
         rs = rep.pick("scale", impl=impl, threads=threads, churn=churn)
@@ -179,6 +195,38 @@ def build(rows):
             [sizes["stats_per_cpu"] * sizes["possible_cpus"]])
     rep.add("memory", "sizeof(struct ib_sync_mem_client)", "bytes",
             [sizes["client"]])
+    # 8. Training loop: the share of a step spent in sync requests, per
+    # mode; the best mode's share against the target, single's beside it.
+    modes = ("single", "batch", "device", "changed")
+    for b in sorted({r["buffers"] for r in rep.pick("train")}):
+        def runs(mode):
+            return sorted(rep.pick("train", mode=mode, buffers=b),
+                          key=lambda r: r["rep"])
+        for m in modes:
+            if len(runs(m)) != len(runs("single")) or not runs(m):
+                raise SystemExit(f"report: train, B={b}: {len(runs(m))} "
+                                 f"repeats of {m}, {len(runs('single'))} "
+                                 "of single")
+        share = {m: [100 * r["sync_ns"] / r["step_ns"] for r in runs(m)]
+                 for m in modes}
+        step = {m: [r["step_ns"] for r in runs(m)] for m in modes}
+        for m in modes:
+            r0 = runs(m)[0]
+            what = f"B={b}, {m}"
+            if m == "changed":
+                what += f" ({r0['bytes'] // r0['size']} of {b} buffers a step)"
+            what += f", {r0['requests']} requests a step"
+            rep.add("train", f"{what}: sync share of the step", "%", share[m])
+            if m == "single":
+                rep.add("train", f"{what}: step time", "ns", step[m])
+            else:
+                rep.add("train", f"{what}: step time", "ns", step[m],
+                        step["single"], "single",
+                        [a / c for a, c in zip(step[m], step["single"])])
+        best = min(modes, key=lambda m: statistics.median(share[m]))
+        rep.add("train", f"B={b}: sync share of the step, best mode ({best})",
+                "%", share[best], share["single"], "single", target=3,
+                better="lower")
     return rep.results
 
 
@@ -187,6 +235,8 @@ def fmt(v, unit):
         return f"{v:,.0f}"
     if unit == "passes":
         return f"{v:.2f}"
+    if unit == "%":
+        return f"{v:.1f}"
     if v >= 100:
         return f"{v:,.0f}"
     return f"{v:.1f}"
@@ -235,8 +285,8 @@ def main(argv):
     rows = parse(f"{d}/raw.txt")
     e = env(f"{d}/env.txt")
     if check:
-        want = {"fanout", "regunreg", "scale", "coalesce", "sizes", "slab",
-                "netlink_rtt", "netlink_batch", "memory", "tracer"}
+        want = {"fanout", "regunreg", "unregmany", "scale", "coalesce", "sizes", "slab",
+                "netlink_rtt", "netlink_batch", "memory", "tracer", "train"}
         missing = want - {r["suite"] for r in rows}
         if missing:
             raise SystemExit(f"report: no results from {', '.join(sorted(missing))}")

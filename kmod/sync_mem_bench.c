@@ -21,6 +21,11 @@
  *                           call (clock)
  *   regunreg ITERS REPS     register + unregister of a no-op client, against
  *                           allocating and freeing the same objects
+ *   unregmany N REPS        unregistering N no-op clients while a kthread
+ *                           syncs the device without pause: one by one and
+ *                           with ib_sync_mem_unregister_many(), each with the
+ *                           grace periods it waited for; and one by one
+ *                           while nothing syncs
  *   scale IMPL THREADS CHURN MS REPS
  *                           device-wide syncs over 8 no-op clients for MS ms
  *                           from THREADS kthreads (one per CPU), with
@@ -296,6 +301,102 @@ out:
 		static_branch_disable(&sm_timing_key);
 	kvfree(objs);
 	kvfree(c);
+	return err;
+}
+
+/* Device-wide syncs without pause until stopped: readers in flight. */
+static int bm_syncer_fn(void *arg)
+{
+	struct ib_device *ibdev = arg;
+
+	while (!kthread_should_stop()) {
+		ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_TO_DEVICE, 0, NULL);
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Unregister @c[0..n) one by one or at once: ns taken, grace periods. */
+static u64 bm_unreg_timed(struct ib_sync_mem_domain *dom,
+			  struct ib_sync_mem_client **c, unsigned int n,
+			  bool many, long *gps)
+{
+	long gp0 = atomic_long_read(&dom->grace_periods);
+	u64 t0 = ktime_get_ns(), ns;
+
+	if (many)
+		ib_sync_mem_unregister_many(c, n);
+	else
+		bm_unregister_all(c, n);
+	ns = ktime_get_ns() - t0;
+	*gps = atomic_long_read(&dom->grace_periods) - gp0;
+	return ns;
+}
+
+/*
+ * Unregistering N clients while a kthread keeps a sync in flight on the
+ * device (each unregister has readers to wait for), one by one and in
+ * bulk; and one by one with nothing syncing (no grace period to wait for).
+ */
+static int bm_unregmany(struct ib_device *ibdev, unsigned int n,
+			unsigned int reps)
+{
+	struct ib_sync_mem_domain *dom = sm_domain_get(ibdev);
+	struct ib_sync_mem_client **c = NULL;
+	struct task_struct *syncer;
+	u64 single_ns, many_ns, idle_ns;
+	long single_gps, many_gps, idle_gps;
+	unsigned int r;
+	int err = 0;
+
+	if (!dom)
+		return -ENODEV;
+	if (!n || n > BM_MAX_N || !reps) {
+		err = -EINVAL;
+		goto out;
+	}
+	c = kvcalloc(n, sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (r = 0; r < reps; r++) {
+		err = bm_register_n(ibdev, &bm_noop_ops, c, n);
+		if (err)
+			goto out;
+		idle_ns = bm_unreg_timed(dom, c, n, false, &idle_gps);
+
+		syncer = kthread_run(bm_syncer_fn, ibdev, "sm_bench_sync");
+		if (IS_ERR(syncer)) {
+			err = PTR_ERR(syncer);
+			goto out;
+		}
+		err = bm_register_n(ibdev, &bm_noop_ops, c, n);
+		if (!err) {
+			single_ns = bm_unreg_timed(dom, c, n, false,
+						   &single_gps);
+			err = bm_register_n(ibdev, &bm_noop_ops, c, n);
+		}
+		if (!err)
+			many_ns = bm_unreg_timed(dom, c, n, true, &many_gps);
+		kthread_stop(syncer);
+		if (err)
+			goto out;
+
+		bm_line("unregmany");
+		bm_kv("rep", r);
+		bm_kv("n", n);
+		bm_kv("single_ns", single_ns);
+		bm_kv("single_gps", single_gps);
+		bm_kv("many_ns", many_ns);
+		bm_kv("many_gps", many_gps);
+		bm_kv("idle_ns", idle_ns);
+		bm_kv("idle_gps", idle_gps);
+		bm_end();
+	}
+out:
+	kvfree(c);
+	sm_domain_put(dom);
 	return err;
 }
 
@@ -822,6 +923,8 @@ static int bm_run(char *cmd)
 		err = bm_hold(ibdev, a[0]);
 	else if (sscanf(cmd, "regunreg %u %u", &a[0], &a[1]) == 2)
 		err = bm_regunreg(ibdev, a[0], a[1]);
+	else if (sscanf(cmd, "unregmany %u %u", &a[0], &a[1]) == 2)
+		err = bm_unregmany(ibdev, a[0], a[1]);
 	else if (sscanf(cmd, "scale %15s %u %u %u %u", impl, &a[0], &a[1],
 			&a[2], &a[3]) == 5)
 		err = bm_scale_run(ibdev, impl, a[0], a[1], a[2], a[3]);

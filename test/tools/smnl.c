@@ -575,6 +575,17 @@ static int smnl_sync_cb(const struct nlmsghdr *nlh, void *arg)
 		if (!a || (res->client_id && smnl_get_u32(a) != res->client_id))
 			continue;
 		res->have_client = 1;
+		res->results++;
+		if (!res->client_id) {
+			/* A batch or a device: the first error, the sum. */
+			if (rt[IB_SYNC_MEM_A_SYNC_ERR] && !res->client_err)
+				res->client_err =
+					smnl_get_s32(rt[IB_SYNC_MEM_A_SYNC_ERR]);
+			if (rt[IB_SYNC_MEM_A_SYNC_NS])
+				res->client_ns +=
+					smnl_get_u64(rt[IB_SYNC_MEM_A_SYNC_NS]);
+			continue;
+		}
 		if (rt[IB_SYNC_MEM_A_SYNC_ERR])
 			res->client_err = smnl_get_s32(rt[IB_SYNC_MEM_A_SYNC_ERR]);
 		if (rt[IB_SYNC_MEM_A_SYNC_NS])
@@ -602,6 +613,50 @@ int smnl_sync_client_full(struct smnl *nl, uint32_t id, uint32_t dir,
 	free(m);
 	if (!ret && !res->have_client)
 		return -EPROTO;	/* the reply must report the client */
+	return ret;
+}
+
+int smnl_sync_batch(struct smnl *nl, const uint32_t *ids, unsigned int n,
+		    uint32_t dir, uint32_t timeout_ms,
+		    struct smnl_sync_result *res)
+{
+	struct smnl_msg *m = malloc(sizeof(*m));
+	unsigned int i;
+	size_t nest;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	if (!m)
+		return -ENOMEM;
+	smnl_msg_init(nl, m, IB_SYNC_MEM_CMD_SYNC, 0);
+	nest = smnl_nest_start(m, IB_SYNC_MEM_A_SYNC_CLIENTS);
+	for (i = 0; i < n; i++)
+		smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_ID, ids[i]);
+	smnl_nest_end(m, nest);
+	smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_DIR, dir);
+	if (timeout_ms)
+		smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_TIMEOUT_MS, timeout_ms);
+	ret = smnl_talk(nl, m, smnl_sync_cb, res);
+	free(m);
+	return ret;
+}
+
+int smnl_sync_dev(struct smnl *nl, const char *dev, uint32_t dir,
+		  uint32_t timeout_ms, struct smnl_sync_result *res)
+{
+	struct smnl_msg *m = malloc(sizeof(*m));
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	if (!m)
+		return -ENOMEM;
+	smnl_msg_init(nl, m, IB_SYNC_MEM_CMD_SYNC, 0);
+	smnl_put_str(m, IB_SYNC_MEM_A_DEV_NAME, dev);
+	smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_DIR, dir);
+	if (timeout_ms)
+		smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_TIMEOUT_MS, timeout_ms);
+	ret = smnl_talk(nl, m, smnl_sync_cb, res);
+	free(m);
 	return ret;
 }
 

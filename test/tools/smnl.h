@@ -138,15 +138,21 @@ int smnl_register_sim(struct smnl *nl, const char *dev, const char *name,
 		      uint32_t latency_us);
 int smnl_unregister(struct smnl *nl, uint32_t id);
 
-/* What a one-client sync returned. */
+/*
+ * What a sync returned. For one client (client_id set) the client_* fields
+ * are that client's result; for a batch or a device (client_id 0) they
+ * cover every per-client result in the reply: client_err is the first
+ * non-zero one, client_ns their sum.
+ */
 struct smnl_sync_result {
 	int32_t err;		/* IB_SYNC_MEM_A_SYNC_ERR: first client error */
 	uint32_t run, errors, skipped;
 	uint64_t ns;		/* wall time in the kernel */
-	int have_client;	/* the per-client result was there */
+	int have_client;	/* a per-client result was there */
 	uint32_t client_id;
 	int32_t client_err;	/* the client's errno (0 or negative) */
 	uint64_t client_ns;	/* time in its sync callback */
+	uint32_t results;	/* per-client results counted */
 };
 
 /*
@@ -159,6 +165,19 @@ int smnl_sync_client(struct smnl *nl, uint32_t id, uint32_t dir,
 /* The same, with every field of the reply. */
 int smnl_sync_client_full(struct smnl *nl, uint32_t id, uint32_t dir,
 			  uint32_t timeout_ms, struct smnl_sync_result *res);
+/*
+ * Sync a batch: one request naming the @n clients @ids
+ * (IB_SYNC_MEM_A_SYNC_CLIENTS), synced in that order. The request holds
+ * about 1,000 ids (SMNL_MSG_MAX; -EMSGSIZE past it); the reply, one
+ * result per id, is read whole whatever its size. Returns the command's
+ * errno; the sync ran when it is 0: read @res.
+ */
+int smnl_sync_batch(struct smnl *nl, const uint32_t *ids, unsigned int n,
+		    uint32_t dir, uint32_t timeout_ms,
+		    struct smnl_sync_result *res);
+/* Sync every client of device @dev in one pass; as smnl_sync_batch(). */
+int smnl_sync_dev(struct smnl *nl, const char *dev, uint32_t dir,
+		  uint32_t timeout_ms, struct smnl_sync_result *res);
 
 /* A client as IB_SYNC_MEM_CMD_CLIENT_GET describes it. */
 struct smnl_client {

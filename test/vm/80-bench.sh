@@ -10,12 +10,12 @@ out=$SYNCMEM_RESULTS/bench-smoke
 check "bench/guest.sh --smoke runs every suite" bash bench/guest.sh --smoke "$out"
 check "report.py builds the table from every suite" python3 bench/report.py --check "$out"
 raw=$out/raw.txt
-for s in fanout regunreg scale coalesce sizes slab netlink_rtt netlink_batch memory tracer; do
+for s in fanout regunreg unregmany scale coalesce sizes slab netlink_rtt netlink_batch memory tracer train; do
 	check "raw output has $s lines" grep -q "^$s " "$raw"
 done
 # Every measured figure is a positive number: a suite that timed nothing
 # or counted nothing is broken, whatever its speed.
-zeros=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^(sm_ns|floor_ns|clock_ns|syncs|ns|calls|passes|sync_ns|getfamily_ns|batch_ns|singles_ns|slab_size)=0$/) print }' "$raw" 2>/dev/null)
+zeros=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^(sm_ns|floor_ns|clock_ns|syncs|ns|calls|passes|sync_ns|getfamily_ns|batch_ns|singles_ns|slab_size|single_ns|many_ns|idle_ns|step_ns)=0$/) print }' "$raw" 2>/dev/null)
 check "no zero figures in the raw output (which is there)" bash -c "[ -s '$raw' ] && [ -z '$zeros' ]"
 [ -n "$zeros" ] && echo "$zeros" >&2
 # The fan-out suite checks in the kernel that each pass reached all N
@@ -25,6 +25,8 @@ check "coalescing: never more passes than calls" \
 	awk '$1 == "coalesce" { n++; for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } if (v["passes"] > v["calls"] || v["passes"] == 0) bad = 1 } END { exit bad || !n }' "$raw"
 check "tracer suite ran attached and detached" \
 	bash -c "grep -q '^tracer attached=1 ' '$raw' && grep -q '^tracer attached=0 ' '$raw'"
+check "train: all four sync modes ran for 1, 8 and 64 buffers" \
+	awk '$1 == "train" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } seen[v["mode"] "/" v["buffers"]] = 1 } END { n = 0; for (k in seen) n++; exit n != 12 }' "$raw"
 check "table has a row per figure" test "$(grep -c '^| ' "$out/table.md")" -ge 20
 check "modules unloaded after the harness" bash -c '! grep -qE "^ib_sync_mem(_sim|_bench)? " /proc/modules'
 finish
