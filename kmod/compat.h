@@ -63,4 +63,19 @@ static inline struct ib_umem *ib_umem_get_va(struct ib_device *device,
 }
 #endif
 
+/*
+ * smp_mb__after_srcu_read_lock() makes srcu_read_lock() a two-way full
+ * barrier; 6.1's headers do not have it (Kbuild probes for it,
+ * SM_HAVE_SMP_MB_AFTER_SRCU_READ_LOCK), but its __srcu_read_lock() ends
+ * with the same smp_mb() ("B" in kernel/rcu/srcutree.c) that the newer
+ * helper relies on.
+ */
+#ifndef SM_HAVE_SMP_MB_AFTER_SRCU_READ_LOCK
+#include <linux/srcu.h>
+static inline void smp_mb__after_srcu_read_lock(void)
+{
+	/* __srcu_read_lock() has smp_mb() internally. */
+}
+#endif
+
 #endif /* _IB_SYNC_MEM_COMPAT_H */

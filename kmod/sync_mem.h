@@ -321,23 +321,32 @@ static inline u32 sm_generation_read(void)
  */
 static inline int sm_read_lock(struct ib_sync_mem_domain *dom)
 {
-	int idx = srcu_read_lock(&dom->srcu);
+	int idx;
 
 	this_cpu_inc(dom->readers->entered);
+	idx = srcu_read_lock(&dom->srcu);
 	/*
-	 * Counted before reading the list or a state: pairs with the first
-	 * barrier of sm_readers_idle(), so that a writer either counts this
-	 * section or this section sees the writer's changes.
+	 * Counted before the section reads the list or a state: pairs with
+	 * the first barrier of sm_readers_idle(), so that a writer either
+	 * counts this section or the section sees the writer's changes.
 	 */
-	smp_mb();
+	smp_mb__after_srcu_read_lock();
 	return idx;
 }
 
 static inline void sm_read_unlock(struct ib_sync_mem_domain *dom, int idx)
 {
-	/* Every access of the section before it counts as left. */
-	smp_mb();
-	this_cpu_inc(dom->readers->left);
+	struct sm_readers *r;
+
+	/* Before srcu_read_unlock(): after it @dom may be freed. */
+	preempt_disable();
+	r = this_cpu_ptr(dom->readers);
+	/*
+	 * Release: every access of the section comes before it counts as
+	 * left; pairs with the second barrier of sm_readers_idle().
+	 */
+	smp_store_release(&r->left, r->left + 1);
+	preempt_enable();
 	srcu_read_unlock(&dom->srcu, idx);
 }
 
