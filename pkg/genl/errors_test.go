@@ -366,6 +366,32 @@ func TestBatchLimit(t *testing.T) {
 	}
 }
 
+// TestResultsMalformed: the per-client results are read from the reply's
+// bytes in place; a truncated attribute or a field of the wrong size in
+// one of them fails the call, naming what was wrong, instead of yielding a
+// result with zeroes.
+func TestResultsMalformed(t *testing.T) {
+	good := nest(attrSyncResult, u32(attrClientID, 3), s32(attrSyncErr, 0), u64(attrSyncNS, 1))
+	for _, tc := range []struct {
+		name string
+		bad  attr
+		want string
+	}{
+		{"a result of 3 bytes", attr{Type: attrSyncResult, Data: []byte{1, 2, 3}}, "not a header"},
+		{"an attribute longer than its nest", attr{Type: attrSyncResult, Data: []byte{200, 0, 1, 0}}, "length 200 of 4 bytes"},
+		{"SYNC_NS of 4 bytes", nest(attrSyncResult, u32(attrClientID, 4), u32(attrSyncNS, 1)), "result SYNC_NS: 4 bytes"},
+		{"CLIENT_ID of 8 bytes", nest(attrSyncResult, u64(attrClientID, 4)), "result CLIENT_ID: 8 bytes"},
+		{"SYNC_ERR of 2 bytes", nest(attrSyncResult, attr{Type: attrSyncErr, Data: []byte{1, 0}}), "result SYNC_ERR: 2 bytes"},
+	} {
+		reply := []msg{{Attrs: []attr{u32(attrSyncRun, 2), nest(attrSyncResults, good, tc.bad)}}}
+		c, _ := dialFake(t, func(request) ([]msg, error) { return reply, nil })
+		_, err := c.Sync(bg, SyncRequest{Clients: []uint32{3, 4}, Dir: DirToDevice})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 // TestContext: a done context sends nothing; a deadline bounds a sync's
 // waits in the kernel, which runs a request to completion once sent.
 func TestContext(t *testing.T) {

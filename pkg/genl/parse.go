@@ -7,6 +7,7 @@ import (
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
+	"github.com/mdlayher/netlink/nlenc"
 	"github.com/syncmem/syncmem/pkg/hist"
 )
 
@@ -271,40 +272,91 @@ func parseSyncResult(b []byte) (SyncResult, error) {
 		case attrSyncNS:
 			r.Duration = nanoseconds(ad.Uint64())
 		case attrSyncResults:
-			ad.Nested(parseClientResults(&r.Results))
+			if r.Results == nil && r.Run > 0 {
+				r.Results = make([]ClientResult, 0, r.Run)
+			}
+			if err := parseClientResults(ad.Bytes(), &r.Results); err != nil {
+				return r, err
+			}
 		}
 	}
 	return r, ad.Err()
 }
 
-func parseClientResults(rs *[]ClientResult) func(*netlink.AttributeDecoder) error {
-	return func(ad *netlink.AttributeDecoder) error {
-		for ad.Next() {
-			if ad.Type() != attrSyncResult {
-				continue
-			}
-			var r ClientResult
-			ad.Nested(parseClientResult(&r))
-			*rs = append(*rs, r)
-		}
-		return nil
+// The netlink attribute header: length and type, then the payload padded
+// to 4 bytes.
+const (
+	nlaHeaderLen = 4
+	nlaTypeMask  = 0x3fff // without NLA_F_NESTED and NLA_F_NET_BYTEORDER
+)
+
+// nextAttr splits the first attribute off b: its type, its payload, and the
+// attributes after it.
+func nextAttr(b []byte) (typ uint16, data, rest []byte, err error) {
+	if len(b) < nlaHeaderLen {
+		return 0, nil, nil, fmt.Errorf("netlink attribute: %d bytes, not a header", len(b))
 	}
+	l := int(nlenc.Uint16(b[0:2]))
+	if l < nlaHeaderLen || l > len(b) {
+		return 0, nil, nil, fmt.Errorf("netlink attribute: length %d of %d bytes", l, len(b))
+	}
+	next := (l + 3) &^ 3
+	if next > len(b) {
+		next = len(b)
+	}
+	return nlenc.Uint16(b[2:4]) & nlaTypeMask, b[nlaHeaderLen:l], b[next:], nil
 }
 
-func parseClientResult(r *ClientResult) func(*netlink.AttributeDecoder) error {
-	return func(ad *netlink.AttributeDecoder) error {
-		for ad.Next() {
-			switch ad.Type() {
-			case attrClientID:
-				r.ID = ad.Uint32()
-			case attrSyncErr:
-				r.Err = errnoOf(ad.Int32())
-			case attrSyncNS:
-				r.Duration = nanoseconds(ad.Uint64())
-			}
+// parseClientResults appends the results of one IB_SYNC_MEM_A_SYNC_RESULTS
+// nest. A reply holds up to SyncBatchMax of them: they are read from the
+// bytes in place, with no decoder or closure per result (5 allocations per
+// result before, most of the Go side of a batch's round trip).
+func parseClientResults(b []byte, rs *[]ClientResult) error {
+	for len(b) > 0 {
+		typ, data, rest, err := nextAttr(b)
+		if err != nil {
+			return err
 		}
-		return nil
+		b = rest
+		if typ != attrSyncResult {
+			continue
+		}
+		r, err := parseClientResult(data)
+		if err != nil {
+			return err
+		}
+		*rs = append(*rs, r)
 	}
+	return nil
+}
+
+func parseClientResult(b []byte) (ClientResult, error) {
+	var r ClientResult
+	for len(b) > 0 {
+		typ, data, rest, err := nextAttr(b)
+		if err != nil {
+			return r, err
+		}
+		b = rest
+		switch typ {
+		case attrClientID:
+			if len(data) != 4 {
+				return r, fmt.Errorf("result CLIENT_ID: %d bytes", len(data))
+			}
+			r.ID = nlenc.Uint32(data)
+		case attrSyncErr:
+			if len(data) != 4 {
+				return r, fmt.Errorf("result SYNC_ERR: %d bytes", len(data))
+			}
+			r.Err = errnoOf(nlenc.Int32(data))
+		case attrSyncNS:
+			if len(data) != 8 {
+				return r, fmt.Errorf("result SYNC_NS: %d bytes", len(data))
+			}
+			r.Duration = nanoseconds(nlenc.Uint64(data))
+		}
+	}
+	return r, nil
 }
 
 func parseStats(b []byte) (Stats, error) {
