@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mdlayher/netlink"
+	"github.com/mdlayher/netlink/nlenc"
+	"golang.org/x/sys/unix"
 )
 
 // RegisterRequest describes a client to create with Conn.Register.
@@ -177,12 +179,7 @@ func encodeSync(r SyncRequest) ([]byte, error) {
 	case 1:
 		ae.Uint32(attrClientID, r.Clients[0])
 	default:
-		ae.Nested(attrSyncClients, func(nae *netlink.AttributeEncoder) error {
-			for _, id := range r.Clients {
-				nae.Uint32(attrClientID, id)
-			}
-			return nil
-		})
+		ae.Bytes(attrSyncClients|unix.NLA_F_NESTED, encodeIDs(r.Clients))
 	}
 	ae.Uint32(attrSyncDir, uint32(r.Dir))
 	if r.Timeout != nil {
@@ -193,6 +190,21 @@ func encodeSync(r SyncRequest) ([]byte, error) {
 		ae.Uint32(attrSyncTimeoutMS, ms)
 	}
 	return ae.Encode()
+}
+
+// encodeIDs: one CLIENT_ID attribute per id, built in one buffer (a
+// nested encoder allocates per attribute, and a batch has up to
+// SyncBatchMax).
+func encodeIDs(ids []uint32) []byte {
+	const l = nlaHeaderLen + 4
+	b := make([]byte, l*len(ids))
+	for i, id := range ids {
+		a := b[i*l:]
+		nlenc.PutUint16(a[0:2], l)
+		nlenc.PutUint16(a[2:4], attrClientID)
+		nlenc.PutUint32(a[4:8], id)
+	}
+	return b
 }
 
 func encodeStats(r StatsRequest) ([]byte, error) {
