@@ -1389,6 +1389,49 @@ struct ib_sync_mem_client *ib_sync_mem_lookup(u32 id)
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_lookup);
 
+/* Lookups of a batch under one hold of the lock, at most this many. */
+#define SM_LOOKUP_CHUNK	64
+
+/**
+ * sm_lookup_batch() - ib_sync_mem_lookup() of each entry's @id
+ * @e: entries with @id set; @client is set, referenced
+ * @n: how many
+ *
+ * One hold of the id table's lock per SM_LOOKUP_CHUNK lookups instead of
+ * one per id (a batch names up to IB_SYNC_MEM_SYNC_BATCH_MAX).
+ *
+ * Return: @n, or the index of the first id with no registered client
+ * (then no entry holds a reference).
+ */
+unsigned int sm_lookup_batch(struct sm_batch_entry *e, unsigned int n)
+{
+	struct ib_sync_mem_client *c = NULL;
+	unsigned int i = 0, end, missing;
+
+	while (i < n) {
+		end = min(n, i + SM_LOOKUP_CHUNK);
+		xa_lock(&sm_clients);
+		for (; i < end; i++) {
+			c = xa_load(&sm_clients, e[i].id);
+			if (c && (READ_ONCE(c->state) == SM_DEAD ||
+				  !kref_get_unless_zero(&c->kref)))
+				c = NULL;
+			if (!c)
+				break;
+			e[i].client = c;
+		}
+		xa_unlock(&sm_clients);
+		if (!c)
+			break;
+	}
+	if (i == n)
+		return n;
+	missing = i;
+	while (i--)
+		ib_sync_mem_put(e[i].client);
+	return missing;
+}
+
 /**
  * ib_sync_mem_get() - take a reference on a client
  * @client: a client the caller already holds a reference on

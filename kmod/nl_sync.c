@@ -152,27 +152,28 @@ static int sm_nl_resolve(struct genl_info *info, struct sm_batch_entry *r,
 {
 	struct nlattr *single = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
 	struct nlattr *attr = single;
-	u32 i = 0;
+	u32 i = 0, found;
 	int rem;
 
 	if (single) {
-		r[i].client = ib_sync_mem_lookup(nla_get_u32(single));
-		if (r[i].client)
-			i++;
+		r[0].id = nla_get_u32(single);
 	} else {
 		nla_for_each_nested(attr, info->attrs[IB_SYNC_MEM_A_SYNC_CLIENTS],
-				    rem) {
-			r[i].client = ib_sync_mem_lookup(nla_get_u32(attr));
-			if (!r[i].client)
-				break;
-			i++;
-		}
+				    rem)
+			r[i++].id = nla_get_u32(attr);
 	}
-	if (i == n)
+	found = sm_lookup_batch(r, n);
+	if (found == n)
 		return 0;
+	/* The attribute of the first id not found, for the extack. */
+	if (!single) {
+		i = 0;
+		nla_for_each_nested(attr, info->attrs[IB_SYNC_MEM_A_SYNC_CLIENTS],
+				    rem)
+			if (i++ == found)
+				break;
+	}
 	NL_SET_ERR_MSG_ATTR(info->extack, attr, "no such client");
-	while (i--)
-		ib_sync_mem_put(r[i].client);
 	return -ENOENT;
 }
 

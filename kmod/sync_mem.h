@@ -369,10 +369,13 @@ int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg);
 
 /* One client of sm_sync_batch() and its result. */
 struct sm_batch_entry {
+	u32 id;
 	struct ib_sync_mem_client *client;
 	int err;
 	u64 ns;
 };
+
+unsigned int sm_lookup_batch(struct sm_batch_entry *e, unsigned int n);
 
 int sm_sync_batch(struct sm_batch_entry *e, unsigned int n,
 		  enum ib_sync_mem_dir dir, unsigned int timeout_ms);
