@@ -1,13 +1,13 @@
 package genl
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"syscall"
 	"time"
 
 	"github.com/mdlayher/netlink"
-	"github.com/mdlayher/netlink/nlenc"
 	"golang.org/x/sys/unix"
 )
 
@@ -200,9 +200,9 @@ func encodeIDs(ids []uint32) []byte {
 	b := make([]byte, l*len(ids))
 	for i, id := range ids {
 		a := b[i*l:]
-		nlenc.PutUint16(a[0:2], l)
-		nlenc.PutUint16(a[2:4], attrClientID)
-		nlenc.PutUint32(a[4:8], id)
+		binary.NativeEndian.PutUint16(a[0:2], l)
+		binary.NativeEndian.PutUint16(a[2:4], attrClientID)
+		binary.NativeEndian.PutUint32(a[4:8], id)
 	}
 	return b
 }

@@ -1,13 +1,13 @@
 package genl
 
 import (
+	"encoding/binary"
 	"fmt"
 	"syscall"
 	"time"
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
-	"github.com/mdlayher/netlink/nlenc"
 	"github.com/syncmem/syncmem/pkg/hist"
 )
 
@@ -296,7 +296,7 @@ func nextAttr(b []byte) (typ uint16, data, rest []byte, err error) {
 	if len(b) < nlaHeaderLen {
 		return 0, nil, nil, fmt.Errorf("netlink attribute: %d bytes, not a header", len(b))
 	}
-	l := int(nlenc.Uint16(b[0:2]))
+	l := int(binary.NativeEndian.Uint16(b[0:2]))
 	if l < nlaHeaderLen || l > len(b) {
 		return 0, nil, nil, fmt.Errorf("netlink attribute: length %d of %d bytes", l, len(b))
 	}
@@ -304,7 +304,7 @@ func nextAttr(b []byte) (typ uint16, data, rest []byte, err error) {
 	if next > len(b) {
 		next = len(b)
 	}
-	return nlenc.Uint16(b[2:4]) & nlaTypeMask, b[nlaHeaderLen:l], b[next:], nil
+	return binary.NativeEndian.Uint16(b[2:4]) & nlaTypeMask, b[nlaHeaderLen:l], b[next:], nil
 }
 
 // parseClientResults appends the results of one IB_SYNC_MEM_A_SYNC_RESULTS
@@ -343,17 +343,17 @@ func parseClientResult(b []byte) (ClientResult, error) {
 			if len(data) != 4 {
 				return r, fmt.Errorf("result CLIENT_ID: %d bytes", len(data))
 			}
-			r.ID = nlenc.Uint32(data)
+			r.ID = binary.NativeEndian.Uint32(data)
 		case attrSyncErr:
 			if len(data) != 4 {
 				return r, fmt.Errorf("result SYNC_ERR: %d bytes", len(data))
 			}
-			r.Err = errnoOf(nlenc.Int32(data))
+			r.Err = errnoOf(int32(binary.NativeEndian.Uint32(data)))
 		case attrSyncNS:
 			if len(data) != 8 {
 				return r, fmt.Errorf("result SYNC_NS: %d bytes", len(data))
 			}
-			r.Duration = nanoseconds(nlenc.Uint64(data))
+			r.Duration = nanoseconds(binary.NativeEndian.Uint64(data))
 		}
 	}
 	return r, nil
