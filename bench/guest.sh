@@ -11,9 +11,11 @@
 # OUT/env.txt. --smoke runs each suite once with tiny counts: it checks that
 # the harness works, not how fast anything is. bench/report.py turns raw.txt
 # into the table. Every figure is compared only with figures of the same run.
-# --profile runs one bench module command (e.g. 'fanout 64 20000 1') under
+# --profile runs one bench module command (e.g. 'fanout 64 20000 1'), or
+# an nlbench command line ('nlbench -suite batch -n 1000 -reps 3'), under
 # perf record (cpu-clock: TCG has no PMU) and writes OUT/perf.txt, the
-# kernel symbols by share of the samples, instead of the suites.
+# symbols (kernel and user) by share of the samples, instead of the
+# suites.
 set -uo pipefail
 
 smoke=0 profile=
@@ -67,11 +69,21 @@ run() {
 if [ -n "$profile" ]; then
 	command -v perf >/dev/null || die "no perf in the guest (Debian's linux-perf)"
 	echo clear > $B/run || die "bench module: clear failed"
+	# A command of the bench module, or nlbench itself (its output is
+	# its result lines).
+	case $profile in
+	nlbench\ *) cmd="$profile >> '$raw'" ;;
+	*) cmd="echo '$profile' > $B/run" ;;
+	esac
 	perf record -q -e cpu-clock -F 2999 -a -g -o "$out/perf.data" -- \
-		sh -c "echo '$profile' > $B/run" || die "perf record of '$profile' failed"
+		sh -c "$cmd" || die "perf record of '$profile' failed"
 	cat $B/out >> "$raw"
-	perf report -i "$out/perf.data" --stdio --no-children --sort sym \
-		--percent-limit 0.5 -g none > "$out/perf.txt" 2>"$out/perf.err" ||
+	perf report -i "$out/perf.data" --stdio --no-children --sort dso,sym \
+		--percent-limit 0.2 -g none > "$out/perf.txt" 2>"$out/perf.err" ||
+		die "perf report failed: $(cat "$out/perf.err")"
+	# ...and by binary (kernel, the program, its libraries).
+	perf report -i "$out/perf.data" --stdio --no-children --sort dso \
+		-g none >> "$out/perf.txt" 2>"$out/perf.err" ||
 		die "perf report failed: $(cat "$out/perf.err")"
 	exit 0
 fi

@@ -42,6 +42,7 @@ func main() {
 		iters = flag.Int("iters", 2000, "round trips per repeat (rtt)")
 		reps  = flag.Int("reps", 5, "repeats")
 		n     = flag.Int("n", 1000, "clients (batch, memory)")
+		only  = flag.String("only", "", "batch: time only the batch (\"batch\") or only the singles (\"singles\"), for a profile; the line reports 0 for the other")
 	)
 	flag.Parse()
 	if *iters <= 0 || *reps <= 0 || *n <= 0 {
@@ -59,7 +60,7 @@ func main() {
 	case "rtt":
 		err = b.rtt(*iters, *reps)
 	case "batch":
-		err = b.batch(*n, *reps)
+		err = b.batch(*n, *reps, *only)
 	case "memory":
 		err = b.memory(*n)
 	default:
@@ -163,7 +164,10 @@ func (b *bench) rtt(iters, reps int) error {
 }
 
 // batch: one request naming n clients against n requests of one.
-func (b *bench) batch(n, reps int) error {
+func (b *bench) batch(n, reps int, only string) error {
+	if only != "" && only != "batch" && only != "singles" {
+		return fmt.Errorf("-only %q: batch or singles", only)
+	}
 	ids, err := b.sims(n)
 	if err != nil {
 		return err
@@ -184,13 +188,16 @@ func (b *bench) batch(n, reps int) error {
 		return err
 	}
 	for r := 0; r < reps; r++ {
-		batchNS, err := timeN(1, batchOnce)
-		if err != nil {
-			return err
+		var batchNS, singlesNS int64
+		if only != "singles" {
+			if batchNS, err = timeN(1, batchOnce); err != nil {
+				return err
+			}
 		}
-		singlesNS, err := timeN(1, singles)
-		if err != nil {
-			return err
+		if only != "batch" {
+			if singlesNS, err = timeN(1, singles); err != nil {
+				return err
+			}
 		}
 		fmt.Printf("netlink_batch rep=%d n=%d batch_ns=%d singles_ns=%d\n",
 			r, n, batchNS, singlesNS)
