@@ -87,7 +87,7 @@ MODULE_PARM_DESC(client_timing,
 		 "Time every client's ->sync (counters, histograms, results; default Y)");
 
 /* Does this pass or sync time each ->sync? Asked once per pass. */
-static bool sm_timed(void)
+static __always_inline bool sm_timed(void)
 {
 	return static_branch_likely(&sm_timing_key) ||
 	       trace_client_sync_enabled();
@@ -1216,9 +1216,10 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 }
 
 /* sm_sync_domain() inside the caller's dom->srcu section. */
-static int __sm_sync_domain(struct ib_sync_mem_domain *dom,
-			    enum ib_sync_mem_dir dir, unsigned int timeout_ms,
-			    bool read_result, struct ib_sync_mem_result *res)
+static __always_inline int
+__sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
+		 unsigned int timeout_ms, bool read_result,
+		 struct ib_sync_mem_result *res)
 {
 	ktime_t deadline = sm_deadline(timeout_ms);
 	struct sm_pass_dep dep;
