@@ -594,6 +594,20 @@ static int smnl_sync_cb(const struct nlmsghdr *nlh, void *arg)
 	return 0;
 }
 
+/* The rest of a SYNC request after its target: send it, read @res, free @m. */
+static int smnl_sync_send(struct smnl *nl, struct smnl_msg *m, uint32_t dir,
+			  uint32_t timeout_ms, struct smnl_sync_result *res)
+{
+	int ret;
+
+	smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_DIR, dir);
+	if (timeout_ms)
+		smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_TIMEOUT_MS, timeout_ms);
+	ret = smnl_talk(nl, m, smnl_sync_cb, res);
+	free(m);
+	return ret;
+}
+
 int smnl_sync_client_full(struct smnl *nl, uint32_t id, uint32_t dir,
 			  uint32_t timeout_ms, struct smnl_sync_result *res)
 {
@@ -606,11 +620,7 @@ int smnl_sync_client_full(struct smnl *nl, uint32_t id, uint32_t dir,
 		return -ENOMEM;
 	smnl_msg_init(nl, m, IB_SYNC_MEM_CMD_SYNC, 0);
 	smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_ID, id);
-	smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_DIR, dir);
-	if (timeout_ms)
-		smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_TIMEOUT_MS, timeout_ms);
-	ret = smnl_talk(nl, m, smnl_sync_cb, res);
-	free(m);
+	ret = smnl_sync_send(nl, m, dir, timeout_ms, res);
 	if (!ret && !res->have_client)
 		return -EPROTO;	/* the reply must report the client */
 	return ret;
@@ -623,7 +633,6 @@ int smnl_sync_batch(struct smnl *nl, const uint32_t *ids, unsigned int n,
 	struct smnl_msg *m = malloc(sizeof(*m));
 	unsigned int i;
 	size_t nest;
-	int ret;
 
 	memset(res, 0, sizeof(*res));
 	if (!m)
@@ -633,31 +642,20 @@ int smnl_sync_batch(struct smnl *nl, const uint32_t *ids, unsigned int n,
 	for (i = 0; i < n; i++)
 		smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_ID, ids[i]);
 	smnl_nest_end(m, nest);
-	smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_DIR, dir);
-	if (timeout_ms)
-		smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_TIMEOUT_MS, timeout_ms);
-	ret = smnl_talk(nl, m, smnl_sync_cb, res);
-	free(m);
-	return ret;
+	return smnl_sync_send(nl, m, dir, timeout_ms, res);
 }
 
 int smnl_sync_dev(struct smnl *nl, const char *dev, uint32_t dir,
 		  uint32_t timeout_ms, struct smnl_sync_result *res)
 {
 	struct smnl_msg *m = malloc(sizeof(*m));
-	int ret;
 
 	memset(res, 0, sizeof(*res));
 	if (!m)
 		return -ENOMEM;
 	smnl_msg_init(nl, m, IB_SYNC_MEM_CMD_SYNC, 0);
 	smnl_put_str(m, IB_SYNC_MEM_A_DEV_NAME, dev);
-	smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_DIR, dir);
-	if (timeout_ms)
-		smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_TIMEOUT_MS, timeout_ms);
-	ret = smnl_talk(nl, m, smnl_sync_cb, res);
-	free(m);
-	return ret;
+	return smnl_sync_send(nl, m, dir, timeout_ms, res);
 }
 
 int smnl_sync_client(struct smnl *nl, uint32_t id, uint32_t dir,
