@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The verdict of a test run: count every result under a results directory
-# (all *.ktap files, host and VM tiers, every kernel) and print
+# (all *.ktap files, host and VM tiers, every kernel; not those of a first
+# attempt that vm/run.sh booted again, DIR/KVER/boot-1) and print
 #
 #   - the failures;
 #   - the skips by kernel, each checked against test/expected-skips: a skip
@@ -11,6 +12,8 @@
 #     before DIR/vm-tier.done, as failures;
 #   - the time table: seconds per phase (DIR/phases.txt), per suite and
 #     kernel, per VM;
+#   - why a VM did not finish, or needed a second boot (the diagnostics of
+#     its harness-finished check);
 #   - the closing line "N passed, N failed, N skipped".
 #
 # Exits non-zero if anything failed or nothing ran.
@@ -32,7 +35,7 @@ while IFS= read -r f; do
 		echo "== ${f#"$dir"/}: $x failed"
 		grep -E '^not ok ' "$f" | sed 's/^/   /'
 	fi
-done < <(find "$dir" -name '*.ktap' | sort)
+done < <(find "$dir" -name '*.ktap' -not -path '*/boot-1/*' | sort)
 
 # The VM tier: every kernel it should have run has its checks.
 if [ -f "$dir/kernels.expected" ] || [ -d "$dir/host" ]; then
@@ -104,7 +107,7 @@ if [ "${#tiers[@]}" -gt 0 ]; then
 				[ -n "${want["$c|$suite|$d"]:-}" ] ||
 					problems+=("kernel $k ($c): unexpected skip: $suite: $d (not in test/expected-skips)")
 			done < <(grep -E '^ok .* # SKIP( |$)' "$f")
-		done < <(find "$dir/$k" -name '*.ktap' 2>/dev/null | sort)
+		done < <(find "$dir/$k" -name '*.ktap' -not -path '*/boot-1/*' 2>/dev/null | sort)
 	done
 	for key in "${!want[@]}"; do
 		c=${key%%|*}
@@ -140,6 +143,15 @@ if [ -s "$dir/kernels.expected" ] || [ "${#hosts[@]}" -gt 0 ]; then
 		echo
 	done
 fi
+
+# Why a VM did not finish, or finished only when booted again: the
+# diagnostics of its harness-finished check, last, where the tail of a
+# long log still shows them.
+while IFS= read -r f; do
+	awk -v name="${f#"$dir"/}" '/^(not )?ok [0-9]+ vm:.*:harness-finished/ { on = 1; hdr = $0; next }
+		on && /^# / { if (!n++) print "== " name ": " hdr; print "   " $0; next }
+		on { exit }' "$f" | head -n 30
+done < <(find "$dir" -name vm.ktap -not -path '*/boot-1/*' | sort)
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
