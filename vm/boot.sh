@@ -49,8 +49,6 @@ if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	fi
 fi
 
-# SYNCMEM_QEMU_NET: QEMU options for a NIC (vm/run.sh --two-hosts' wire).
-# Without it the guest has no network device at all.
 # SYNCMEM_QEMU_MONITOR=SOCKET (vm/run.sh's test runs): QEMU's human
 # monitor on a unix socket, for vm/run.sh to ask a frozen guest what it
 # still shows (vm/monitor.py); vng's own monitor stays on its console.
@@ -60,6 +58,8 @@ if [ -n "${SYNCMEM_QEMU_MONITOR:-}" ]; then
 	args+=(--qemu-opts="-monitor unix:$SYNCMEM_QEMU_MONITOR,server=on,wait=off")
 	args+=(--append sysrq_always_enabled)
 fi
+# SYNCMEM_QEMU_NET: QEMU options for a NIC (vm/run.sh --two-hosts' wire).
+# Without it the guest has no network device at all.
 if [ -n "${SYNCMEM_QEMU_NET:-}" ]; then
 	args+=(--qemu-opts="$SYNCMEM_QEMU_NET")
 fi

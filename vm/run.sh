@@ -128,7 +128,7 @@ freeze_guard() {
 # (DIR/console.log); the threads of QEMU and virtiofsd on the host (state,
 # wait channel, CPU time).
 probe_frozen() {
-	local dir=$1 pid=$2 mon=$3 pgid mark
+	local dir=$1 pid=$2 mon=$3 mark
 	echo "QEMU's monitor:"
 	vm/monitor.py "$mon" "info status" "info registers -a" |
 		grep -E '^\(qemu\)|^monitor:|^CPU#|^VM status|^RIP=' | cut -c1-100
@@ -139,10 +139,10 @@ probe_frozen() {
 		echo "the guest kernel's answer to sysrq w and l on the console:"
 		tail -n +"$((mark + 1))" "$dir/console.log" | tr -d '\r' | sysrq_answer | head -n 60
 	fi
-	pgid=$(ps -o pgid= -p "$pid" | tr -d ' ')
+	# PID is timeout's, the leader of the VM's process group.
 	echo "QEMU's and virtiofsd's threads on the host (pid tid state wchan cputime):"
 	ps -L -e -o pgid=,pid=,tid=,stat=,wchan:24=,time=,comm= |
-		awk -v g="$pgid" '$1 == g && $NF !~ /^(timeout|vng|sh|virtme-run)$/ { $1 = ""; print }' | head -n 24
+		awk -v g="$pid" '$1 == g && $NF !~ /^(timeout|vng|sh|virtme-run)$/ { $1 = ""; print }' | head -n 24
 }
 
 # sysrq_answer: from a console or kernel log, the tasks sysrq w found
@@ -188,8 +188,8 @@ suite_at() {
 		/syncmem-harness: suite .* ends/ { s = "between suites" } END { print s ? s : "before the suites" }' "$2"
 }
 
-# blocked_tasks DMESG: the tasks the stall dump (sysrq w) found blocked,
-# each with the first frames of its stack.
+# blocked_tasks DMESG: the tasks the stall dump (sysrq w) found blocked
+# and the CPUs it found running (sysrq l), each with its first frames.
 blocked_tasks() {
 	{ sysrq_answer <"$1" | grep -v 'sysrq:' | head -n 40; } 2>/dev/null
 }
@@ -218,7 +218,7 @@ check_kernel() {
 			ktap "not ok" "boot-splat # the kernel splatted before the harness began (nothing of ours loaded), on two boots in a row:"
 			head -n 20 "$dir/boot-splat.txt" | sed 's/^/# /'
 		elif [ -n "$retried" ] && [ -f "$retried/frozen" ]; then
-			echo "# boot: the first attempt froze (see harness-finished); kept in $retried"
+			echo "# boot: the first attempt froze; kept in $retried, its record in $retried/frozen"
 		elif [ -n "$retried" ] && [ -f "$retried/never-started" ]; then
 			echo "# boot: the first attempt $(cat "$retried/never-started"); kept in $retried; the second $([ -f "$dir/booted" ] && echo ran || echo 'did not start either')"
 		elif [ -n "$retried" ]; then
