@@ -581,6 +581,18 @@ static void sm_unlist(struct ib_sync_mem_client *c)
 }
 
 /*
+ * No ->invalidate of @c runs in another task. A wait_event() condition: it
+ * runs in a sleeping task state, so it must not block (no dom->lock); the
+ * wake_up_all() after inval_task is cleared orders the two.
+ */
+static bool sm_inval_idle(struct ib_sync_mem_client *c)
+{
+	struct task_struct *task = READ_ONCE(c->inval_task);
+
+	return !task || task == current;
+}
+
+/*
  * Run ->invalidate once, after the syncs of the client are over (the
  * caller waited for them), outside dom->lock; the caller holds a reference.
  * Not for a client being unregistered: unregister wins, and waits for an
@@ -596,6 +608,11 @@ static void sm_call_invalidate(struct ib_sync_mem_client *c)
 	mutex_lock(&dom->lock);
 	if (c->inval_called || c->state == SM_DEAD) {
 		mutex_unlock(&dom->lock);
+		/*
+		 * One may run in another task (the memory went away as the
+		 * device did): the caller returns only once it is over.
+		 */
+		wait_event(dom->inval_wq, sm_inval_idle(c));
 		return;
 	}
 	c->inval_called = true;
@@ -616,18 +633,6 @@ static void sm_call_invalidate(struct ib_sync_mem_client *c)
 	/* It unregistered itself: the reference unregister left to us. */
 	if (put)
 		kref_put(&c->kref, sm_client_release);
-}
-
-/*
- * No ->invalidate of @c runs in another task. A wait_event() condition: it
- * runs in a sleeping task state, so it must not block (no dom->lock); the
- * wake_up_all() after inval_task is cleared orders the two.
- */
-static bool sm_inval_idle(struct ib_sync_mem_client *c)
-{
-	struct task_struct *task = READ_ONCE(c->inval_task);
-
-	return !task || task == current;
 }
 
 /*
@@ -820,6 +825,8 @@ void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
 		mutex_unlock(&dom->lock);
 		return;
 	}
+	/* Dumps see the generation move before they see the state. */
+	sm_generation_bump();
 	WRITE_ONCE(client->inval_reason, reason);
 	WRITE_ONCE(client->state, SM_INVALIDATED);
 	mutex_unlock(&dom->lock);
@@ -844,12 +851,15 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 
 	mutex_lock(&dom->lock);
 	WRITE_ONCE(dom->dying, true);
+	/* A dump that sees some of these states sees the generation move. */
+	sm_generation_begin();
 	list_for_each_entry(c, &dom->clients, node) {
 		if (c->state != SM_LIVE)
 			continue;
 		WRITE_ONCE(c->inval_reason, IB_SYNC_MEM_INVAL_DEVICE);
 		WRITE_ONCE(c->state, SM_INVALIDATED);
 	}
+	sm_generation_end();
 	mutex_unlock(&dom->lock);
 
 	/*
@@ -931,18 +941,23 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_sync);
 
 /**
  * sm_sync_batch() - ib_sync_mem_sync() of each of @n clients, in order
- * @e: the clients (referenced by the caller); each entry's @err and @ns
- *	are set when its sync ran: the result, and the time of its call
+ * @e: the clients (referenced by the caller); each entry's @err, @ran and
+ *	@ns are set when it was reached: the result, whether its ->sync ran
+ *	(not for a lazy client already clean, nor an invalidated one), and
+ *	the time of its call
  * @n: how many
  * @dir: a valid direction
  * @timeout_ms: as for ib_sync_mem_sync(), for each client from the start
  *	of its own sync
  *
  * What n calls of ib_sync_mem_sync() do, tracepoints included, with one
- * read-side section for each run of clients of the same device and one
  * clock read per client: the end of one sync is the start of the next, its
- * deadline's base and the time the entry reports. The clients' counters
- * are timed whatever client_timing says (the time is read anyway).
+ * deadline's base and the time the entry reports. Each entry is a
+ * read-side section of its own, as a single sync is: a writer on the
+ * device (unregister, invalidation, removal) waits for the one callback in
+ * flight, bounded by its deadline, never for the rest of the batch. The
+ * clients' counters are timed whatever client_timing says (the time is
+ * read anyway).
  *
  * Return: 0, or -EINTR if a fatal signal stopped the batch (the entries
  * from there on did not run).
@@ -952,45 +967,39 @@ int sm_sync_batch(struct sm_batch_entry *e, unsigned int n,
 {
 	ktime_t timeout = ms_to_ktime(timeout_ms ?: READ_ONCE(sync_timeout_ms));
 	bool traced = trace_sync_end_enabled();
-	struct ib_sync_mem_domain *dom;
 	s64 gen[SM_DIRTY_DIRS];
 	u64 now = ktime_get_ns(), t0;
-	unsigned int i = 0;
-	int idx, ret = 0;
+	unsigned int i;
+	int idx;
 
-	while (i < n && !ret) {
-		dom = e[i].client->dom;
+	for (i = 0; i < n; i++) {
+		struct ib_sync_mem_client *c = e[i].client;
+		struct ib_sync_mem_domain *dom = c->dom;
+		int err;
+
+		/* A caller killed in a batch stops there. */
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		t0 = now;
+		trace_sync_start(dom, c->id, dir);
 		idx = sm_read_lock(dom);
-		for (; i < n && e[i].client->dom == dom; i++) {
-			struct ib_sync_mem_client *c = e[i].client;
-			bool ran = false;
-			int err;
-
-			/* A caller killed in a batch stops there. */
-			if (fatal_signal_pending(current)) {
-				ret = -EINTR;
-				break;
-			}
-			t0 = now;
-			trace_sync_start(dom, c->id, dir);
-			err = sm_state_errno(c);
-			if (!err && sm_lazy_owed(c, dir, gen)) {
-				err = sm_call_sync(c, dir,
-						   ktime_add(ns_to_ktime(t0), timeout),
-						   0, &now, NULL);
-				if (!err)
-					sm_lazy_synced(c, dir, gen);
-				ran = true;
-			}
-			e[i].err = err;
-			e[i].ns = now - t0;
-			if (traced)
-				trace_sync_end(dom, c->id, dir, ran,
-					       ran && err ? 1 : 0, now - t0, err);
+		err = sm_state_errno(c);
+		e[i].ran = !err && sm_lazy_owed(c, dir, gen);
+		if (e[i].ran) {
+			err = sm_call_sync(c, dir,
+					   ktime_add(ns_to_ktime(t0), timeout),
+					   0, &now, NULL);
+			if (!err)
+				sm_lazy_synced(c, dir, gen);
 		}
 		sm_read_unlock(dom, idx);
+		e[i].err = err;
+		e[i].ns = now - t0;
+		if (traced)
+			trace_sync_end(dom, c->id, dir, e[i].ran,
+				       e[i].ran && err ? 1 : 0, now - t0, err);
 	}
-	return ret;
+	return 0;
 }
 
 /* Errors a caller's signal causes, not the memory. */
@@ -1016,9 +1025,10 @@ struct sm_pass_dep {
  * ->finish after the last, each exactly once, also if they are unlisted
  * meanwhile (their unregister waits for this pass).
  *
- * Inside the caller's dom->srcu section, which covers the whole call (the
- * wait for a pass to join, and the pass it runs): one section per call,
- * not one more per pass.
+ * Inside the caller's dom->srcu section. Returns 0 once the pass ran (the
+ * first error of a client is in res->err: a result, not the command's
+ * failure), or why it could not run: -ENODEV (the device is going away),
+ * -ENOMEM.
  */
 static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		       ktime_t deadline, struct ib_sync_mem_result *res,
@@ -1103,8 +1113,8 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 			continue;
 		}
 		errors++;
-		if (!err)
-			err = ret;
+		if (!res->err)
+			res->err = ret;
 		if (ret == -ETIMEDOUT)
 			dep->timed_out = true;
 		else if (sm_err_interrupted(ret))
@@ -1130,7 +1140,7 @@ out:
 	if (self_timed) {
 		res->ns = ktime_get_ns() - t0;
 		trace_sync_end(dom, 0, dir, res->clients, res->errors, res->ns,
-			       err);
+			       err ?: res->err);
 	}
 	return err;
 }
@@ -1150,12 +1160,19 @@ static bool sm_pass_serves(const struct sm_pass_queue *q, ktime_t deadline)
 /*
  * Serve a caller with the first pass that starts after it arrived and
  * whose result does not depend on another caller. The wait is killable
- * (-EINTR) and bounded by the caller's deadline (-ETIMEDOUT). Inside
- * dom->srcu, as sm_run_pass().
+ * (-EINTR) and bounded by the caller's deadline (-ETIMEDOUT).
+ *
+ * Called inside the caller's section *@idx of dom->srcu. A caller that
+ * waits for another caller's pass leaves its section for the wait, so that
+ * a writer on the device waits for the passes in flight, never for their
+ * waiters; it holds a reference on @dom instead, which *@held tells the
+ * caller to drop after its last sm_read_unlock(). The pass it runs, it
+ * runs inside a section again.
  */
 static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 			     enum ib_sync_mem_dir dir, ktime_t deadline,
-			     struct ib_sync_mem_result *res)
+			     struct ib_sync_mem_result *res, int *idx,
+			     bool *held)
 {
 	struct sm_pass_queue *q = &dom->passes[dir - 1];
 	struct sm_pass_dep dep;
@@ -1195,10 +1212,20 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 			break;
 		}
 		spin_unlock(&q->lock);
+		/*
+		 * Inside the section the registry's reference cannot be
+		 * dropped yet (removal waits for the section first).
+		 */
+		if (!*held) {
+			kref_get(&dom->kref);
+			*held = true;
+		}
+		sm_read_unlock(dom, *idx);
 		left = wait_event_killable_timeout(q->wq,
 						   READ_ONCE(q->done) >= want ||
 						   READ_ONCE(q->started) == READ_ONCE(q->done),
 						   sm_jiffies_left(deadline));
+		*idx = sm_read_lock(dom);
 		spin_lock(&q->lock);
 		if (left < 0) {
 			memset(res, 0, sizeof(*res));
@@ -1215,11 +1242,15 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 	return err;
 }
 
-/* sm_sync_domain() inside the caller's dom->srcu section. */
+/*
+ * sm_sync_domain() inside the caller's section *@idx of dom->srcu, which
+ * a wait for another caller's pass leaves and enters again (see
+ * sm_sync_coalesced() for *@held).
+ */
 static __always_inline int
 __sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		 unsigned int timeout_ms, bool read_result,
-		 struct ib_sync_mem_result *res)
+		 struct ib_sync_mem_result *res, int *idx, bool *held)
 {
 	ktime_t deadline = sm_deadline(timeout_ms);
 	struct sm_pass_dep dep;
@@ -1232,7 +1263,7 @@ __sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	if (read_result)
 		atomic_inc(&dom->result_readers);
 	if (READ_ONCE(sm_coalesce))
-		err = sm_sync_coalesced(dom, dir, deadline, res);
+		err = sm_sync_coalesced(dom, dir, deadline, res, idx, held);
 	else
 		err = sm_run_pass(dom, dir, deadline, res, &dep);
 	if (read_result)
@@ -1247,23 +1278,28 @@ __sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
  * @timeout_ms: as for ib_sync_mem_sync_device()
  * @read_result: the caller reads res->ns or the pass's clients; without it
  *	the pass may leave res->ns 0 and record no client entries
- * @res: counters of the serving pass; res->pass identifies it in the
- *	clients' counters (sm_client_pass_ns()) if @read_result
+ * @res: counters of the serving pass, and in res->err its first client
+ *	error; res->pass identifies it in the clients' counters
+ *	(sm_client_pass_ns()) if @read_result
  *
- * The call is one dom->srcu read-side section, the wait for a pass
- * included, as for in-kernel callers.
- *
- * Return: as ib_sync_mem_sync_device().
+ * Return: 0 when a pass served the caller, whatever its clients returned
+ * (res->err); otherwise why none did: -ENODEV the device is going away,
+ * -ETIMEDOUT the caller's deadline passed while it waited for a pass,
+ * -EINTR it was killed meanwhile, -ENOMEM.
  */
 int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		   unsigned int timeout_ms, bool read_result,
 		   struct ib_sync_mem_result *res)
 {
+	bool held = false;
 	int idx, err;
 
 	idx = sm_read_lock(dom);
-	err = __sm_sync_domain(dom, dir, timeout_ms, read_result, res);
+	err = __sm_sync_domain(dom, dir, timeout_ms, read_result, res, &idx,
+			       &held);
 	sm_read_unlock(dom, idx);
+	if (held)
+		sm_domain_put(dom);
 	return err;
 }
 
@@ -1279,12 +1315,16 @@ int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
  * ones only if dirty), in registration order, each once. With coalescing on
  * (the default), a caller that arrives while a pass in the same direction
  * runs waits for the next pass and shares it with every caller that arrived
- * meanwhile.
+ * meanwhile; it waits outside the device's read side, so that writers on
+ * the device do not wait for it.
  *
  * Return: 0, the first error of a client (the others still ran; each
- * client's own result is in ib_sync_mem_client_last_err()), -EINVAL for a
- * bad @dir, -ENODEV if the device is not attached or goes away,
- * -ETIMEDOUT if the caller's deadline passed while it waited for a pass.
+ * client's own result is in ib_sync_mem_client_last_err(), the first also
+ * in @result->err), -EINVAL for a bad @dir, -ENODEV if the device is not
+ * attached or goes away, -ETIMEDOUT if the caller's deadline passed while
+ * it waited for a pass, -EINTR if it was killed meanwhile. With @result,
+ * @result->err tells the two kinds apart: a client's error is there too,
+ * a pass that did not run leaves it 0.
  */
 int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 			    unsigned int timeout_ms,
@@ -1292,6 +1332,7 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 {
 	struct ib_sync_mem_domain *dom;
 	struct ib_sync_mem_result res;
+	bool held = false;
 	int idx, err;
 
 	if (!sm_dir_valid(dir))
@@ -1300,7 +1341,8 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 	 * The domain's own SRCU keeps it alive for the call, taken under RCU
 	 * (sm_remove_one() waits for both): no reference count, xa_lock or
 	 * other shared cache line written on the way in. The same section
-	 * covers the pass that serves the call.
+	 * covers the pass that serves the call; only a wait for another
+	 * caller's pass takes a reference instead.
 	 */
 	rcu_read_lock();
 	dom = xa_load(&sm_domains, ibdev->index);
@@ -1310,11 +1352,14 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 	}
 	idx = sm_read_lock(dom);
 	rcu_read_unlock();
-	err = __sm_sync_domain(dom, dir, timeout_ms, !!result, &res);
+	err = __sm_sync_domain(dom, dir, timeout_ms, !!result, &res, &idx,
+			       &held);
 	sm_read_unlock(dom, idx);
+	if (held)
+		sm_domain_put(dom);
 	if (result)
 		*result = res;
-	return err;
+	return err ?: res.err;
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync_device);
 

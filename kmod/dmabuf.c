@@ -297,15 +297,20 @@ static int sm_dmabuf_sync(struct ib_sync_mem_client *client,
 	return sm_dmabuf_bracket_until(d, dir, deadline);
 }
 
+/* Detach from the device's DMA device, once. */
+static void sm_dmabuf_detach(struct sm_dmabuf *d)
+{
+	struct ib_umem_dmabuf *umem = xchg(&d->umem, NULL);
+
+	if (umem)
+		ib_umem_release(&umem->umem);
+}
+
 static void sm_dmabuf_invalidate(struct ib_sync_mem_client *client,
 				 enum ib_sync_mem_inval reason)
 {
-	struct sm_dmabuf *d = ib_sync_mem_client_priv(client);
-	struct ib_umem_dmabuf *umem = xchg(&d->umem, NULL);
-
 	/* The device is going: no attachment may outlive it. */
-	if (umem)
-		ib_umem_release(&umem->umem);
+	sm_dmabuf_detach(ib_sync_mem_client_priv(client));
 }
 
 static void sm_dmabuf_release(struct ib_sync_mem_client *client)
@@ -382,6 +387,10 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 		NL_SET_ERR_MSG(extack, "dma-buf client needs IB_SYNC_MEM_A_DMABUF");
 		return ERR_PTR(-EINVAL);
 	}
+	if (flags & IB_SYNC_MEM_F_LAZY) {
+		NL_SET_ERR_MSG(extack, SM_LAZY_UNMARKABLE);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
 	ret = nla_parse_nested(tb, IB_SYNC_MEM_A_DMABUF_MAX, nest, NULL, extack);
 	if (ret)
 		return ERR_PTR(ret);
@@ -425,9 +434,18 @@ err_put:
 	return ERR_PTR(ret);
 }
 
+/*
+ * Unregister, then detach before returning rather than when the last
+ * reference goes (a sync batch may hold one past the device's removal).
+ */
 static void sm_dmabuf_destroy(struct ib_sync_mem_client *client)
 {
+	struct sm_dmabuf *d = ib_sync_mem_client_priv(client);
+
+	ib_sync_mem_get(client);
 	ib_sync_mem_unregister(client);
+	sm_dmabuf_detach(d);
+	ib_sync_mem_put(client);
 }
 
 struct ib_sync_mem_client_kind sm_dmabuf_kind = {

@@ -143,7 +143,7 @@ bool sm_nl_dump_round(struct netlink_callback *cb)
 {
 	if (sm_nl_dump(cb)->ended)
 		return false;
-	cb->seq = sm_generation_read();
+	cb->seq = sm_generation_read_begin();
 	return true;
 }
 

@@ -38,6 +38,8 @@ struct sm_nl_owner {
 /**
  * struct sm_nl_obj - a client created through netlink
  * @client: the client (its registration reference is the object's)
+ * @dom: its domain, only to be compared with (the client may be gone
+ *	while the object is being destroyed)
  * @kind: its kind, whose module the object holds
  * @owner: who created it
  * @sk: the creating socket, held for an owned client (its identity)
@@ -49,6 +51,7 @@ struct sm_nl_owner {
  */
 struct sm_nl_obj {
 	struct ib_sync_mem_client *client;
+	const struct ib_sync_mem_domain *dom;
 	struct ib_sync_mem_client_kind *kind;
 	struct sm_nl_owner owner;
 	struct sock *sk;
@@ -263,6 +266,7 @@ static void sm_nl_obj_init(struct sm_nl_obj *obj, struct ib_sync_mem_client *c,
 			   bool owned)
 {
 	obj->client = c;
+	obj->dom = c->dom;
 	obj->kind = kind;
 	obj->owner = (struct sm_nl_owner){
 		.netlink = true,
@@ -329,6 +333,33 @@ static bool sm_nl_match_domain(struct sm_nl_obj *obj, const void *dom)
 	return obj->client->dom == dom;
 }
 
+/*
+ * Wait for the deletions of @dom's clients that others began (CLIENT_DEL's
+ * and closing sockets' work items, a failed creation's undo): each ends
+ * only once its kind let go of what it held of the device.
+ */
+static void sm_nl_wait_dying(const struct ib_sync_mem_domain *dom)
+{
+	struct sm_nl_obj *obj;
+	unsigned long id;
+
+	for (;;) {
+		mutex_lock(&sm_nl_lock);
+		xa_for_each(&sm_nl_objs, id, obj) {
+			if (obj->dying && obj->dom == dom) {
+				kref_get(&obj->ref);
+				break;
+			}
+		}
+		mutex_unlock(&sm_nl_lock);
+		if (!obj)
+			return;
+		/* Gone from sm_nl_objs before it completes: no second visit. */
+		wait_for_completion(&obj->gone);
+		sm_nl_obj_put(obj);
+	}
+}
+
 void sm_nl_domain_removed(struct ib_sync_mem_domain *dom)
 {
 	sm_nl_destroy_matching(sm_nl_match_domain, dom, false);
@@ -339,6 +370,8 @@ void sm_nl_domain_removed(struct ib_sync_mem_domain *dom)
 	 */
 	wait_event(sm_nl_created, !atomic_read(&dom->nl_creating));
 	sm_nl_destroy_matching(sm_nl_match_domain, dom, false);
+	/* The device's removal returns only when all of them are gone. */
+	sm_nl_wait_dying(dom);
 }
 
 /* An owned client of a socket that closed with this port id. */
@@ -370,6 +403,23 @@ static struct notifier_block sm_nl_notifier = {
 	.notifier_call = sm_nl_urelease,
 };
 
+/*
+ * Delete the client CLIENT_NEW recorded as @id with @obj, unless a
+ * CLIENT_DEL or the device's removal is deleting it already.
+ */
+static void sm_nl_undo_new(u32 id, struct sm_nl_obj *obj)
+{
+	bool mine;
+
+	mutex_lock(&sm_nl_lock);
+	mine = xa_load(&sm_nl_objs, id) == obj && !obj->dying;
+	if (mine)
+		obj->dying = true;
+	mutex_unlock(&sm_nl_lock);
+	if (mine)
+		sm_nl_obj_destroy(obj);
+}
+
 int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **attrs = info->attrs;
@@ -380,7 +430,7 @@ int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 	struct sm_nl_obj *obj;
 	struct sk_buff *msg;
 	const char *name;
-	u32 flags = 0;
+	u32 flags = 0, id;
 	int ret;
 
 	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_NAME,
@@ -471,14 +521,21 @@ int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 		return ret;
 	}
 
+	id = c->id;
 	ret = sm_nl_fill_client(msg, c, info->snd_portid, info->snd_seq, 0,
 				IB_SYNC_MEM_CMD_CLIENT_NEW, SM_NL_ADMIN, NULL);
 	ib_sync_mem_put(c);
-	if (ret) {
+	if (ret)
 		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
+	else
+		ret = genlmsg_reply(msg, info);
+	/*
+	 * The caller never learns of a client whose reply it did not get
+	 * (its receive buffer was full): it must not stay registered.
+	 */
+	if (ret)
+		sm_nl_undo_new(id, obj);
+	return ret;
 
 err_obj:
 	sm_nl_obj_free(obj);

@@ -97,14 +97,18 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 	if (IS_ERR(dom))
 		return PTR_ERR(dom);
 
+	/*
+	 * An error here means no pass ran for the caller; the errors of
+	 * clients are results (res.err and each client's entry).
+	 */
 	err = sm_sync_domain(dom, dir, timeout_ms, true, &res);
-	if (err == -ENODEV || err == -ETIMEDOUT || err == -EINTR) {
+	if (err) {
 		if (err == -ENODEV)
 			NL_SET_ERR_MSG(info->extack, "RDMA device went away");
 		else if (err == -ETIMEDOUT)
 			NL_SET_ERR_MSG(info->extack,
 				       "timed out waiting for a sync pass");
-		else
+		else if (err == -EINTR)
 			NL_SET_ERR_MSG(info->extack,
 				       "interrupted waiting for a sync pass");
 		ret = err;
@@ -121,8 +125,8 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 	hdr = genlmsg_put_reply(msg, info, &sm_nl_family, 0, IB_SYNC_MEM_CMD_SYNC);
 	ret = -EMSGSIZE;
 	if (!hdr || sm_nl_put_dev(msg, dom) ||
-	    sm_nl_put_totals(msg, err, res.clients, res.errors, res.skipped,
-			     res.ns) ||
+	    sm_nl_put_totals(msg, res.err, res.clients, res.errors,
+			     res.skipped, res.ns) ||
 	    sm_nl_results_begin(&results, msg))
 		goto err_msg;
 	idx = sm_read_lock(dom);
@@ -182,7 +186,7 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 {
 	struct nlattr *single = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
 	struct sm_nl_results results;
-	u32 n = 0, i, errors = 0;
+	u32 n = 0, i, run = 0, errors = 0;
 	struct sm_batch_entry *r;
 	int rem, first = 0, ret;
 	struct nlattr *attr;
@@ -216,11 +220,17 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 	if (ret)
 		goto out;
 	total = ktime_get_ns() - total;
+	/*
+	 * As for a device: RUN counts the ->syncs that ran, ERRORS those of
+	 * them that failed, SKIPPED the rest (lazy and clean, or
+	 * invalidated: their entries carry -ENXIO or -ENODEV); ERR is the
+	 * first error of any entry.
+	 */
 	for (i = 0; i < n; i++) {
-		if (r[i].err) {
+		run += r[i].ran;
+		if (r[i].ran && r[i].err)
 			errors++;
-			first = first ?: r[i].err;
-		}
+		first = first ?: r[i].err;
 	}
 
 	/* One client that cannot be synced at all fails the command. */
@@ -241,7 +251,7 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 		goto out;
 	ret = -EMSGSIZE;
 	hdr = genlmsg_put_reply(msg, info, &sm_nl_family, 0, IB_SYNC_MEM_CMD_SYNC);
-	if (!hdr || sm_nl_put_totals(msg, first, n, errors, 0, total) ||
+	if (!hdr || sm_nl_put_totals(msg, first, run, errors, n - run, total) ||
 	    sm_nl_results_begin(&results, msg))
 		goto err_msg;
 	for (i = 0; i < n; i++)

@@ -429,6 +429,10 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 		NL_SET_ERR_MSG(extack, "region client needs IB_SYNC_MEM_A_REGION");
 		return ERR_PTR(-EINVAL);
 	}
+	if (flags & IB_SYNC_MEM_F_LAZY) {
+		NL_SET_ERR_MSG(extack, SM_LAZY_UNMARKABLE);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
 	ret = nla_parse_nested(tb, IB_SYNC_MEM_A_REGION_MAX, nest, NULL, extack);
 	if (ret)
 		return ERR_PTR(ret);
@@ -492,9 +496,20 @@ err_free:
 	return ERR_PTR(ret);
 }
 
+/*
+ * Unregister, then unmap and unpin before returning rather than when the
+ * last reference goes: a sync batch may hold one past the device's removal,
+ * and the mapping is the device's. Nothing syncs the region once
+ * unregister returned; the reference taken here keeps it for the release.
+ */
 static void sm_region_destroy(struct ib_sync_mem_client *client)
 {
+	struct sm_region *r = ib_sync_mem_client_priv(client);
+
+	ib_sync_mem_get(client);
 	ib_sync_mem_unregister(client);
+	sm_region_release_umem(r);
+	ib_sync_mem_put(client);
 }
 
 struct ib_sync_mem_client_kind sm_region_kind = {

@@ -287,17 +287,38 @@ static inline long sm_jiffies_left(ktime_t deadline)
 }
 
 /*
- * The registry's generation, for dump consistency: bumped (sm_generation_bump())
- * before a client or device comes or goes, or a client is invalidated, so that
- * a dump that sees the change also sees the generation move
- * (sm_generation_read() on both sides of its walk).
+ * The registry's generation, for dump consistency, a sequence count: even
+ * while nothing changes, odd while a change of several objects (a device's
+ * clients invalidated at its removal) is being made visible. A change of
+ * one object moves it by two (sm_generation_bump()) before it becomes
+ * visible; a change of several opens a window (sm_generation_begin()) before
+ * the first and closes it (sm_generation_end()) after the last. A dump round
+ * begins at an even generation (sm_generation_read_begin() waits out a
+ * window) and reads it again once its walk ended (sm_generation_read()):
+ * a walk that saw part of a change sees the generation move.
  */
 extern atomic_t sm_generation;
 
 static inline void sm_generation_bump(void)
 {
-	atomic_inc(&sm_generation);
+	atomic_add(2, &sm_generation);
 	/* Pairs with the barriers of sm_generation_read(). */
+	smp_mb__after_atomic();
+}
+
+static inline void sm_generation_begin(void)
+{
+	atomic_inc(&sm_generation);
+	/* Odd before the first change is visible. */
+	smp_mb__after_atomic();
+}
+
+static inline void sm_generation_end(void)
+{
+	/* Even only after the last change is visible... */
+	smp_mb__before_atomic();
+	atomic_inc(&sm_generation);
+	/* ...and before what the caller does next. */
 	smp_mb__after_atomic();
 }
 
@@ -310,6 +331,19 @@ static inline u32 sm_generation_read(void)
 	gen = atomic_read(&sm_generation);
 	/* ...and before those of the walk after, if this begins one. */
 	smp_rmb();
+	return gen;
+}
+
+/*
+ * The generation a walk begins at: never inside a window (the windows are
+ * short: a loop under a domain's lock, no sleep).
+ */
+static inline u32 sm_generation_read_begin(void)
+{
+	u32 gen;
+
+	while ((gen = sm_generation_read()) & 1)
+		cond_resched();
 	return gen;
 }
 
@@ -372,6 +406,7 @@ struct sm_batch_entry {
 	u32 id;
 	struct ib_sync_mem_client *client;
 	int err;
+	bool ran;
 	u64 ns;
 };
 
@@ -423,6 +458,12 @@ int sm_nl_init(void);
 void sm_nl_exit(void);
 
 /* region.c, dmabuf.c: the client kinds built into the module */
+/*
+ * They refuse IB_SYNC_MEM_F_LAZY (-EOPNOTSUPP) with this message: nothing
+ * can mark such a client dirty, so every sync of it would skip its ->sync.
+ */
+#define SM_LAZY_UNMARKABLE \
+	"a lazy client of this kind could never be marked dirty: only sim clients can be lazy"
 extern struct ib_sync_mem_client_kind sm_region_kind;
 extern struct ib_sync_mem_client_kind sm_dmabuf_kind;
 int sm_dmabuf_init(void);

@@ -64,9 +64,9 @@ client's sync failed, after printing the results.`,
 				if err := printSync(cmd.OutOrStdout(), out, req, res); err != nil {
 					return err
 				}
-				if res.Err != 0 || res.Errors != 0 {
+				if failed, of := syncFailures(res); failed != 0 {
 					return fmt.Errorf("sync: %d of %d clients failed, the first with %s",
-						res.Errors, res.Run, errnoName(res.Err))
+						failed, of, errnoName(res.Err))
 				}
 				return nil
 			})
@@ -80,6 +80,24 @@ client's sync failed, after printing the results.`,
 	_ = cmd.RegisterFlagCompletionFunc("dir", cobra.FixedCompletions(
 		[]string{"to-device", "to-cpu", "bidirectional"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// syncFailures counts the clients of a sync that failed, of how many it
+// reports: its per-client results, where an entry that did not run (an
+// invalidated client in a batch) fails too; without results, its totals.
+func syncFailures(res *genl.SyncResult) (failed, of int) {
+	if len(res.Results) == 0 {
+		if res.Err != 0 && res.Errors == 0 {
+			return 1, int(res.Run)
+		}
+		return int(res.Errors), int(res.Run)
+	}
+	for _, r := range res.Results {
+		if r.Err != 0 {
+			failed++
+		}
+	}
+	return failed, len(res.Results)
 }
 
 type jsonSync struct {

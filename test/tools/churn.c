@@ -273,7 +273,8 @@ static void do_register(int iter)
 		kind = K_SIM;
 	if (rnd(2))
 		flags |= IB_SYNC_MEM_CLIENT_F_OWNED;
-	if (rnd(4) == 0)
+	/* Only sim clients can be marked dirty: the others refuse lazy. */
+	if (rnd(4) == 0 && (kind == K_SIM || kind == K_SIMFS))
 		flags |= IB_SYNC_MEM_CLIENT_F_LAZY;
 	snprintf(name, sizeof(name), "%.16s-%d", tag, iter);
 	s->fd = -1;

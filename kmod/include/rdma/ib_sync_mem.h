@@ -23,7 +23,10 @@
  *   share; see struct ib_sync_mem_domain in sync_mem.h for the scheme.
  * - When the RDMA device goes away, syncs in flight finish, later ones fail
  *   with -ENODEV, every client gets ops->invalidate(IB_SYNC_MEM_INVAL_DEVICE),
- *   and the ib_client remove hook returns only when all of that is done. The
+ *   and the ib_client remove hook returns only when all of that is done,
+ *   including an ->invalidate of another reason still running in another
+ *   task (the client then gets no second call), and the deletions of the
+ *   clients userspace created there, begun before or by the removal. The
  *   owner still holds its client and must still unregister it (it may do so
  *   from ->invalidate).
  * - A client holds a reference on ops->owner: the module that implements the
@@ -62,9 +65,12 @@
  * Waits: ib_sync_mem_unregister() and ib_sync_mem_invalidate() wait, not
  * interruptibly, for the callbacks in flight on the device (an SRCU grace
  * period, and none when no sync runs on the device); callbacks bound their
- * waits by the deadline they are given. ib_sync_mem_unregister_many() waits
- * once per device for all the clients it is given. A caller waiting for another
- * caller's pass in ib_sync_mem_sync_device() can be killed (-EINTR).
+ * waits by the deadline they are given. A device-wide pass is in flight as
+ * a whole (its clients share one deadline); a single sync and each entry of
+ * a netlink batch are each their own; a caller waiting for another caller's
+ * pass in ib_sync_mem_sync_device() is not in flight (it waits outside the
+ * read side) and can be killed (-EINTR). ib_sync_mem_unregister_many()
+ * waits once per device for all the clients it is given.
  *
  * Context: every function here may sleep, except ib_sync_mem_mark_dirty(),
  * ib_sync_mem_get() and the accessors.
@@ -173,6 +179,7 @@ struct ib_sync_mem_reg {
  * @clients: clients whose ->sync ran in the pass that served the caller
  * @errors: how many of them failed
  * @skipped: clients not run (lazy and clean, or invalidated)
+ * @err: the first error of a client in that pass, 0 if none failed
  * @pass: unique id of that pass (callers served by one pass see one id)
  * @ns: wall time of that pass
  */
@@ -180,6 +187,7 @@ struct ib_sync_mem_result {
 	u32 clients;
 	u32 errors;
 	u32 skipped;
+	int err;
 	u64 pass;
 	u64 ns;
 };

@@ -72,9 +72,12 @@
  *    and mapped until the client is deleted:
  *       IB_SYNC_MEM_A_DMABUF_FD: NLA_S32, a dma-buf fd of the calling process
  *
- * Reply: the new client, as IB_SYNC_MEM_CMD_CLIENT_GET describes it.
- * Errors: -ENODEV no such device, -EOPNOTSUPP kind not available (its module
- * is not loaded), -ENOSPC past the module's max_clients or
+ * Reply: the new client, as IB_SYNC_MEM_CMD_CLIENT_GET describes it. A
+ * client whose reply cannot be delivered (the caller's receive buffer is
+ * full) is deleted again: the caller, who never learnt its id, gets the
+ * error. Errors: -ENODEV no such device, -EOPNOTSUPP kind not available (its
+ * module is not loaded), or IB_SYNC_MEM_CLIENT_F_LAZY on a kind nothing can
+ * mark dirty (region, dma-buf), -ENOSPC past the module's max_clients or
  * max_clients_per_dev (at most IB_SYNC_MEM_DEV_CLIENTS_MAX), -EINVAL bad
  * or missing attribute (an empty or over-long name too; for a region:
  * unaligned, zero or too long, wrapping around, or not user memory),
@@ -152,8 +155,9 @@
  *    IB_SYNC_MEM_A_SYNC_TIMEOUT_MS: NLA_U32, bound on each client's waits,
  *       1..600000; default: the module's sync_timeout_ms
  *
- * The command succeeds when the sync ran, even if clients failed: read the
- * results. Unknown ids in a batch reject the whole request before anything
+ * The command succeeds when the sync ran, even if clients failed (also
+ * with -ETIMEDOUT at the caller's timeout): read the results. An error of
+ * the command means no sync ran for the caller. Unknown ids in a batch reject the whole request before anything
  * is synced. Reply:
  *
  *    IB_SYNC_MEM_A_SYNC_ERR: NLA_S32, first client error (a negative errno)
@@ -161,7 +165,8 @@
  *    IB_SYNC_MEM_A_SYNC_RUN: NLA_U32, clients whose sync ran
  *    IB_SYNC_MEM_A_SYNC_ERRORS: NLA_U32, of them, how many failed
  *    IB_SYNC_MEM_A_SYNC_SKIPPED: NLA_U32, not run: lazy and clean, or
- *       invalidated (device-wide only)
+ *       invalidated or deleted (a batch's entry of such a client carries
+ *       -ENXIO or -ENODEV as its result)
  *    IB_SYNC_MEM_A_SYNC_NS: NLA_U64, wall time of the sync in the kernel
  *    IB_SYNC_MEM_A_SYNC_RESULTS: NLA_NESTED, one or more (a nest holds at
  *    most 64 KiB, about 2,000 results; the next results follow in the next
