@@ -22,6 +22,7 @@
  *   fill_info_start, a dump with CAP_NET_ADMIN, fill_info_check
  *   killable_start, a netlink sync waiting for it (then SIGKILL), killable_check
  *   inval_dev_start DEV, `rdma link delete DEV`, inval_dev_check
+ *   inval_race_start DEV, `rdma link delete DEV` (it must wait), inval_race_check
  *   bulk_register N, ..., bulk_unregister    (no result of their own)
  *   urelease_hold PORTID, urelease_release   (no result of their own)
  *
@@ -130,6 +131,9 @@ static void tc_invalidate(struct ib_sync_mem_client *client,
 
 	tc_gone(t);
 	atomic_inc(&t->invalidates);
+	complete(&t->inval_entered);
+	if (t->inval_gate)
+		wait_for_completion_timeout(t->inval_gate, 120 * HZ);
 	switch (t->inval_mode) {
 	case TC_INVAL_UNREGISTER:
 		/*
@@ -231,6 +235,7 @@ struct tc *tc_alloc(int n)
 		t[i].idx = i;
 		init_completion(&t[i].entered);
 		init_completion(&t[i].info_entered);
+		init_completion(&t[i].inval_entered);
 		INIT_WORK(&t[i].unreg_work, tc_unreg_work);
 	}
 	return t;
@@ -321,6 +326,16 @@ int kt_sync_client_fn(void *arg)
 
 	k->pid = current->pid;
 	k->ret = ib_sync_mem_sync(k->client, k->dir, k->timeout_ms);
+	complete_all(&k->done);
+	return 0;
+}
+
+/* The memory behind k->client went away. */
+int kt_invalidate_fn(void *arg)
+{
+	struct kt_caller *k = arg;
+
+	ib_sync_mem_invalidate(k->client, IB_SYNC_MEM_INVAL_MEMORY);
 	complete_all(&k->done);
 	return 0;
 }
@@ -491,6 +506,12 @@ static int kt_run(char *cmd)
 	if (!strcmp(cmd, "inval_dev_check"))
 		return kt_step("invalidate_unregister_device",
 			       test_inval_dev_check);
+	if (str_has_prefix(cmd, "inval_race_start "))
+		return kt_begin("removal_waits_for_invalidate",
+				inval_race_start(cmd + strlen("inval_race_start ")));
+	if (!strcmp(cmd, "inval_race_check"))
+		return kt_step("removal_waits_for_invalidate",
+			       test_inval_race_check);
 	if (sscanf(cmd, "bulk_register %u", &n) == 1) {
 		ibdev = ib_sync_mem_device_get(kt_dev);
 		if (!ibdev)

@@ -83,6 +83,8 @@ enum tc_inval_mode {
  * @info_gate: ->fill_info waits for it if set (at most 60 s)
  * @info_entered: completed once per ->fill_info entered
  * @info_sleep_us: ->fill_info sleeps that long
+ * @inval_gate: ->invalidate waits for it if set (at most 120 s)
+ * @inval_entered: completed once per ->invalidate entered
  * @syncs: ->sync calls
  * @invalidates: ->invalidate calls
  * @releases: ->release calls
@@ -111,6 +113,8 @@ struct tc {
 	struct completion *info_gate;
 	struct completion info_entered;
 	unsigned int info_sleep_us;
+	struct completion *inval_gate;
+	struct completion inval_entered;
 	atomic_t syncs;
 	atomic_t invalidates;
 	atomic_t releases;
@@ -164,6 +168,7 @@ struct kt_caller {
 };
 
 int kt_sync_device_fn(void *arg);
+int kt_invalidate_fn(void *arg);
 int kt_sync_client_fn(void *arg);
 int kt_unregister_fn(void *arg);
 bool kt_start(int (*fn)(void *), struct kt_caller *k);
@@ -200,6 +205,8 @@ int killable_start(struct ib_device *ibdev);
 void test_killable_check(void);
 int inval_dev_start(const char *name);
 void test_inval_dev_check(void);
+int inval_race_start(const char *name);
+void test_inval_race_check(void);
 int bulk_register(struct ib_device *ibdev, unsigned int n);
 void bulk_unregister(void);
 int urelease_hold(u32 portid);

@@ -762,6 +762,83 @@ void test_inval_dev_check(void)
 	inval_dev.active = false;
 }
 
+/* ---- removal while a memory ->invalidate runs (two steps) ---- */
+
+static struct {
+	struct tc *t;
+	struct completion gate;
+	struct kt_caller inval;
+	bool active;
+} inval_race;
+
+/*
+ * A client's memory goes away and its ->invalidate blocks (a driver
+ * tearing a mapping down) until inval_race_check: the removal of its
+ * device, started meanwhile, must wait for it, not see the call made and
+ * return while it still runs.
+ */
+int inval_race_start(const char *name)
+{
+	struct ib_device *ibdev = ib_sync_mem_device_get(name);
+	struct tc *t;
+	int ret = -EIO;
+
+	if (!ibdev)
+		return -ENODEV;
+	if (inval_race.active) {
+		ib_device_put(ibdev);
+		return -EBUSY;
+	}
+	t = tc_alloc(1);
+	if (!t) {
+		ib_device_put(ibdev);
+		return -ENOMEM;
+	}
+	init_completion(&inval_race.gate);
+	t->inval_gate = &inval_race.gate;
+	if (IS_ERR(tc_register(ibdev, t, 0)))
+		goto err_free;
+	inval_race.inval = (struct kt_caller){ .client = t->client };
+	if (!kt_start(kt_invalidate_fn, &inval_race.inval)) {
+		tc_unregister(t);
+		goto err_free;
+	}
+	inval_race.t = t;
+	inval_race.active = true;
+	ib_device_put(ibdev);
+	return KT_WAIT(completion_done(&t->inval_entered), 60) ? 0 : -ETIMEDOUT;
+
+err_free:
+	kvfree(t);
+	ib_device_put(ibdev);
+	return ret;
+}
+
+/*
+ * The shell saw the removal wait while ->invalidate blocked: the
+ * callback ran once (the removal did not call it again), and once it
+ * returns the removal does too (the shell checks that after this step).
+ */
+void test_inval_race_check(void)
+{
+	struct tc *t = inval_race.t;
+
+	if (!inval_race.active) {
+		kt_fail++;
+		kt_diag("inval_race_check without inval_race_start");
+		return;
+	}
+	KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
+	KT_EXPECT(!completion_done(&inval_race.inval.done));
+	complete_all(&inval_race.gate);
+	wait_for_completion(&inval_race.inval.done);
+	KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
+	tc_unregister(t);
+	KT_EXPECT_EQ(atomic_read(&t->releases), 1);
+	kvfree(t);
+	inval_race.active = false;
+}
+
 /* ---- ->fill_info and unregister (two steps around a dump) ---- */
 
 static struct {
@@ -982,6 +1059,13 @@ void urelease_release(void)
 
 void test_guarantees_exit(void)
 {
+	if (inval_race.active) {
+		complete_all(&inval_race.gate);
+		wait_for_completion(&inval_race.inval.done);
+		tc_unregister(inval_race.t);
+		kvfree(inval_race.t);
+		inval_race.active = false;
+	}
 	if (urel_registered) {
 		urelease_release();
 		netlink_unregister_notifier(&urel_nb);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int ktap_n, ktap_failed;
 
@@ -89,6 +90,18 @@ static inline double now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
+
+/*
+ * wait_for(ms, cond): poll @cond every 2 ms for at most @ms milliseconds
+ * (a hang guard, never a measurement); true once @cond holds.
+ */
+#define wait_for(ms, cond) ({						\
+	double __t0 = now_ms();						\
+	int __ok;							\
+	while (!(__ok = !!(cond)) && now_ms() - __t0 < (ms))		\
+		usleep(2000);						\
+	__ok;								\
+})
 
 /*
  * Whether an extack message says why: it names one of the '|'-separated

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -764,6 +765,132 @@ static void test_memlock(void)
 			  errstr(r.big), r.extack);
 }
 
+/*
+ * A lazy region client could never be marked dirty (no command marks a
+ * region): refused, not registered to be skipped by every sync.
+ */
+static void test_lazy_refused(void)
+{
+	const size_t len = 4 * page;
+	struct smnl_new req = {
+		.dev = dev, .name = "rt-lazy", .kind = IB_SYNC_MEM_KIND_REGION,
+		.flags = IB_SYNC_MEM_CLIENT_F_LAZY, .region_nest = 1,
+		.region_len = len,
+	};
+	long pin0 = vm_pin_kb();
+	void *buf = map(len);
+	int ret;
+
+	if (!buf) {
+		ktap_result(0, "mmap for the lazy region");
+		return;
+	}
+	req.region_addr = (uintptr_t)buf;
+	ret = smnl_register(&nl, &req);
+	ktap_result(ret == -EOPNOTSUPP && says(nl.extack, "could never be marked dirty"),
+		    "refused: a lazy region client -> -EOPNOTSUPP, extack says why");
+	ktap_diag("register lazy: %s \"%s\"", ret > 0 ? "registered!" : errstr(ret),
+		  nl.extack);
+	if (ret > 0)
+		smnl_unregister(&nl, ret);
+	ktap_result(vm_pin_kb() == pin0, "nothing pinned by the refused region");
+	munmap(buf, len);
+}
+
+/* A batch sync on a socket of its own, in a thread. */
+struct batch_call {
+	uint32_t ids[3];
+	struct smnl_sync_result res;
+	int ret;
+	int done;
+};
+
+static void *batch_thread(void *arg)
+{
+	struct batch_call *b = arg;
+	struct smnl own;
+
+	b->ret = smnl_open(&own);
+	if (!b->ret) {
+		b->ret = smnl_sync_batch(&own, b->ids, 3, IB_SYNC_MEM_SYNC_TO_DEVICE,
+					 60000, &b->res);
+		smnl_close(&own);
+	}
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The sim's count of to-device syncs of client @id, or -errno. */
+static long sim_to_device(uint32_t id)
+{
+	char dir[96];
+
+	snprintf(dir, sizeof(dir), "/sys/kernel/debug/ib_sync_mem_sim/clients/%u", id);
+	return debugfs_long_at(dir, "to_device");
+}
+
+/*
+ * CLIENT_DEL of a region a batch [slow, region, slow] holds, during the
+ * first slow sync (2 s each): the delete waits for the callback in flight,
+ * not for the rest of the batch, and returns with the pages unpinned and
+ * unmapped, not when the batch drops its reference, which may be after the
+ * device is gone. The batch counts the deleted entry as skipped, not run.
+ */
+static void test_del_during_batch(void)
+{
+	const size_t len = 16 * page;
+	struct batch_call b = {};
+	long pin0, pin1, pin2;
+	pthread_t th;
+	int id, slow, ret, busy;
+	void *buf = map(len);
+
+	if (!buf) {
+		ktap_result(0, "mmap for the region held by a batch");
+		return;
+	}
+	pin0 = vm_pin_kb();
+	slow = smnl_register_sim(&nl, dev, "rt-slow", 2000000);
+	id = smnl_register_region(&nl, dev, "rt-held", (uintptr_t)buf, len, 0);
+	pin1 = vm_pin_kb();
+	if (!ktap_result(slow > 0 && id > 0 && pin1 - pin0 == (long)(len / 1024),
+			 "a 2 s sim client and a 16-page region, pinned")) {
+		ktap_diag("sim %s, region %s \"%s\", VmPin %ld -> %ld kB",
+			  errstr(slow), errstr(id), nl.extack, pin0, pin1);
+		goto out;
+	}
+	b.ids[0] = slow;
+	b.ids[1] = id;
+	b.ids[2] = slow;
+	if (pthread_create(&th, NULL, batch_thread, &b)) {
+		ktap_result(0, "start the batch");
+		goto out;
+	}
+	ktap_result(wait_for(60000, sim_to_device(slow) == 1),
+		    "the batch [slow, region] is in the slow client's sync");
+	ret = smnl_unregister(&nl, id);
+	pin2 = vm_pin_kb();
+	busy = !__atomic_load_n(&b.done, __ATOMIC_ACQUIRE);
+	ktap_result(ret == 0 && busy,
+		    "CLIENT_DEL of the region returns before the batch ends");
+	ktap_result(pin2 == pin0,
+		    "the region's pages are unpinned when the delete returns (VmPin %ld -> %ld -> %ld kB)",
+		    pin0, pin1, pin2);
+	pthread_join(th, NULL);
+	ktap_result(b.ret == 0 && b.res.run == 2 && b.res.errors == 0 &&
+		    b.res.skipped == 1 && b.res.err == -ENODEV,
+		    "the batch: 2 run, 0 errors, 1 skipped (the deleted region: -ENODEV)");
+	ktap_diag("batch: %s, run %u errors %u skipped %u err %s", errstr(b.ret),
+		  b.res.run, b.res.errors, b.res.skipped, errstr(b.res.err));
+	id = 0;
+out:
+	if (id > 0)
+		smnl_unregister(&nl, id);
+	if (slow > 0)
+		smnl_unregister(&nl, slow);
+	munmap(buf, len);
+}
+
 int main(int argc, char **argv)
 {
 	int ret;
@@ -793,6 +920,8 @@ int main(int argc, char **argv)
 	test_fork();
 	test_child_exit();
 	test_memlock();
+	test_lazy_refused();
+	test_del_during_batch();
 
 	smnl_close(&nl);
 	return ktap_finish();

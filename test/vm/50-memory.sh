@@ -46,9 +46,9 @@ check "a DRM card node exists" dri_card
 
 check "load ib_sync_mem_sim" sim_load
 run_prog smnl_selftest --dev rxe0
-check "unload ib_sync_mem_sim" sim_unload
-
+# region_test's batch holds a region behind a slow sim client.
 run_prog region_test --dev rxe0
+check "unload ib_sync_mem_sim" sim_unload
 # vgem_sync deletes rxe1 under a client whose CPU bracket a fence holds,
 # one of ib_sync_mem_test's (no timer: vgem's signal themselves after 10 s).
 check "rdma link add rxe1 type rxe netdev veth1 (for vgem_sync to remove)" \

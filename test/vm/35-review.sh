@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The module's word where an outside reading (issue 31) found it broken,
+# checked from userspace: a device sync whose client failed is a reply with
+# every result, not a failed command; a writer on a device (an unregister)
+# waits for the callback in flight, not for the rest of a batch nor for a
+# caller waiting for another caller's pass; a CLIENT_NEW whose reply is
+# lost leaves no client; a device's removal waits for an ->invalidate that
+# runs in another task. (region_test, in 50-memory, has the region a batch
+# holds and the lazy flag refused.)
+# shellcheck disable=SC2317 # the helpers run through check
+. "$(dirname "$0")/lib.sh"
+suite_begin
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# run_step STEP: one write to the test module's "run" file.
+run_step() { echo "$*" > "$KTFS/run"; }
+# sim_calls ID: to-device syncs of sim client ID; calls_are ID N: exactly N.
+sim_calls() { cat "$SIMFS/clients/$1/to_device"; }
+calls_are() { expect "to-device syncs of client $1" "$(sim_calls "$1")" "$2"; }
+# SLEEPING: where a task sleeps inside a sim client's ->sync.
+SLEEPING="sim_sleep_until sim_sync"
+
+check "load ib_sync_mem" sm_load
+check "load ib_sync_mem_sim" sim_load
+
+# A device sync with a client that gives up at the caller's timeout: the
+# sync ran, so the reply carries the totals and the client's result; the
+# CLI prints them and exits 1 naming the client's error.
+slow=$(ctl register --dev rxe0 --name rv-slow --latency 100ms)
+check "rv-slow (100 ms) registered" is_id "$slow"
+ctl sync --dev rxe0 --timeout 10ms -j >"$tmp/sync.json" 2>"$tmp/sync.err"
+rc=$?
+cat "$tmp/sync.json" "$tmp/sync.err" >&2
+check "device sync past a client's timeout: exit 1" expect exit "$rc" 1
+check "... its reply: 1 run, 1 error, the client's ETIMEDOUT" jq_file \
+	".run == 1 and .errors == 1 and .skipped == 0 and .err == \"ETIMEDOUT\" and
+	 [.results[] | [.id, .err]] == [[$slow, \"ETIMEDOUT\"]]" "$tmp/sync.json"
+check "... the error is the client's, not the command's" grep -qx \
+	"Error: sync: 1 of 1 clients failed, the first with ETIMEDOUT" "$tmp/sync.err"
+
+# A batch of 50 syncs of a 200 ms client; an unregister of another client
+# of the device returns after the callback in flight, while the batch goes
+# on (before: after the whole batch, one read-side section for it all).
+echo 200000 > "$SIMFS/clients/$slow/latency_us"
+other=$(ctl register --dev rxe0 --name rv-other)
+check "rv-other registered" is_id "$other"
+c0=$(sim_calls "$slow")
+check "rv-slow's count readable" is_num "$c0"
+syncmemctl sync --id "$(yes "$slow" | head -n 50 | paste -sd,)" --timeout 60s \
+	>"$tmp/batch.out" 2>&1 &
+batch=$!
+check "a batch of 50 is in rv-slow's first sync" wait_until 60 calls_are "$slow" $((c0 + 1))
+check "unregister rv-other during the batch" ctl unregister id "$other"
+# shellcheck disable=SC2086 # SLEEPING is a list of names
+check "... it returned while the batch still syncs" waits_in "$batch" $SLEEPING
+echo "# batch: $(($(sim_calls "$slow") - c0)) of 50 syncs begun when the unregister returned"
+kill -KILL "$batch"
+check "the batch, killed, ends" wait_until $((30 + 60)) gone "$batch"
+
+# Caller A runs a device pass (2 s in rv-slow); caller B arrives and waits
+# for the next pass. An unregister meanwhile waits for A's pass, not for B:
+# B waits outside the read side and runs its pass in a section of its own.
+echo 2000000 > "$SIMFS/clients/$slow/latency_us"
+x=$(ctl register --dev rxe0 --name rv-x)
+check "rv-x registered" is_id "$x"
+c1=$(sim_calls "$slow")
+syncmemctl sync --dev rxe0 --timeout 60s >"$tmp/a.out" 2>&1 &
+a=$!
+check "pass A is in rv-slow" wait_until 60 calls_are "$slow" $((c1 + 1))
+syncmemctl sync --dev rxe0 --timeout 60s >"$tmp/b.out" 2>&1 &
+b=$!
+check "caller B waits for the next pass" wait_until 60 waits_in "$b" sm_sync_coalesced sm_sync_domain
+check "unregister rv-x" ctl unregister id "$x"
+# shellcheck disable=SC2086
+check "... it returned while B's own pass still syncs" waits_in "$b" $SLEEPING
+check "A ends 0" ended_ok "$a" 60
+check "B ends 0" ended_ok "$b" 60
+check "rv-slow synced once by each pass" calls_are "$slow" $((c1 + 2))
+check "unregister rv-slow" ctl unregister id "$slow"
+
+# A CLIENT_NEW whose reply cannot be delivered (the caller's receive buffer
+# is full) deletes the client it made: the events show it come and go.
+syncmemctl monitor -j >"$tmp/mon.json" 2>"$tmp/mon.err" &
+mon=$!
+check "monitor subscribed" wait_until 30 grep -q "monitoring ib_sync_mem events" "$tmp/mon.err"
+run_prog reply_lost --dev rxe0 --name rv-lost
+check "events: rv-lost created, then deleted" wait_until 30 jq_file \
+	'[.[] | select(.name == "rv-lost") | .event] == ["client-new", "client-del"]' "$tmp/mon.json" -s
+kill -TERM "$mon"
+check "the monitor exits 0 on SIGTERM" ended_ok "$mon" 30
+# What a broken module left behind, so that the checks below stand alone.
+lost=$(ctl list -j | jq -r '.[] | select(.name == "rv-lost") | .id')
+[ -z "$lost" ] || ctl unregister id "$lost"
+
+# A client's memory goes away and its ->invalidate blocks in another task;
+# the device is removed meanwhile. The removal waits for that ->invalidate
+# (before: it saw the call made and returned while it still ran).
+check "load ib_sync_mem_test" insmod "$KO/ib_sync_mem_test.ko" dev=rxe0
+check "rdma link add rxe1" rdma link add rxe1 type rxe netdev veth1
+check "race: a memory ->invalidate blocks on rxe1" run_step inval_race_start rxe1
+rdma link delete rxe1 >"$tmp/del.out" 2>&1 &
+del=$!
+INVAL_WAIT="sm_call_invalidate sm_domain_invalidate_all"
+# shellcheck disable=SC2086
+waiting_or_gone() { gone "$1" || waits_in "$1" $INVAL_WAIT; }
+check "race: the removal reaches the wait, or returns" wait_until 120 waiting_or_gone "$del"
+# shellcheck disable=SC2086
+check "race: the removal waits for the ->invalidate running elsewhere" waits_in "$del" $INVAL_WAIT
+check "race: the ->invalidate returns" run_step inval_race_check
+check "race: then the removal returns" ended_ok "$del" 120
+check "race: the in-kernel checks passed" grep -qE '^ok [0-9]+ removal_waits_for_invalidate$' "$KTFS/results"
+grep -A3 removal_waits_for_invalidate "$KTFS/results" >&2
+check "race: rxe1 is gone" lacks_device rxe1
+check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
+
+check "no client left" counters_zero
+check "rmmod ib_sync_mem_sim" sim_unload
+check "rmmod ib_sync_mem" sm_unload
+finish
