@@ -251,7 +251,9 @@ gone() {
 
 # waits_in PID FUNC...: one of its threads sleeps in one of the kernel
 # functions FUNC (its wchan: the first caller outside the scheduler and the
-# wait primitives); if not, says where its threads are.
+# wait primitives), or in a copy GCC made of one (FUNC.constprop.0,
+# FUNC.isra.0, FUNC.part.0: which it makes depends on the compiler and the
+# code around); if not, says where its threads are.
 # A state-D check is not enough: a thread of a process that has not yet
 # sent its request can sleep uninterruptibly elsewhere (a page fault, a
 # lock), most often on the debug kernel.
@@ -261,7 +263,7 @@ waits_in() {
 	for w in /proc/"$pid"/task/*/wchan; do
 		w=$(cat "$w" 2>/dev/null) || continue
 		for f in "$@"; do
-			[ "$w" = "$f" ] && return 0
+			[ "$w" = "$f" ] || [[ $w == "$f".* ]] && return 0
 		done
 		at+=" $w"
 	done
