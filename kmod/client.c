@@ -1173,6 +1173,7 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 			     enum ib_sync_mem_dir dir, ktime_t deadline,
 			     struct ib_sync_mem_result *res, int *idx,
 			     bool *held)
+	__must_hold(&dom->srcu)
 {
 	struct sm_pass_queue *q = &dom->passes[dir - 1];
 	struct sm_pass_dep dep;

@@ -157,8 +157,8 @@
  *
  * The command succeeds when the sync ran, even if clients failed (also
  * with -ETIMEDOUT at the caller's timeout): read the results. An error of
- * the command means no sync ran for the caller. Unknown ids in a batch reject the whole request before anything
- * is synced. Reply:
+ * the command means no sync ran for the caller. Unknown ids in a batch
+ * reject the whole request before anything is synced. Reply:
  *
  *    IB_SYNC_MEM_A_SYNC_ERR: NLA_S32, first client error (a negative errno)
  *       or 0
