@@ -331,7 +331,13 @@ rmmod_busy() {
 # The module's device list (name index clients passes).
 sm_devices() { cat "$DEBUGFS/devices"; }
 has_device() { sm_devices | awk -v d="$1" '$1 == d { f = 1 } END { exit !f }'; }
-lacks_device() { ! has_device "$1"; }
+# lacks_device DEV: the list is read and DEV is not in it (a list that
+# cannot be read lacks nothing).
+lacks_device() {
+	local list
+	list=$(sm_devices) || return 1
+	awk -v d="$1" '$1 == d { f = 1 } END { exit f }' <<<"$list"
+}
 # dev_clients DEV: clients on DEV by the module's count.
 dev_clients() { awk -v d="$1" '$1 == d { print $3 }' "$DEBUGFS/devices"; }
 
