@@ -137,10 +137,11 @@ check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
 # pins ib_sync_mem.
 id=$(sim_new rxe0 pinned latency_us=0)
 check "sim client created" is_id "$id"
-check_fail "rmmod ib_sync_mem_sim refused while its client lives" sim_unload
-check_fail "rmmod ib_sync_mem refused while ib_sync_mem_sim is loaded" sm_unload
+check "rmmod ib_sync_mem_sim refused while its client lives" rmmod_busy ib_sync_mem_sim
+check "rmmod ib_sync_mem refused while ib_sync_mem_sim is loaded" fails_as \
+	'^rmmod: ERROR: Module ib_sync_mem is in use by: ib_sync_mem_sim$' rmmod ib_sync_mem
 check "delete the sim client" sim_del "$id"
-check_fail "deleting it again fails" sim_del "$id"
+check "deleting it again fails with ENOENT" fails_as 'write error: No such file or directory$' sim_del "$id"
 check "rmmod ib_sync_mem_sim" sim_unload
 check "object counters zero before unload" counters_zero
 check "rmmod ib_sync_mem" sm_unload

@@ -114,6 +114,9 @@ check() {
 }
 
 # check_fail NAME CMD...: one test that passes when CMD exits non-zero.
+# Any failure passes, a typo or a missing file as well: for a command that
+# must be refused, check NAME fails_as PATTERN CMD... (or fails_with) says
+# what the refusal must say.
 check_fail() {
 	local name=$1
 	shift
@@ -319,14 +322,9 @@ client_timing() {
 sim_load() { insmod "$KO/ib_sync_mem_sim.ko" "$@"; }
 sim_unload() { rmmod ib_sync_mem_sim; }
 sim_loaded() { loaded ib_sync_mem_sim; }
-# rmmod_busy MODULE: rmmod fails because the module is in use.
-rmmod_busy() {
-	local err rc
-	err=$(rmmod "$1" 2>&1)
-	rc=$?
-	echo "exit $rc: $err" >&2
-	[ "$rc" -ne 0 ] && grep -qiE 'in use|busy' <<<"$err"
-}
+# rmmod_busy MODULE: rmmod fails because the module is in use (kmod's
+# rmmod: "Module M is in use", "... is in use by: OTHER").
+rmmod_busy() { fails_as "^rmmod: ERROR: Module $1 is in use( by: .+)?\$" rmmod "$1"; }
 
 # The module's device list (name index clients passes).
 sm_devices() { cat "$DEBUGFS/devices"; }
@@ -419,16 +417,22 @@ unregister_all() {
 	[ "${#ids[@]}" = 0 ] || ctl unregister id "$(csv "${ids[@]}")"
 }
 
-# fails_with PATTERN CMD...: CMD exits non-zero, printing "Error: ..." on
-# stderr that matches the extended regular expression PATTERN.
-fails_with() {
-	local pat=$1 err rc
+# fails_as PATTERN CMD...: CMD exits non-zero, and what it printed on
+# stderr (kept in FAILED_ERR) matches the extended regular expression
+# PATTERN: refused for the reason expected, not for any reason. A write to
+# a debugfs or sysfs file fails with bash's "write error: <strerror>".
+fails_as() {
+	local pat=$1 rc
 	shift
-	err=$("$@" 2>&1 >/dev/null)
+	FAILED_ERR=$("$@" 2>&1 >/dev/null)
 	rc=$?
-	echo "exit $rc: $err" >&2
-	[ "$rc" -ne 0 ] && grep -q '^Error: ' <<<"$err" && grep -qE -- "$pat" <<<"$err"
+	echo "exit $rc: $FAILED_ERR" >&2
+	[ "$rc" -ne 0 ] && grep -qE -- "$pat" <<<"$FAILED_ERR"
 }
+
+# fails_with PATTERN CMD...: the same for syncmemctl and the C tools, which
+# print "Error: ..." on stderr.
+fails_with() { fails_as "$@" && grep -q '^Error: ' <<<"$FAILED_ERR"; }
 
 # ---- programs that print KTAP ----
 
