@@ -178,7 +178,7 @@ check "register drv-1 on rxe0" is_id "$s3"
 s4=$(ctl register --dev rxe1 --name drv-2)
 check "register drv-2 on rxe1" is_id "$s4"
 check "rmmod rdma_rxe with live clients on its devices" rmmod rdma_rxe
-check "rdma_rxe unloaded" bash -c "! grep -q '^rdma_rxe ' /proc/modules"
+check "rdma_rxe unloaded" unloaded rdma_rxe
 check "drv-1 and drv-2 went with their devices" jq_of 'length == 0' ctl list -j
 check "no rxe device left in devices" jq_of 'type == "array" and all(.[]; .name | startswith("rxe") | not)' ctl devices -j
 check "counters zero after rmmod rdma_rxe" wait_until 5 counters_zero
@@ -247,5 +247,5 @@ check "object counters back to zero" counters_zero
 check "rmmod ib_sync_mem_sim" sim_unload
 check "rmmod ib_sync_mem" sm_unload
 check "rxe0 on veth0 for later suites" rdma_link_on rxe0 veth0
-check "no rxe1 left" bash -c "! rdma link show rxe1/1"
+check "no rxe1 left" rdma_link_gone rxe1
 finish

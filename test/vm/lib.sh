@@ -274,6 +274,14 @@ waits_in() {
 
 # ---- JSON ----
 
+# no_line ERE FILE: FILE has something in it and no line of it matches
+# ERE (grep's exit 1: a file it cannot read is not a pass).
+no_line() {
+	[ -s "$2" ] || { echo "$2 is missing or empty" >&2; return 1; }
+	grep -nE -- "$1" "$2" >&2
+	[ $? -eq 1 ]
+}
+
 # jq_of FILTER CMD...: CMD exits 0 and prints JSON for which FILTER holds.
 # Empty output fails here first (jq 1.6's -e passes on empty input).
 jq_of() {
@@ -314,6 +322,14 @@ sm_load() { insmod "$KO/ib_sync_mem.ko" "$@"; }
 sm_unload() { rmmod ib_sync_mem; }
 loaded() { grep -q "^$1 " /proc/modules; }
 sm_loaded() { loaded ib_sync_mem; }
+# unloaded MODULE...: /proc/modules is read and none of them is in it.
+unloaded() {
+	local mods m
+	mods=$(cat /proc/modules) || return 1
+	for m; do
+		! grep -q "^$m " <<<"$mods" || { echo "$m is loaded" >&2; return 1; }
+	done
+}
 # client_timing Y|N: set the module parameter and read it back.
 client_timing() {
 	local p=/sys/module/ib_sync_mem/parameters/client_timing
@@ -373,6 +389,16 @@ rdma_link_on() {
 	out=$(rdma link show "$1/1" 2>&1)
 	echo "$out" >&2
 	grep -qE "^link $1/1 .* netdev $2( |\$)" <<<"$out"
+}
+
+# rdma_link_gone DEV: rdma link show answers and lists no port of DEV
+# (rdma link show DEV/1 fails for a device that does not exist, and for
+# any other reason too).
+rdma_link_gone() {
+	local out
+	out=$(rdma link show 2>&1) || { echo "rdma link show failed: $out" >&2; return 1; }
+	echo "$out" >&2
+	! grep -q "^link $1/" <<<"$out"
 }
 
 # roce_v2_gid DEV IP: the index of DEV's RoCE v2 GID for IPv4 address IP
