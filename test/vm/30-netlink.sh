@@ -60,12 +60,22 @@ check "nl-a synced exactly 4 times" expect syncs "$(syncs_of --id "$id1")" $((a0
 check "nl-b synced exactly 2 times" expect syncs "$(syncs_of --id "$id2")" $((b0 + 2))
 # A batch at IB_SYNC_MEM_SYNC_BATCH_MAX (an id may repeat) encodes and runs
 # whole, its reply of as many results in one datagram; one more is refused
-# before the kernel, saying what the limit is.
+# by pkg/genl before the kernel, saying what the limit is.
 big=$(yes "$id1" | head -n 2048 | paste -sd,)
 check "a batch of 2048 ids runs whole" jq_of '.run == 2048 and .errors == 0 and (.results | length) == 2048' \
 	ctl sync --id "$big" -j
-check "a batch of 2049 ids is refused, naming the limit" fails_with \
+check "a batch of 2049 ids is refused by pkg/genl, naming the limit" fails_with \
 	'a batch names at most 2048 clients, not 2049' ctl sync --id "$big,$id1"
+# The kernel's own bound, asked without pkg/genl: smnlctl sends a batch as
+# it is. 2048 run whole; 2049 are refused whole with EINVAL and the
+# kernel's extack.
+check "the kernel runs a batch of 2048 sent as it is" expect "smnlctl sync-batch" \
+	"$("$SYNCMEM_BIN/smnlctl" sync-batch "$big")" "run 2048 errors 0 skipped 0 results 2048"
+a1=$(syncs_of --id "$id1")
+check "the kernel refuses a batch of 2049 with EINVAL and its message" fails_with \
+	'^Error: sync-batch: Invalid argument \(a batch names 1 to 2048 clients\)$' \
+	"$SYNCMEM_BIN/smnlctl" sync-batch "$big,$id1"
+check "nothing of the refused batch ran" expect syncs "$(syncs_of --id "$id1")" "$a1"
 # stats' histogram: pkg/hist's buckets in nanoseconds, empty ones from 0
 # on, high = 2^(i+1)-1; a 200us sync is in bucket 17 (131072..262143 ns)
 # or above, so the buckets below are empty.
