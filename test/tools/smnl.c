@@ -541,31 +541,14 @@ int smnl_unregister(struct smnl *nl, uint32_t id)
 	return ret;
 }
 
-static int smnl_sync_cb(const struct nlmsghdr *nlh, void *arg)
+/* The per-client results of one IB_SYNC_MEM_A_SYNC_RESULTS nest into @res. */
+static void smnl_sync_results(struct smnl_sync_result *res,
+			      const struct nlattr *nest)
 {
-	struct smnl_sync_result *res = arg;
-	const struct nlattr *tb[IB_SYNC_MEM_A_MAX + 1];
 	const struct nlattr *r, *a;
-	const void *p;
-	size_t len;
 	int rem;
 
-	p = smnl_genl_payload(nlh, &len);
-	smnl_parse(p, len, tb, IB_SYNC_MEM_A_MAX);
-	if (tb[IB_SYNC_MEM_A_SYNC_ERR])
-		res->err = smnl_get_s32(tb[IB_SYNC_MEM_A_SYNC_ERR]);
-	if (tb[IB_SYNC_MEM_A_SYNC_RUN])
-		res->run = smnl_get_u32(tb[IB_SYNC_MEM_A_SYNC_RUN]);
-	if (tb[IB_SYNC_MEM_A_SYNC_ERRORS])
-		res->errors = smnl_get_u32(tb[IB_SYNC_MEM_A_SYNC_ERRORS]);
-	if (tb[IB_SYNC_MEM_A_SYNC_SKIPPED])
-		res->skipped = smnl_get_u32(tb[IB_SYNC_MEM_A_SYNC_SKIPPED]);
-	if (tb[IB_SYNC_MEM_A_SYNC_NS])
-		res->ns = smnl_get_u64(tb[IB_SYNC_MEM_A_SYNC_NS]);
-	if (!tb[IB_SYNC_MEM_A_SYNC_RESULTS])
-		return 0;
-	smnl_for_each(r, rem, smnl_data(tb[IB_SYNC_MEM_A_SYNC_RESULTS]),
-		      smnl_len(tb[IB_SYNC_MEM_A_SYNC_RESULTS])) {
+	smnl_for_each(r, rem, smnl_data(nest), smnl_len(nest)) {
 		const struct nlattr *rt[IB_SYNC_MEM_A_MAX + 1];
 
 		if (smnl_type(r) != IB_SYNC_MEM_A_SYNC_RESULT)
@@ -591,6 +574,36 @@ static int smnl_sync_cb(const struct nlmsghdr *nlh, void *arg)
 		if (rt[IB_SYNC_MEM_A_SYNC_NS])
 			res->client_ns = smnl_get_u64(rt[IB_SYNC_MEM_A_SYNC_NS]);
 	}
+}
+
+static int smnl_sync_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct smnl_sync_result *res = arg;
+	const struct nlattr *tb[IB_SYNC_MEM_A_MAX + 1];
+	const struct nlattr *a;
+	const void *p;
+	size_t len;
+	int rem;
+
+	p = smnl_genl_payload(nlh, &len);
+	smnl_parse(p, len, tb, IB_SYNC_MEM_A_MAX);
+	if (tb[IB_SYNC_MEM_A_SYNC_ERR])
+		res->err = smnl_get_s32(tb[IB_SYNC_MEM_A_SYNC_ERR]);
+	if (tb[IB_SYNC_MEM_A_SYNC_RUN])
+		res->run = smnl_get_u32(tb[IB_SYNC_MEM_A_SYNC_RUN]);
+	if (tb[IB_SYNC_MEM_A_SYNC_ERRORS])
+		res->errors = smnl_get_u32(tb[IB_SYNC_MEM_A_SYNC_ERRORS]);
+	if (tb[IB_SYNC_MEM_A_SYNC_SKIPPED])
+		res->skipped = smnl_get_u32(tb[IB_SYNC_MEM_A_SYNC_SKIPPED]);
+	if (tb[IB_SYNC_MEM_A_SYNC_NS])
+		res->ns = smnl_get_u64(tb[IB_SYNC_MEM_A_SYNC_NS]);
+	/*
+	 * Every RESULTS nest, in order (tb[] holds only the last): a long
+	 * reply has several, each holding as many results as fit in 64 KiB.
+	 */
+	smnl_for_each(a, rem, p, len)
+		if (smnl_type(a) == IB_SYNC_MEM_A_SYNC_RESULTS)
+			smnl_sync_results(res, a);
 	return 0;
 }
 

@@ -39,7 +39,7 @@ void smnl_close(struct smnl *nl);
 
 /* ---- messages ---- */
 
-#define SMNL_MSG_MAX	8192
+#define SMNL_MSG_MAX	32768
 #define SMNL_NEST_MAX	8
 
 struct smnl_msg {
@@ -168,7 +168,8 @@ int smnl_sync_client_full(struct smnl *nl, uint32_t id, uint32_t dir,
 /*
  * Sync a batch: one request naming the @n clients @ids
  * (IB_SYNC_MEM_A_SYNC_CLIENTS), synced in that order. The request holds
- * about 1,000 ids (SMNL_MSG_MAX; -EMSGSIZE past it); the reply, one
+ * about 4,000 ids (SMNL_MSG_MAX; -EMSGSIZE past it), past the kernel's
+ * IB_SYNC_MEM_SYNC_BATCH_MAX, so that its bound can be asked; the reply, one
  * result per id, is read whole whatever its size. Returns the command's
  * errno; the sync ran when it is 0: read @res.
  */

@@ -291,7 +291,8 @@ intervals() {
 	[ "$(wc -l <<<"$out")" -ge 2 ] && jq -e -s 'all(.[]; .histograms == [])' <<<"$out"
 }
 check "trace -i prints a JSON report per interval" intervals
-check_fail "trace --dev of an unknown device fails" syncmemctl trace --dev nosuch0 -d 1
+check "trace --dev of an unknown device fails, naming it" fails_with \
+	'^Error: --dev nosuch0: no such RDMA device "nosuch0" \(have: ' syncmemctl trace --dev nosuch0 -d 1
 check "nothing of ours left loaded after the other tracers" wait_until 10 ours_gone
 
 # Unprivileged: the module is there, loading BPF is refused.

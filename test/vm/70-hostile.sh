@@ -35,8 +35,6 @@ trap restore EXIT
 userns() { nobody unshare -Ur "$@"; }
 EPERM='operation not permitted \(requires CAP_NET_ADMIN\)'
 LIMIT='client limit reached \(max_clients or max_clients_per_dev\)'
-# The sim driver registers through the same core: refused at the limit.
-check_fail_sim() { ! sim_new rxe1 glob-k; }
 sensitive='(has("owner_pid") or has("owner_portid") or has("sim") or has("region") or has("dmabuf") or has("info"))'
 
 check "syncmemctl on PATH" command -v syncmemctl
@@ -137,7 +135,8 @@ check "global limit 3: a 4th on rxe1 fails with ENOSPC's message" \
 	fails_with "$LIMIT" ctl register --dev rxe1 --name glob-4
 check "global limit 3: a 4th on rxe0 fails too" \
 	fails_with "$LIMIT" ctl register --dev rxe0 --name glob-4
-check "global limit: the sim driver is refused too" check_fail_sim
+check "global limit: the sim driver is refused too, with ENOSPC" \
+	fails_as 'write error: No space left on device$' sim_new rxe1 glob-k
 check "global limit: 3 clients, nothing leaked" expect clients "$(client_count)" 3
 check "global limit: registered counter 3" counter_is registered 3
 check "global limit: clients counter 3" counter_is clients 3
@@ -167,7 +166,7 @@ check "live-1 went with rxe0" wait_until 5 lacks_client "$s1"
 check "live-2 went with rxe0" lacks_client "$s2"
 check "registered counter dropped to 0" wait_until 5 counter_is registered 0
 check "clients counter dropped to 0" wait_until 5 counter_is clients 0
-check "rxe0 gone from devices" jq_of 'type == "array" and all(.[]; .name != "rxe0")' ctl devices -j
+check "rxe0 gone from devices" jq_of 'type == "array" and all(.[]; has("dev") and .dev != "rxe0")' ctl devices -j
 check "unregister of a gone client: no such client" fails_with "no such client" ctl unregister id "$s1"
 check "rdma link add rxe0 again" rdma link add rxe0 type rxe netdev veth0
 check "rxe0 back in devices" jq_of 'any(.[]; .dev == "rxe0")' ctl devices -j
@@ -179,9 +178,10 @@ check "register drv-1 on rxe0" is_id "$s3"
 s4=$(ctl register --dev rxe1 --name drv-2)
 check "register drv-2 on rxe1" is_id "$s4"
 check "rmmod rdma_rxe with live clients on its devices" rmmod rdma_rxe
-check "rdma_rxe unloaded" bash -c "! grep -q '^rdma_rxe ' /proc/modules"
+check "rdma_rxe unloaded" unloaded rdma_rxe
 check "drv-1 and drv-2 went with their devices" jq_of 'length == 0' ctl list -j
-check "no rxe device left in devices" jq_of 'type == "array" and all(.[]; .name | startswith("rxe") | not)' ctl devices -j
+check "no rxe device left in devices" jq_of \
+	'type == "array" and all(.[]; has("dev") and (.dev | startswith("rxe") | not))' ctl devices -j
 check "counters zero after rmmod rdma_rxe" wait_until 5 counters_zero
 check "modprobe rdma_rxe" modprobe rdma_rxe
 check "rdma link add rxe0 (for the suites after this one)" rdma link add rxe0 type rxe netdev veth0
@@ -198,7 +198,7 @@ check "unregister it" ctl unregister id "$s5"
 # removal starts meanwhile and, once the creation is let go, races it to the
 # record. Three rounds.
 window_round() {
-	local r=$1 creator remover
+	local r=$1 creator remover waiting=1 created=1 id
 	rdma link add rxe1 type rxe netdev veth1 || return 1
 	echo 1 > "$SIMFS/hold_create"
 	syncmemctl register --dev rxe1 --name "in-window-$r" -j >"$tmp/window.json" 2>"$tmp/window.err" &
@@ -207,11 +207,17 @@ window_round() {
 	rdma link delete rxe1 >"$tmp/window-del.err" 2>&1 &
 	remover=$!
 	# The removal waits for the creation (which holds the device).
-	wait_until 30 waits_in "$remover" sm_nl_domain_removed disable_device __ib_unregister_device || echo "round $r: the removal is not waiting"
+	wait_until 30 waits_in "$remover" sm_nl_domain_removed disable_device __ib_unregister_device ||
+		{ echo "round $r: the removal is not waiting"; waiting=0; }
 	echo 0 > "$SIMFS/hold_create"
-	ended_ok "$creator" 60 || echo "round $r: the creation failed"
+	ended_ok "$creator" 60 || { echo "round $r: the creation failed"; created=0; }
 	cat "$tmp/window.json" "$tmp/window.err" >&2
 	ended_ok "$remover" 120 || { echo "round $r: the removal did not complete"; return 1; }
+	[ "$waiting" = 1 ] && [ "$created" = 1 ] || return 1
+	# The creation was answered with its client, which went with rxe1.
+	id=$(jq -r .id "$tmp/window.json")
+	is_id "$id" || { echo "round $r: no id in the reply"; return 1; }
+	lacks_client "$id" || { echo "round $r: its client stayed"; return 1; }
 	jq_list "all(.[]; .name != \"in-window-$r\")" || { echo "round $r: its client stayed"; return 1; }
 	wait_until 30 counters_zero
 }
@@ -230,22 +236,32 @@ check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
 # deleters of one client do not both delete it.
 nid=$(ctl register --dev rxe0 --name nl-sim)
 check "a sim client created through netlink" is_id "$nid"
-check_fail "debugfs del_client refuses a client the netlink family owns" sim_del "$nid"
+check "debugfs del_client refuses a client the netlink family owns with EBUSY" \
+	fails_as 'write error: Device or resource busy$' sim_del "$nid"
 check "netlink deletes it" ctl unregister id "$nid"
-twice=0
+# Each round counts; one that could not create its client ends the loop
+# short of 20. The loser's write fails with ENOENT: it found nothing.
+rounds=0 once=0
 for i in $(seq 20); do
 	rid=$(sim_new rxe0 "race-$i") || break
-	rm -f "$tmp/won"
-	(sim_del "$rid" 2>/dev/null && echo >>"$tmp/won") &
-	(sim_del "$rid" 2>/dev/null && echo >>"$tmp/won") &
-	wait
-	[ "$(wc -l <"$tmp/won" 2>/dev/null || echo 0)" = 1 ] || twice=$((twice + 1))
+	rounds=$((rounds + 1))
+	: >"$tmp/won"
+	: >"$tmp/lost"
+	(sim_del "$rid" 2>>"$tmp/lost" && echo >>"$tmp/won") &
+	d1=$!
+	(sim_del "$rid" 2>>"$tmp/lost" && echo >>"$tmp/won") &
+	d2=$!
+	wait "$d1" "$d2"
+	cat "$tmp/lost" >&2
+	[ "$(wc -l <"$tmp/won")" = 1 ] && [ "$(wc -l <"$tmp/lost")" = 1 ] &&
+		grep -q 'write error: No such file or directory$' "$tmp/lost" && once=$((once + 1))
 done
-check "two debugfs deleters of one client: exactly one wins, 20 times" expect rounds "$twice" 0
+check "two debugfs deleters of one client: one wins, the other gets ENOENT, 20 rounds of 20" \
+	expect "rounds, won once" "$rounds $once" "20 20"
 check "no clients left" expect clients "$(client_count)" 0
 check "object counters back to zero" counters_zero
 check "rmmod ib_sync_mem_sim" sim_unload
 check "rmmod ib_sync_mem" sm_unload
 check "rxe0 on veth0 for later suites" rdma_link_on rxe0 veth0
-check "no rxe1 left" bash -c "! rdma link show rxe1/1"
+check "no rxe1 left" rdma_link_gone rxe1
 finish

@@ -55,8 +55,13 @@ running() { local p n=0; for p; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); don
 rxe1_busy() { [ "$(dev_clients rxe1)" -gt 0 ] 2>/dev/null; }
 rxe1_add() { rdma link add rxe1 type rxe netdev veth1; }
 rxe1_del() { rdma link delete rxe1; }
-# names_left PATTERN: clients whose name matches PATTERN (awk regex).
-names_left() { "$BIN/smnlctl" list | awk -v p="$1" '$2 ~ p' | wc -l; }
+# names_left PATTERN: clients whose name matches PATTERN (awk regex);
+# fails, printing nothing, when the list cannot be had.
+names_left() {
+	local list
+	list=$("$BIN/smnlctl" list) || return 1
+	awk -v p="$1" '$2 ~ p { n++ } END { print n + 0 }' <<<"$list"
+}
 
 dev_deletes=0 dev_deletes_busy=0 dev_deletes_full=0 reloads=0 reload_tries=0
 kills=0 kills_live=0

@@ -114,6 +114,9 @@ check() {
 }
 
 # check_fail NAME CMD...: one test that passes when CMD exits non-zero.
+# Any failure passes, a typo or a missing file as well: for a command that
+# must be refused, check NAME fails_as PATTERN CMD... (or fails_with) says
+# what the refusal must say.
 check_fail() {
 	local name=$1
 	shift
@@ -273,6 +276,14 @@ waits_in() {
 
 # ---- JSON ----
 
+# no_line ERE FILE: FILE has something in it and no line of it matches
+# ERE (grep's exit 1: a file it cannot read is not a pass).
+no_line() {
+	[ -s "$2" ] || { echo "$2 is missing or empty" >&2; return 1; }
+	grep -nE -- "$1" "$2" >&2
+	[ $? -eq 1 ]
+}
+
 # jq_of FILTER CMD...: CMD exits 0 and prints JSON for which FILTER holds.
 # Empty output fails here first (jq 1.6's -e passes on empty input).
 jq_of() {
@@ -313,6 +324,14 @@ sm_load() { insmod "$KO/ib_sync_mem.ko" "$@"; }
 sm_unload() { rmmod ib_sync_mem; }
 loaded() { grep -q "^$1 " /proc/modules; }
 sm_loaded() { loaded ib_sync_mem; }
+# unloaded MODULE...: /proc/modules is read and none of them is in it.
+unloaded() {
+	local mods m
+	mods=$(cat /proc/modules) || return 1
+	for m; do
+		! grep -q "^$m " <<<"$mods" || { echo "$m is loaded" >&2; return 1; }
+	done
+}
 # client_timing Y|N: set the module parameter and read it back.
 client_timing() {
 	local p=/sys/module/ib_sync_mem/parameters/client_timing
@@ -321,19 +340,20 @@ client_timing() {
 sim_load() { insmod "$KO/ib_sync_mem_sim.ko" "$@"; }
 sim_unload() { rmmod ib_sync_mem_sim; }
 sim_loaded() { loaded ib_sync_mem_sim; }
-# rmmod_busy MODULE: rmmod fails because the module is in use.
-rmmod_busy() {
-	local err rc
-	err=$(rmmod "$1" 2>&1)
-	rc=$?
-	echo "exit $rc: $err" >&2
-	[ "$rc" -ne 0 ] && grep -qiE 'in use|busy' <<<"$err"
-}
+# rmmod_busy MODULE: rmmod fails because the module is in use (kmod's
+# rmmod: "Module M is in use", "... is in use by: OTHER").
+rmmod_busy() { fails_as "^rmmod: ERROR: Module $1 is in use( by: .+)?\$" rmmod "$1"; }
 
 # The module's device list (name index clients passes).
 sm_devices() { cat "$DEBUGFS/devices"; }
 has_device() { sm_devices | awk -v d="$1" '$1 == d { f = 1 } END { exit !f }'; }
-lacks_device() { ! has_device "$1"; }
+# lacks_device DEV: the list is read and DEV is not in it (a list that
+# cannot be read lacks nothing).
+lacks_device() {
+	local list
+	list=$(sm_devices) || return 1
+	awk -v d="$1" '$1 == d { f = 1 } END { exit f }' <<<"$list"
+}
 # dev_clients DEV: clients on DEV by the module's count.
 dev_clients() { awk -v d="$1" '$1 == d { print $3 }' "$DEBUGFS/devices"; }
 
@@ -371,6 +391,16 @@ rdma_link_on() {
 	out=$(rdma link show "$1/1" 2>&1)
 	echo "$out" >&2
 	grep -qE "^link $1/1 .* netdev $2( |\$)" <<<"$out"
+}
+
+# rdma_link_gone DEV: rdma link show answers and lists no port of DEV
+# (rdma link show DEV/1 fails for a device that does not exist, and for
+# any other reason too).
+rdma_link_gone() {
+	local out
+	out=$(rdma link show 2>&1) || { echo "rdma link show failed: $out" >&2; return 1; }
+	echo "$out" >&2
+	! grep -q "^link $1/" <<<"$out"
 }
 
 # roce_v2_gid DEV IP: the index of DEV's RoCE v2 GID for IPv4 address IP
@@ -415,16 +445,22 @@ unregister_all() {
 	[ "${#ids[@]}" = 0 ] || ctl unregister id "$(csv "${ids[@]}")"
 }
 
-# fails_with PATTERN CMD...: CMD exits non-zero, printing "Error: ..." on
-# stderr that matches the extended regular expression PATTERN.
-fails_with() {
-	local pat=$1 err rc
+# fails_as PATTERN CMD...: CMD exits non-zero, and what it printed on
+# stderr (kept in FAILED_ERR) matches the extended regular expression
+# PATTERN: refused for the reason expected, not for any reason. A write to
+# a debugfs or sysfs file fails with bash's "write error: <strerror>".
+fails_as() {
+	local pat=$1 rc
 	shift
-	err=$("$@" 2>&1 >/dev/null)
+	FAILED_ERR=$("$@" 2>&1 >/dev/null)
 	rc=$?
-	echo "exit $rc: $err" >&2
-	[ "$rc" -ne 0 ] && grep -q '^Error: ' <<<"$err" && grep -qE -- "$pat" <<<"$err"
+	echo "exit $rc: $FAILED_ERR" >&2
+	[ "$rc" -ne 0 ] && grep -qE -- "$pat" <<<"$FAILED_ERR"
 }
+
+# fails_with PATTERN CMD...: the same for syncmemctl and the C tools, which
+# print "Error: ..." on stderr.
+fails_with() { fails_as "$@" && grep -q '^Error: ' <<<"$FAILED_ERR"; }
 
 # ---- programs that print KTAP ----
 
