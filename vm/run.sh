@@ -30,8 +30,9 @@
 # booted again once; twice in a row is a failure of its own. So is a guest
 # that froze as a whole, but only when the guest kernel's answer to sysrq
 # positively shows nothing of ours (freeze_verdict); a freeze it did not
-# answer fails at once. Nothing skips: a kernel that does not boot is a
-# failure.
+# answer fails at once. Every second boot is counted and listed by
+# test/summary.sh (DIR/<kver>/booted-again). Nothing skips: a kernel that
+# does not boot is a failure.
 #
 # One run at a time on a machine: the whole run holds a lock. Within a
 # test run on a host of four cores or more the debug kernel's lane boots
@@ -412,14 +413,19 @@ check_kernel() {
 
 # test_lane KVER: boot KVER once (twice if it splatted on its own, never
 # started, or froze where the record positively shows nothing of ours),
-# then check what came back into DIR/KVER/vm.ktap.
+# then check what came back into DIR/KVER/vm.ktap. Every second boot is
+# written down in DIR/KVER/booted-again for test/summary.sh's table: the
+# kernel, the suite, the reason, what the first attempt's record showed,
+# how the second boot ended (tab-separated, one line).
 test_lane() {
-	local kver=$1 dir=$results/$1 retried= rc why=
+	local kver=$1 dir=$results/$1 retried= rc why= reason= suite= digest=
 	echo "run.sh: booting $kver (results in $dir)" >&2
 	boot_test "$kver" "$dir"
 	rc=$?
 	if [ -s "$dir/boot-splat.txt" ]; then
 		why="splatted before the harness began"
+		reason=boot-splat suite="(boot)"
+		digest=$(grep -m1 -E "$SPLAT" "$dir/boot-splat.txt" | cut -c1-160)
 	elif [ -f "$dir/frozen" ]; then
 		# The guest stopped as a whole (no result, no kernel line, its
 		# own stall guard silent), twice on CI at the start of 6.1's
@@ -431,6 +437,8 @@ test_lane() {
 		# unreadable) could be a deadlock of ours: it fails at once.
 		if grep -q '^verdict: outside ours: ' "$dir/frozen"; then
 			why="froze with nothing of ours on the stacks the guest kernel showed"
+			reason=frozen-outside-ours suite=$(suite_running "$dir")
+			digest=$(sed -n 's/^verdict: outside ours: //p' "$dir/frozen" | tail -n 1)
 		fi
 	elif [ ! -f "$dir/booted" ]; then
 		# Nothing of ours ran: the harness writes booted first. Seen
@@ -441,9 +449,12 @@ test_lane() {
 		# (vm/boot.sh now keeps that key still with tsc=unstable).
 		if [ ! -s "$dir/console.log" ]; then
 			why="never started (vng exit $rc, no console output)"
+			reason=never-started
 		else
 			why="died before the harness began (vng exit $rc; console: $(grep -m1 -E 'Kernel panic|Oops|BUG:' "$dir/console.log" | cut -c1-100))"
+			reason=died-before-harness
 		fi
+		suite="(before the harness)" digest=$why
 		echo "$why" > "$dir/never-started"
 	fi
 	if [ -n "$why" ]; then
@@ -455,6 +466,8 @@ test_lane() {
 		rc=$?
 		mv "$retried" "$dir/boot-1"
 		retried=$dir/boot-1
+		printf '%s\t%s\t%s\t%s\t%s\n' "$kver" "$suite" "$reason" "${digest:-?}" "$(attempt_end "$dir")" \
+			>"$dir/booted-again"
 	fi
 	check_kernel "$kver" "$rc" "$dir" "$retried"
 }
@@ -472,6 +485,17 @@ suite_running() {
 		echo "(set-up or between suites)"
 	else
 		echo "(before the harness)"
+	fi
+}
+
+# attempt_end DIR: how a VM run ended, in a few words.
+attempt_end() {
+	if [ -s "$1/boot-splat.txt" ]; then echo "splatted before the harness"
+	elif [ -f "$1/done" ]; then echo "finished"
+	elif [ -f "$1/frozen" ]; then echo "froze in $(suite_running "$1")"
+	elif [ -f "$1/hung" ]; then echo "a stall that could not be ended"
+	elif [ -f "$1/booted" ]; then echo "ended without finishing"
+	else echo "did not start"
 	fi
 }
 
