@@ -14,7 +14,10 @@
 #     kernel, per VM;
 #   - why a VM did not finish, or needed a second boot (the diagnostics of
 #     its harness-finished check);
-#   - the closing line "N passed, N failed, N skipped".
+#   - every second boot vm/run.sh gave a kernel, counted (also when 0) and
+#     listed: kernel, suite, reason, how the second boot ended, what the
+#     first attempt's record showed;
+#   - the closing line "N passed, N failed, N skipped, N booted again".
 #
 # Exits non-zero if anything failed or nothing ran.
 set -uo pipefail
@@ -153,5 +156,20 @@ while IFS= read -r f; do
 		on { exit }' "$f" | head -n 30
 done < <(find "$dir" -name vm.ktap -not -path '*/boot-1/*' | sort)
 
-echo "$passed passed, $failed failed, $skipped skipped"
+# Every second boot vm/run.sh gave a kernel (DIR/KVER/booted-again: a
+# boot splat, a VM that died before the harness, a freeze whose record
+# showed nothing of ours), counted even when there is none, one row each.
+again=()
+while IFS= read -r f; do
+	while IFS= read -r line; do
+		[ -n "$line" ] && again+=("$line")
+	done <"$f"
+done < <(find "$dir" -name booted-again -not -path '*/boot-1/*' | sort)
+echo "== booted again: ${#again[@]}${again[0]:+ (kernel | suite | reason | the second boot | what the record of the first showed)}"
+for line in "${again[@]}"; do
+	IFS=$'\t' read -r k suite why shown end <<<"$line"
+	echo "   $k | $suite | $why | $end | $shown"
+done
+
+echo "$passed passed, $failed failed, $skipped skipped, ${#again[@]} booted again"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

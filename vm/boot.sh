@@ -58,6 +58,12 @@ if [ -n "${SYNCMEM_QEMU_MONITOR:-}" ]; then
 	args+=(--qemu-opts="-monitor unix:$SYNCMEM_QEMU_MONITOR,server=on,wait=off")
 	args+=(--append sysrq_always_enabled)
 fi
+# SYNCMEM_QEMU=PATH: another QEMU binary for virtme-ng (vng --qemu), e.g.
+# a wrapper that runs trixie's newer QEMU with trixie's loader, libraries
+# and firmware, as vm/virtiofsd.sh does for virtiofsd. Unset: the host's.
+if [ -n "${SYNCMEM_QEMU:-}" ]; then
+	args+=(--qemu "$SYNCMEM_QEMU")
+fi
 # SYNCMEM_QEMU_NET: QEMU options for a NIC (vm/run.sh --two-hosts' wire).
 # Without it the guest has no network device at all.
 if [ -n "${SYNCMEM_QEMU_NET:-}" ]; then

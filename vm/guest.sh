@@ -49,6 +49,20 @@ export PATH=$SYNCMEM_BIN:$PATH
 setup() {
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 	mountpoint -q /sys/kernel/tracing || mount -t tracefs none /sys/kernel/tracing 2>/dev/null || true
+	# Trace events enabled without the comm recorder: with record-cmd on
+	# (the default) the first event enabled registers probes on
+	# sched_wakeup, sched_wakeup_new and sched_switch and the last one
+	# disabled removes them, flipping those tracepoints' static keys in
+	# the scheduler's text (20-core's events/ib_sync_mem/enable). Under
+	# TCG (bookworm's QEMU 7.2) another vCPU waking a task runs into
+	# that patch's int3: "Oops: int3" in ttwu_do_activate from
+	# vring_interrupt, 14 s into a 7.3 boot on CI (2026-12-04); a loop
+	# of such flips brought it back at ttwu_do_activate+0x93, right
+	# after the sched_wakeup site, in both of two 7.3 boots (none in 330
+	# flips under trixie's QEMU 10.0). No suite reads the trace's comms.
+	if [ -w /sys/kernel/tracing/options/record-cmd ]; then
+		echo 0 >/sys/kernel/tracing/options/record-cmd || return 1
+	fi
 	modprobe rdma_rxe || return 1
 	if [ -n "${SYNCMEM_WIRE:-}" ]; then
 		wire_up || return 1

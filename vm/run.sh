@@ -27,8 +27,12 @@
 # kernel's early-boot KASAN report, 1 boot in 3 before vm/boot.sh gave it
 # 4-level paging), or a VM that ended before the harness began (vng
 # failing to start QEMU, or 7.3's occasional early-boot int3 oops), is
-# booted again once; twice in a row is a failure of its own. Nothing skips: a
-# kernel that does not boot is a failure.
+# booted again once; twice in a row is a failure of its own. So is a guest
+# that froze as a whole, but only when the guest kernel's answer to sysrq
+# positively shows nothing of ours (freeze_verdict); a freeze it did not
+# answer fails at once. Every second boot is counted and listed by
+# test/summary.sh (DIR/<kver>/booted-again). Nothing skips: a kernel that
+# does not boot is a failure.
 #
 # One run at a time on a machine: the whole run holds a lock. Within a
 # test run on a host of four cores or more the debug kernel's lane boots
@@ -120,29 +124,133 @@ freeze_guard() {
 	done
 }
 
-# probe_frozen DIR PID MONITOR: what a frozen guest still shows. QEMU's
-# monitor (an answer, or none: QEMU itself is stuck) with each vCPU's RIP
-# and whether it halts; the guest kernel asked over the keyboard (sysrq:
-# console loglevel 9, blocked tasks, the CPUs' backtraces), whose answer,
-# if the kernel still takes interrupts, reaches the serial console
-# (DIR/console.log); the threads of QEMU and virtiofsd on the host (state,
-# wait channel, CPU time).
+# probe_frozen DIR PID MONITOR: what a frozen guest still shows, and
+# whether that shows the freeze outside our code. QEMU's monitor (an
+# answer, or none: QEMU itself is stuck) with each vCPU's RIP and whether
+# it halts (DIR/frozen.monitor); the guest kernel asked over the keyboard
+# (sysrq: console loglevel 9, blocked tasks, the CPUs' backtraces), whose
+# answer, if the kernel still takes interrupts, reaches the serial console
+# (whole in DIR/frozen.console, cut from DIR/console.log); the threads of
+# QEMU and virtiofsd on the host (state, wait channel, CPU time). Its last
+# line is freeze_verdict's.
 probe_frozen() {
-	local dir=$1 pid=$2 mon=$3 mark
+	local dir=$1 pid=$2 mon=$3 mark monrc end
 	echo "QEMU's monitor:"
-	vm/monitor.py "$mon" "info status" "info registers -a" |
-		grep -E '^\(qemu\)|^monitor:|^CPU#|^VM status|^RIP=' | cut -c1-100
-	if [ "${PIPESTATUS[0]}" = 0 ]; then
+	vm/monitor.py "$mon" "info status" "info registers -a" >"$dir/frozen.monitor" 2>&1
+	monrc=$?
+	grep -E '^\(qemu\)|^monitor:|^CPU#|^VM status|^RIP=' "$dir/frozen.monitor" | cut -c1-100
+	if [ "$monrc" = 0 ]; then
 		mark=$(wc -l <"$dir/console.log")
-		vm/monitor.py "$mon" "sendkey alt-sysrq-9" "sendkey alt-sysrq-w" "sendkey alt-sysrq-l" >/dev/null
-		sleep 15
-		echo "the guest kernel's answer to sysrq w and l on the console:"
-		tail -n +"$((mark + 1))" "$dir/console.log" | tr -d '\r' | sysrq_answer | head -n 60
+		if ! vm/monitor.py "$mon" "sendkey alt-sysrq-9" "sendkey alt-sysrq-w" "sendkey alt-sysrq-l" >"$dir/frozen.sendkey" 2>&1; then
+			monrc=4
+			echo "monitor: sending the sysrq keys failed: $(grep -m1 '^monitor:' "$dir/frozen.sendkey")"
+		fi
+		# Until every vCPU's backtrace is in (or 30 s), then a little
+		# more for the lines behind it.
+		end=$((SECONDS + 30))
+		while [ "$SECONDS" -lt "$end" ]; do
+			sleep 3
+			tail -n +"$((mark + 1))" "$dir/console.log" | tr -d '\r' >"$dir/frozen.console"
+			freeze_verdict "$dir" "$monrc" "$mark" | grep -q '^verdict: outside ours' && break
+		done
+		sleep 3
+		tail -n +"$((mark + 1))" "$dir/console.log" | tr -d '\r' >"$dir/frozen.console"
+		echo "the guest kernel's answer to sysrq w and l on the console (whole in frozen.console):"
+		sysrq_answer <"$dir/frozen.console" | head -n 60
 	fi
 	# PID is timeout's, the leader of the VM's process group.
 	echo "QEMU's and virtiofsd's threads on the host (pid tid state wchan cputime):"
 	ps -L -e -o pgid=,pid=,tid=,stat=,wchan:24=,time=,comm= |
 		awk -v g="$pid" '$1 == g && $NF !~ /^(timeout|vng|sh|virtme-run)$/ { $1 = ""; print }' | head -n 24
+	freeze_verdict "$dir" "$monrc" "${mark:-$(wc -l <"$dir/console.log")}"
+}
+
+# OURS: a stack frame of one of our modules ("func+0x1/0x2 [ib_sync_mem]",
+# "[ib_sync_mem_test]", with or without a build id).
+OURS='\[ib_sync_mem[a-z_]*( [0-9a-f]+)?\]'
+
+# freeze_verdict DIR MONRC MARK: one line, "verdict: outside ours: DIGEST"
+# only when the record positively shows the freeze outside our code: the
+# kernel's log before the probe (DIR/kmsg.live from the harness's mark on,
+# DIR/console.log's first MARK lines) has no splat and no frame of ours;
+# QEMU's monitor answered (MONRC 0) and named its vCPUs; the guest kernel
+# answered both sysrq w and l on the console (DIR/frozen.console); every
+# blocked task it listed came with its stack; every vCPU has its NMI
+# backtrace (idle, or with its stack); and no line of that answer has a
+# frame of our modules. Anything else, "verdict: not booted again: WHY;
+# read: DIGEST". DIGEST is one line of what was read.
+freeze_verdict() {
+	local dir=$1 monrc=$2 mark=${3:-0} ncpu halted before
+	before=$({
+		awk -v m="$HARNESS_MARK" 'index($0, m) { on = 1 } on' "$dir/kmsg.live"
+		head -n "$mark" "$dir/console.log"
+	} 2>/dev/null | grep -m1 -E "$OURS|$SPLAT" | tr -d '\r' | cut -c1-160)
+	if [ -n "$before" ]; then
+		echo "verdict: not booted again: the kernel's log had a splat or a frame of ours before the probe; read: $before"
+		return
+	fi
+	if [ "$monrc" != 0 ]; then
+		echo "verdict: not booted again: QEMU's monitor did not answer or failed (exit $monrc); read: $(grep -h -m1 '^monitor:' "$dir/frozen.monitor" "$dir/frozen.sendkey" 2>/dev/null | head -n 1 | cut -c1-120)"
+		return
+	fi
+	ncpu=$(grep -c '^CPU#' "$dir/frozen.monitor")
+	halted=$(grep -c 'HLT=1' "$dir/frozen.monitor")
+	awk -v ncpu="$ncpu" -v halted="$halted" -v ours="$OURS" '
+		function where(f) { sub(/^\[[ 0-9.]*\] +/, "", f); sub(/^\? /, "", f); sub(/\+0x.*/, "", f); return f }
+		/sysrq: Show Blocked State/ { sec = "w"; w = 1; cur = ""; next }
+		/sysrq: Show backtrace of all active CPUs/ { sec = "l"; l = 1; cur = ""; next }
+		$0 ~ ours { n_ours++; if (!first_ours) first_ours = $0 }
+		sec == "w" && / task:[^ ]+ +state:/ {
+			t = $0; sub(/.* task:/, "", t); sub(/ .*/, "", t)
+			tasks++; task[tasks] = t; cur = "t" tasks; next
+		}
+		sec == "l" && /NMI backtrace for cpu [0-9]+/ {
+			c = $0; sub(/.*NMI backtrace for cpu /, "", c); c += 0
+			seen[c] = 1
+			if ($0 ~ /skipped: idling/) { cpu[c] = "idle"; cur = "" } else { cur = "c" c; cpu[c] = "" }
+			next
+		}
+		sec == "l" && cur ~ /^c/ && /RIP: [0-9a-f]+:/ {
+			r = $0; sub(/.*RIP: [0-9a-f]+:/, "", r); rip[substr(cur, 2)] = where(r); next
+		}
+		cur != "" && /^\[[ 0-9.]*\]  [A-Za-z0-9_.?]/ && /\+0x/ {
+			frames[cur]++; nframes++
+			f = where($0)
+			if ($0 ~ /^\[[ 0-9.]*\] +\? /) next
+			if (cur ~ /^t/ && !top[cur] && f !~ /^(__)?schedule|^context_switch|^io_schedule/) top[cur] = f
+			if (cur ~ /^c/ && f ~ /^(sysrq_handle_showallcpus|__handle_sysrq)/) sysrq_cpu[substr(cur, 2)] = 1
+			if (cur ~ /^c/ && !top[cur] && f !~ /^(dump_stack|__dump_stack|nmi_|arch_trigger|show_regs|trigger_)/) top[cur] = f
+		}
+		END {
+			d = "monitor answered, " ncpu " vCPUs (" halted " halted); "
+			d = d "sysrq w: " (w ? tasks + 0 " blocked" : "no answer")
+			for (i = 1; i <= tasks && i <= 3; i++) d = d (i == 1 ? " (" : ", ") task[i] " in " (top["t" i] ? top["t" i] : "?")
+			if (tasks) d = d (tasks > 3 ? ", ...)" : ")")
+			d = d "; sysrq l: " (l ? "" : "no answer")
+			for (c = 0; l && c < ncpu; c++) {
+				s = !seen[c] ? "no backtrace" : cpu[c] == "idle" ? "idle" : sysrq_cpu[c] ? "running the sysrq handler" : "in " (rip[c] ? rip[c] : top["c" c] ? top["c" c] : "?")
+				d = d (c ? ", " : "") "cpu" c " " s
+			}
+			d = d "; " nframes + 0 " frames, " (n_ours ? n_ours " of ours" : "none of ours")
+			why = ""
+			if (ncpu < 1) why = "the monitor named no vCPU"
+			else if (!w && !l) why = "the guest kernel did not answer sysrq (no stack captured)"
+			else if (!w) why = "the guest kernel did not answer sysrq w (blocked tasks)"
+			else if (!l) why = "the guest kernel did not answer sysrq l (running CPUs)"
+			else if (n_ours) why = "a frame of our modules on the stacks: " first_ours
+			else if (!nframes) why = "no stack frame could be read from the answer"
+			else {
+				for (i = 1; i <= tasks; i++) if (!frames["t" i]) { why = "blocked task " task[i] " came without its stack"; break }
+				for (c = 0; !why && c < ncpu; c++) {
+					if (!seen[c]) why = "no backtrace of cpu" c
+					else if (cpu[c] != "idle" && !frames["c" c] && !rip[c]) why = "the backtrace of cpu" c " came without its stack"
+				}
+			}
+			gsub(/[ \t]+/, " ", why)
+			if (why == "") print "verdict: outside ours: " d
+			else print "verdict: not booted again: " why "; read: " d
+		}' "$dir/frozen.console" 2>/dev/null ||
+		echo "verdict: not booted again: the guest kernel's answer could not be read (no frozen.console)"
 }
 
 # sysrq_answer: from a console or kernel log, the tasks sysrq w found
@@ -228,14 +336,22 @@ check_kernel() {
 		if [ -f "$dir/done" ]; then
 			ktap ok harness-finished
 			if [ -n "$retried" ] && [ -f "$retried/frozen" ]; then
-				echo "# harness-finished: the first attempt froze, with nothing of ours on the guest's stacks; kept in $retried, this one finished. What the first showed:"
-				sed 's/^/# first attempt: /' "$retried/frozen" | head -n 40
+				echo "# harness-finished: the first attempt froze in $(suite_running "$retried"), the guest kernel's answer showing nothing of ours; kept in $retried, this one finished. What the first showed:"
+				grep '^verdict: ' "$retried/frozen" | sed 's/^/# first attempt: /'
+				grep -v '^verdict: ' "$retried/frozen" | sed 's/^/# first attempt: /' | head -n 40
 			fi
 		elif [ -f "$dir/hung" ]; then
 			ktap "not ok" "harness-finished # suite $(cat "$dir/hung") stalled and could not be ended: the harness powered the VM off"
 		elif [ -f "$dir/frozen" ]; then
-			ktap "not ok" "harness-finished # the guest froze: $(head -n 1 "$dir/frozen")"
-			tail -n +2 "$dir/frozen" | sed 's/^/# /'
+			if [ -n "$retried" ]; then
+				ktap "not ok" "harness-finished # the guest froze in $(suite_running "$dir") on its second boot: $(head -n 1 "$dir/frozen")"
+			else
+				ktap "not ok" "harness-finished # the guest froze in $(suite_running "$dir"), not booted again: $(head -n 1 "$dir/frozen")"
+			fi
+			# The verdict first: the summary shows 30 lines of this.
+			grep '^verdict: ' "$dir/frozen" | sed 's/^/# /' | grep . ||
+				echo "# verdict: not booted again: the record has no verdict (the probe did not finish)"
+			tail -n +2 "$dir/frozen" | grep -v '^verdict: ' | sed 's/^/# /'
 			echo "# the kernel log's last lines:"
 			tail -n 15 "$dir/kmsg.live" 2>/dev/null | sed 's/^/# /'
 			console_tail "$dir" "(the kernel's errors reach it when nothing else runs)"
@@ -295,21 +411,35 @@ check_kernel() {
 	grep -E '^(not ok|# )' "$dir/vm.ktap" | sed "s|^|run.sh: $label: |" >&2 || true
 }
 
-# test_lane KVER: boot KVER once (twice if it splatted on its own or
-# never started), then check what came back into DIR/KVER/vm.ktap.
+# test_lane KVER: boot KVER once (twice if it splatted on its own, never
+# started, or froze where the record positively shows nothing of ours),
+# then check what came back into DIR/KVER/vm.ktap. Every second boot is
+# written down in DIR/KVER/booted-again for test/summary.sh's table: the
+# kernel, the suite, the reason, what the first attempt's record showed,
+# how the second boot ended (tab-separated, one line).
 test_lane() {
-	local kver=$1 dir=$results/$1 retried= rc why=
+	local kver=$1 dir=$results/$1 retried= rc why= reason= suite= digest=
 	echo "run.sh: booting $kver (results in $dir)" >&2
 	boot_test "$kver" "$dir"
 	rc=$?
 	if [ -s "$dir/boot-splat.txt" ]; then
 		why="splatted before the harness began"
-	elif [ -f "$dir/frozen" ] && ! frozen_in_ours "$dir/frozen"; then
+		reason=boot-splat suite="(boot)"
+		digest=$(grep -m1 -E "$SPLAT" "$dir/boot-splat.txt" | cut -c1-160)
+	elif [ -f "$dir/frozen" ]; then
 		# The guest stopped as a whole (no result, no kernel line, its
 		# own stall guard silent), twice on CI at the start of 6.1's
-		# 20-core, never in dozens of runs here; probe_frozen's
-		# record says what QEMU and the guest kernel still showed.
-		why="froze with nothing of ours on the guest's stacks"
+		# 20-core, never in dozens of runs here. Booted again only when
+		# probe_frozen's record positively shows the freeze outside our
+		# code (freeze_verdict): the guest kernel answered sysrq, every
+		# stack it showed was read, none has a frame of ours. No answer
+		# (both CPUs stuck with interrupts off, QEMU stuck, the console
+		# unreadable) could be a deadlock of ours: it fails at once.
+		if grep -q '^verdict: outside ours: ' "$dir/frozen"; then
+			why="froze with nothing of ours on the stacks the guest kernel showed"
+			reason=frozen-outside-ours suite=$(suite_running "$dir")
+			digest=$(sed -n 's/^verdict: outside ours: //p' "$dir/frozen" | tail -n 1)
+		fi
 	elif [ ! -f "$dir/booted" ]; then
 		# Nothing of ours ran: the harness writes booted first. Seen
 		# on 7.3, about once in fifteen boots: vng exiting 255 within
@@ -319,9 +449,12 @@ test_lane() {
 		# (vm/boot.sh now keeps that key still with tsc=unstable).
 		if [ ! -s "$dir/console.log" ]; then
 			why="never started (vng exit $rc, no console output)"
+			reason=never-started
 		else
 			why="died before the harness began (vng exit $rc; console: $(grep -m1 -E 'Kernel panic|Oops|BUG:' "$dir/console.log" | cut -c1-100))"
+			reason=died-before-harness
 		fi
+		suite="(before the harness)" digest=$why
 		echo "$why" > "$dir/never-started"
 	fi
 	if [ -n "$why" ]; then
@@ -333,15 +466,37 @@ test_lane() {
 		rc=$?
 		mv "$retried" "$dir/boot-1"
 		retried=$dir/boot-1
+		printf '%s\t%s\t%s\t%s\t%s\n' "$kver" "$suite" "$reason" "${digest:-?}" "$(attempt_end "$dir")" \
+			>"$dir/booted-again"
 	fi
 	check_kernel "$kver" "$rc" "$dir" "$retried"
 }
 
-# frozen_in_ours FROZEN: probe_frozen found the guest kernel in one of our
-# modules (a frame of [ib_sync_mem...] on a blocked task or a running CPU):
-# a freeze of ours, never booted again.
-frozen_in_ours() {
-	grep -qE '\[ib_sync_mem[a-z_]*\]' "$1"
+# suite_running DIR: the suite a VM run was in when it stopped (its result
+# file begun, its exit status never written).
+suite_running() {
+	local f s=
+	for f in "$1"/*.ktap; do
+		[ -f "$f" ] && [ "${f##*/}" != vm.ktap ] && [ ! -f "${f%.ktap}.rc" ] && s=$(basename "$f" .ktap)
+	done
+	if [ -n "$s" ]; then
+		echo "$s"
+	elif [ -f "$1/booted" ]; then
+		echo "(set-up or between suites)"
+	else
+		echo "(before the harness)"
+	fi
+}
+
+# attempt_end DIR: how a VM run ended, in a few words.
+attempt_end() {
+	if [ -s "$1/boot-splat.txt" ]; then echo "splatted before the harness"
+	elif [ -f "$1/done" ]; then echo "finished"
+	elif [ -f "$1/frozen" ]; then echo "froze in $(suite_running "$1")"
+	elif [ -f "$1/hung" ]; then echo "a stall that could not be ended"
+	elif [ -f "$1/booted" ]; then echo "ended without finishing"
+	else echo "did not start"
+	fi
 }
 
 # limit_for KVER: the VM's hard timeout.
