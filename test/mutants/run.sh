@@ -62,7 +62,8 @@ crash_of() {
 # (or on) with a constant, one per line; nothing for a real slip. A
 # heuristic, on the + lines of each hunk:
 #   - a condition joined with a constant: `&& 0`, `&& false`, `|| 1`,
-#     `|| true`, `0 &&`, `false &&`, `1 ||`, `true ||`;
+#     `|| true`, `0 &&`, `false &&`, `1 ||`, `true ||` (comparisons with a
+#     constant, `x != 0 &&`, are taken out first);
 #   - a condition that is a constant: `if (0)`, `if (1)`, `if false {`,
 #     `if true {`, `while (0)` excepted;
 #   - `return CONSTANT;` (true, false, nil, a number, an UPPER_CASE name)
@@ -80,10 +81,14 @@ constant_switch() {
 	/^\+\+\+ / || /^--- / { next }
 	/^\+/ {
 		l = substr($0, 2); sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l)
-		if (l ~ /(&&|\|\|)[ \t]*!?[ \t]*(0|1|false|true)([^A-Za-z0-9_.]|$)/ ||
-		    l ~ /(^|[^A-Za-z0-9_.])(0|1|false|true)[ \t]*(&&|\|\|)/ ||
-		    l ~ /^(}[ \t]*else[ \t]+)?if[ \t]*\([ \t]*!?[ \t]*(0|1|false|true)[ \t]*\)/ ||
-		    l ~ /^(}[ \t]*else[ \t]+)?if[ \t]+!?(false|true)[ \t]*\{/) {
+		# A comparison with a constant (x != 0) is no constant condition.
+		c = l
+		gsub(/[=!<>]=[ \t]*[-A-Za-z0-9_.]+/, "CMP", c)
+		gsub(/[<>][ \t]*[-A-Za-z0-9_.]+/, "CMP", c)
+		if (c ~ /(&&|\|\|)[ \t]*!?[ \t]*(0|1|false|true)([^A-Za-z0-9_.]|$)/ ||
+		    c ~ /(^|[^A-Za-z0-9_.])(0|1|false|true)[ \t]*(&&|\|\|)/ ||
+		    c ~ /^(}[ \t]*else[ \t]+)?if[ \t]*\([ \t]*!?[ \t]*(0|1|false|true)[ \t]*\)/ ||
+		    c ~ /^(}[ \t]*else[ \t]+)?if[ \t]+!?(false|true)[ \t]*\{/) {
 			print l; next
 		}
 		if (l ~ /^return[ \t]+(true|false|nil|-?[0-9]+|-?[A-Z][A-Z0-9_]*);?$/)
