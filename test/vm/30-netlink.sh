@@ -59,6 +59,8 @@ check "batch sync of two ids, in order" jq_of "
 check "module-wide syncs moved by exactly 6" expect syncs "$(syncs_of)" $((g0 + 6))
 check "nl-a synced exactly 4 times" expect syncs "$(syncs_of --id "$id1")" $((a0 + 4))
 check "nl-b synced exactly 2 times" expect syncs "$(syncs_of --id "$id2")" $((b0 + 2))
+check "nl-a's counters: its syncs, none failed" jq_of "
+	.syncs == $((a0 + 4)) and .errors == 0" ctl stats --id "$id1" -j
 # A batch at IB_SYNC_MEM_SYNC_BATCH_MAX (an id may repeat) encodes and runs
 # whole, its reply of as many results in one datagram; one more is refused
 # by pkg/genl before the kernel, saying what the limit is.
@@ -88,6 +90,13 @@ check "nl-b histogram: its 2 syncs, both in bucket 27" jq_of \
 	 all(.hist.buckets[]; .high == pow(2; .slot + 1) - 1 and .low == (if .slot == 0 then 0 else pow(2; .slot) end)) and
 	 [.hist.buckets[] | select(.count > 0) | [.slot, .count]] == [[27, 2]] and
 	 .max_ns >= 134217728 and .max_ns <= 268435455' \
+	ctl stats --id "$id2" -j
+# The slots are the ones the syncs fell in: the slowest sync (max_ns) is in
+# the highest bucket that counted one; of several syncs, the slowest took
+# less than all of them together.
+check "nl-b: max_ns in its highest non-empty bucket, below the total time" jq_of \
+	'([.hist.buckets[] | select(.count > 0)] | last) as $top |
+	 .syncs >= 2 and .max_ns >= $top.low and .max_ns <= $top.high and .max_ns < .time_ns' \
 	ctl stats --id "$id2" -j
 # rxe0's syncs: the 6 above, two batches of 2048 that ran, none refused.
 check "device stats" jq_of ".scope == \"device\" and .dev == \"rxe0\" and .clients == 2 and
@@ -151,6 +160,27 @@ check "unregister id" ctl unregister id "$idk"
 check "an old positional id is refused, saying how to name it" fails_with \
 	'a client is named "id 999999" or --id 999999' ctl unregister 999999
 
+# The policy's boundaries, both sides of each: the longest name (31
+# characters and the NUL), the largest errno (4095), the longest simulated
+# latency (10 s), the longest sync timeout (600 s); one more is refused by
+# the kernel's policy, naming the attribute.
+n31=$(printf 'n%.0s' {1..31})
+idp=$(ctl register --dev rxe0 --name "$n31" --fail-errno 4095 --latency 10s)
+check "policy: a 31-character name, errno 4095 and a 10 s latency are taken" is_id "$idp"
+check "policy: the client has them" jq_of ".[0] | .name == \"$n31\" and .sim.latency_ns == 10000000000" \
+	ctl list id "$idp" -j
+check "policy: a 32-character name is refused" fails_with 'policy validation \(CLIENT_NAME="n{32}"\)' \
+	ctl register --dev rxe0 --name "${n31}n"
+check "policy: fail-errno 4096 is refused" fails_with 'out of range \(SIM_FAIL_ERRNO=4096\)' \
+	ctl register --dev rxe0 --name x --fail-errno 4096
+check "policy: a latency of 10 s and 1 us is refused" fails_with 'out of range \(SIM_LATENCY_US=10000001\)' \
+	ctl register --dev rxe0 --name x --latency 10000001us
+check "policy: unregister the 31-character client" ctl unregister id "$idp"
+check "policy: a sync with a 600 s timeout runs" jq_of '.run == 1 and .errors == 0' \
+	ctl sync --id "$id1" --timeout 600s -j
+check "policy: a timeout of 600001 ms is refused" fails_with 'out of range \(SYNC_TIMEOUT_MS=600001\)' \
+	ctl sync --id "$id1" --timeout 600001ms
+
 # Events: client-new, sync-failed, client-del, dev-new, and a device
 # removal taking its client along.
 mon_out=$tmp/monitor.json
@@ -167,6 +197,8 @@ check "rdma link add rxe1" rdma link add rxe1 type rxe netdev veth1
 check "rxe1 listed" jq_of 'any(.[]; .dev == "rxe1")' ctl devices -j
 idd=$(ctl register --dev rxe1 --name nl-d)
 check "register nl-d on rxe1" is_id "$idd"
+check "stats dev rxe1: its own one client, not the module's" jq_of \
+	'.scope == "device" and .dev == "rxe1" and .clients == 1' ctl stats --dev rxe1 -j
 check "rdma link delete rxe1" rdma link delete rxe1
 check "nl-d went with rxe1" lacks_client "$idd"
 check "monitor exits after 8 events" ended_ok "$mon" 60
@@ -182,6 +214,39 @@ check "event details" jq_of "
 	(.[4] | .id == $idd and .dev == \"rxe1\") and
 	(.[5] | .id == $idd and .inval_reason == \"device\") and
 	(.[6] | .id == $idd) and (.[7] | .dev == \"rxe1\")" jq -s . "$mon_out"
+
+# SYNC_FAILED is rate limited: 10 events in a window of 5 s. A batch fails
+# 15 times, 30 ms apart (a 30 ms client between the failures), in a window
+# of its own (5 s after nl-c's failure): 10 events when it took less than
+# 5 s, and no more than one window's 10 for each 5 s it took. Then a
+# client-new, after which every event of the batch has come.
+syncmemctl monitor -j >"$tmp/rl.json" 2>"$tmp/rl.err" &
+mon=$!
+check "rate limit: monitor subscribed" wait_until 30 grep -q "monitoring ib_sync_mem events" "$tmp/rl.err"
+idf=$(ctl register --dev rxe0 --name nl-fail --fail-next 15 --fail-errno EIO)
+idg=$(ctl register --dev rxe0 --name nl-gap --latency 30ms)
+check "rate limit: a failing client and a 30 ms one" is_id "$idf" "$idg"
+batch=$(for _ in $(seq 15); do printf '%s,%s,' "$idf" "$idg"; done)
+# sync_failing ARGS...: a sync whose clients fail: its JSON, exit 1.
+sync_failing() { ctl sync "$@"; [ $? = 1 ]; }
+sleep 5
+t_rl=$(date +%s%N)
+check "rate limit: the batch fails 15 times" jq_of '.run == 30 and .errors == 15' sync_failing --id "${batch%,}" -j
+rl_ms=$((($(date +%s%N) - t_rl) / 1000000))
+ids=$(ctl register --dev rxe0 --name nl-sentinel)
+check "rate limit: the monitor saw the client-new after the batch" wait_until 30 jq_file \
+	"any(.[]; .event == \"client-new\" and .id == $ids)" "$tmp/rl.json" -s
+nf=$(jq -s "[.[] | select(.event == \"sync-failed\" and .id == $idf)] | length" "$tmp/rl.json")
+echo "# rate limit: $nf sync-failed events of 15 failures in $rl_ms ms"
+if [ "$rl_ms" -lt 5000 ]; then
+	check "rate limit: 10 sync-failed events of 15 failures in one window" expect events "$nf" 10
+else
+	check "rate limit: 10 to $((10 * (1 + rl_ms / 5000))) sync-failed events of 15 in $rl_ms ms" \
+		test "$nf" -ge 10 -a "$nf" -le $((10 * (1 + rl_ms / 5000)))
+fi
+kill -TERM "$mon"
+check "rate limit: the monitor exits 0 on SIGTERM" ended_ok "$mon" 30
+check "rate limit: unregister its clients" ctl unregister id "$idf,$idg,$ids"
 
 # Owned clients die with their socket: when it closes, or when the process
 # holding it is killed. (Background jobs run the binary itself, not ctl, so
