@@ -104,12 +104,6 @@ constant_switch() {
 	END { flush() }' "$1"
 }
 
-# Constant switches in files being rewritten on main: their patches are to
-# be rewritten as slips once that work lands (their context would change
-# under them now). Each still applies and runs; --check names it, without
-# failing. Empty this list, do not grow it.
-constant_pending=(core-pass-deadline-shared core-readers-always-idle nl-results-one-nest)
-
 shopt -s nullglob
 if [ "${1:-}" = --check ]; then
 	bad=0
@@ -128,12 +122,8 @@ if [ "${1:-}" = --check ]; then
 		fi
 		consts=$(constant_switch "$p")
 		if [ -n "$consts" ]; then
-			if [[ " ${constant_pending[*]} " == *" $(basename "$p" .patch) "* ]]; then
-				echo "$p: a constant switch, to be rewritten as a slip (pending): $(head -n1 <<<"$consts")"
-			else
-				echo "$p: a constant switch, not a slip a developer makes: $(paste -sd'|' <<<"$consts" | sed 's/|/ | /g')"
-				bad=1
-			fi
+			echo "$p: a constant switch, not a slip a developer makes: $(paste -sd'|' <<<"$consts" | sed 's/|/ | /g')"
+			bad=1
 		fi
 	done
 	exit $bad
