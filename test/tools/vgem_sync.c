@@ -887,6 +887,7 @@ int main(int argc, char **argv)
 {
 	struct bufinfo bi0, bi1, bi2;
 	struct smnl_client c;
+	struct smnl_new lazy;
 	char path[64];
 	struct vbuf b;
 	int ret, id, fd;
@@ -935,6 +936,20 @@ int main(int argc, char **argv)
 	ret = smnl_register_dmabuf(&nl, dev, "vs-bad", 1000);
 	ktap_result(ret == -EBADF && says(nl.extack, "dma-buf|dmabuf|fd"),
 		    "refused: an fd number that is not open -> -EBADF, extack says why");
+	ktap_diag("%s \"%s\"", ret > 0 ? "registered!" : errstr(ret), nl.extack);
+	if (ret > 0)
+		smnl_unregister(&nl, ret);
+	/* Nothing could mark a lazy dma-buf client dirty: refused. */
+	memset(&lazy, 0, sizeof(lazy));
+	lazy.dev = dev;
+	lazy.name = "vs-lazy";
+	lazy.kind = IB_SYNC_MEM_KIND_DMABUF;
+	lazy.flags = IB_SYNC_MEM_CLIENT_F_LAZY;
+	lazy.dmabuf_nest = 1;
+	lazy.dmabuf_fd = b.fd;
+	ret = smnl_register(&nl, &lazy);
+	ktap_result(ret == -EOPNOTSUPP && says(nl.extack, "could never be marked dirty"),
+		    "refused: a lazy dma-buf client -> -EOPNOTSUPP, extack says why");
 	ktap_diag("%s \"%s\"", ret > 0 ? "registered!" : errstr(ret), nl.extack);
 	if (ret > 0)
 		smnl_unregister(&nl, ret);
