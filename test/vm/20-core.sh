@@ -15,8 +15,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 kernel_ktap=$SYNCMEM_RESULTS/kernel-core.ktap
 TR=/sys/kernel/tracing
-# run_step STEP: one write to the test module's "run" file.
-run_step() { echo "$*" > "$KTFS/run"; }
 
 if [ "$SYNCMEM_LANE" = soak ]; then
 	iters=5000

@@ -13,8 +13,6 @@ suite_begin
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# run_step STEP: one write to the test module's "run" file.
-run_step() { echo "$*" > "$KTFS/run"; }
 # sim_calls ID: to-device syncs of sim client ID; calls_are ID N: exactly N.
 sim_calls() { cat "$SIMFS/clients/$1/to_device"; }
 calls_are() { expect "to-device syncs of client $1" "$(sim_calls "$1")" "$2"; }

@@ -319,6 +319,8 @@ jq_val() {
 DEBUGFS=/sys/kernel/debug/ib_sync_mem
 SIMFS=/sys/kernel/debug/ib_sync_mem_sim
 KTFS=/sys/kernel/debug/ib_sync_mem_test
+# run_step STEP: one write to the test module's "run" file (a case or a step).
+run_step() { echo "$*" > "$KTFS/run"; }
 
 sm_load() { insmod "$KO/ib_sync_mem.ko" "$@"; }
 sm_unload() { rmmod ib_sync_mem; }
