@@ -165,6 +165,22 @@ kmsg "$HARNESS_MARK"
 # vm/run.sh shows its last lines.
 dmesg --follow >"$out/kmsg.live" 2>&1 &
 
+# proc_tree PID: PID and its descendants, each with its state, where it
+# sleeps and its kernel stack's first frames.
+proc_tree() {
+	local p kids state wchan cmd threads
+	[ -d /proc/"$1" ] || return 0
+	state=$(sed -n 's/^State:\t\(.\).*/\1/p' /proc/"$1"/status 2>/dev/null)
+	wchan=$(cat /proc/"$1"/wchan 2>/dev/null)
+	cmd=$(tr '\0' ' ' </proc/"$1"/cmdline 2>/dev/null | cut -c1-100)
+	echo "$1 $state $wchan: $cmd"
+	sed -n '1,6s/^/    /p' /proc/"$1"/stack 2>/dev/null
+	threads=$(for p in /proc/"$1"/task/*/wchan; do cat "$p"; echo; done 2>/dev/null)
+	[ "$(wc -l <<<"$threads")" -gt 1 ] && echo "    threads in: $(paste -sd' ' <<<"$threads")"
+	kids=$(cat /proc/"$1"/task/*/children 2>/dev/null)
+	for p in $kids; do proc_tree "$p"; done
+}
+
 # watch_suite NAME PID: a hang guard, not a pass/fail timing. A suite that
 # writes nothing for STALL_SECS has stalled: the blocked tasks and every
 # CPU's stack go into the kernel log, NAME.stalled says where the suite
@@ -186,6 +202,8 @@ watch_suite() {
 	{
 		echo "no output for ${quiet}s; its last lines:"
 		tail -n 3 "$out/$name.log"
+		echo "its processes (a wait in S state is not in sysrq w's list):"
+		proc_tree "$pid"
 	} >"$out/$name.stalled"
 	kmsg "syncmem-harness: suite $name stalled"
 	echo w > /proc/sysrq-trigger
