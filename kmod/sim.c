@@ -42,11 +42,37 @@ static DEFINE_MUTEX(sim_lock);	/* protects sim_list and sim_last_id */
 static LIST_HEAD(sim_list);
 static u32 sim_last_id;
 
-/* hold_create: creations to stop, creations stopped, and their wait. */
-static atomic_t sim_hold_armed;
-static atomic_t sim_held;
-static bool sim_hold_open = true;
-static DECLARE_WAIT_QUEUE_HEAD(sim_hold_wq);
+/*
+ * A test window in the netlink kind's path: the next @armed calls stop at
+ * it (@held counts those stopped) until the window is opened again.
+ * hold_create: after a creation registered, before the family records it.
+ * hold_destroy: after a deletion unregistered, before it returns, as a
+ * kind that releases what it holds of the device there (a region's umem).
+ */
+struct sim_hold {
+	atomic_t armed;
+	atomic_t held;
+	bool open;
+	wait_queue_head_t wq;
+};
+
+#define SIM_HOLD_INIT(h) {						\
+	.open = true,							\
+	.wq = __WAIT_QUEUE_HEAD_INITIALIZER((h).wq),			\
+}
+
+static struct sim_hold sim_hold_create = SIM_HOLD_INIT(sim_hold_create);
+static struct sim_hold sim_hold_destroy = SIM_HOLD_INIT(sim_hold_destroy);
+
+/* Stop at @h if it is armed, for at most 120 s. */
+static void sim_hold_wait(struct sim_hold *h)
+{
+	if (atomic_dec_if_positive(&h->armed) < 0)
+		return;
+	atomic_inc(&h->held);
+	wait_event_timeout(h->wq, READ_ONCE(h->open), 120 * HZ);
+	atomic_dec(&h->held);
+}
 
 /*
  * Sleep until @end on the monotonic clock, the clock the core times clients
@@ -397,21 +423,23 @@ static const struct file_operations sim_del_fops = {
 static ssize_t sim_hold_write(struct file *file, const char __user *ubuf,
 			      size_t count, loff_t *ppos)
 {
+	struct sim_hold *h = file->private_data;
 	u32 n;
 	int ret;
 
 	ret = kstrtou32_from_user(ubuf, count, 0, &n);
 	if (ret)
 		return ret;
-	WRITE_ONCE(sim_hold_open, !n);
-	atomic_set(&sim_hold_armed, n);
+	WRITE_ONCE(h->open, !n);
+	atomic_set(&h->armed, n);
 	if (!n)
-		wake_up_all(&sim_hold_wq);
+		wake_up_all(&h->wq);
 	return count;
 }
 
 static const struct file_operations sim_hold_fops = {
 	.owner = THIS_MODULE,
+	.open = simple_open,
 	.write = sim_hold_write,
 	.llseek = noop_llseek,
 };
@@ -459,18 +487,15 @@ sim_nl_create(struct ib_device *ibdev, const char *name, u32 flags,
 	if (IS_ERR(s))
 		return ERR_CAST(s);
 	/* Registered, not yet recorded by the netlink family: a test window. */
-	if (atomic_dec_if_positive(&sim_hold_armed) >= 0) {
-		atomic_inc(&sim_held);
-		wait_event_timeout(sim_hold_wq, READ_ONCE(sim_hold_open),
-				   120 * HZ);
-		atomic_dec(&sim_held);
-	}
+	sim_hold_wait(&sim_hold_create);
 	return s->client;
 }
 
 static void sim_nl_destroy(struct ib_sync_mem_client *client)
 {
 	sim_client_destroy(ib_sync_mem_client_priv(client));
+	/* Unregistered, the deletion not yet over: a test window. */
+	sim_hold_wait(&sim_hold_destroy);
 }
 
 static struct ib_sync_mem_client_kind sim_kind = {
@@ -494,8 +519,13 @@ static int __init sim_init(void)
 	debugfs_create_file("del_client", 0200, sim_root, NULL, &sim_del_fops);
 	debugfs_create_file("last_id", 0444, sim_root, NULL,
 			    &sim_last_id_fops);
-	debugfs_create_file("hold_create", 0200, sim_root, NULL, &sim_hold_fops);
-	debugfs_create_atomic_t("held", 0444, sim_root, &sim_held);
+	debugfs_create_file("hold_create", 0200, sim_root, &sim_hold_create,
+			    &sim_hold_fops);
+	debugfs_create_atomic_t("held", 0444, sim_root, &sim_hold_create.held);
+	debugfs_create_file("hold_destroy", 0200, sim_root, &sim_hold_destroy,
+			    &sim_hold_fops);
+	debugfs_create_atomic_t("held_destroy", 0444, sim_root,
+				&sim_hold_destroy.held);
 	return 0;
 }
 

@@ -203,7 +203,7 @@ window_round() {
 	echo 1 > "$SIMFS/hold_create"
 	syncmemctl register --dev rxe1 --name "in-window-$r" -j >"$tmp/window.json" 2>"$tmp/window.err" &
 	creator=$!
-	wait_until 60 bash -c "[ \"\$(cat $SIMFS/held)\" = 1 ]" || { echo 0 > "$SIMFS/hold_create"; return 1; }
+	wait_until 60 sim_held held 1 || { echo 0 > "$SIMFS/hold_create"; return 1; }
 	rdma link delete rxe1 >"$tmp/window-del.err" 2>&1 &
 	remover=$!
 	# The removal waits for the creation (which holds the device).
