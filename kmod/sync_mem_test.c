@@ -23,6 +23,8 @@
  *   killable_start, a netlink sync waiting for it (then SIGKILL), killable_check
  *   inval_dev_start DEV, `rdma link delete DEV`, inval_dev_check
  *   inval_race_start DEV, `rdma link delete DEV` (it must wait), inval_race_check
+ *   dump_window_start DEV, `rdma link delete DEV`, a dump's first part,
+ *	dump_window_flip, the rest of the dump, dump_window_check
  *   bulk_register N, ..., bulk_unregister    (no result of their own)
  *   urelease_hold PORTID, urelease_release   (no result of their own)
  *
@@ -512,6 +514,13 @@ static int kt_run(char *cmd)
 	if (!strcmp(cmd, "inval_race_check"))
 		return kt_step("removal_waits_for_invalidate",
 			       test_inval_race_check);
+	if (str_has_prefix(cmd, "dump_window_start "))
+		return kt_begin("dump_across_removal",
+				dump_window_start(cmd + strlen("dump_window_start ")));
+	if (!strcmp(cmd, "dump_window_flip"))
+		return dump_window_flip();
+	if (!strcmp(cmd, "dump_window_check"))
+		return kt_step("dump_across_removal", test_dump_window_check);
 	if (sscanf(cmd, "bulk_register %u", &n) == 1) {
 		ibdev = ib_sync_mem_device_get(kt_dev);
 		if (!ibdev)

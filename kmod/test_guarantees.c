@@ -840,6 +840,175 @@ void test_inval_race_check(void)
 	inval_race.active = false;
 }
 
+/* ---- a dump across a removal's change of state (three steps) ---- */
+
+#define DUMPW_CLIENTS 2000
+
+static struct {
+	struct tc *t;		/* DUMPW_CLIENTS, then the gated one */
+	struct completion gate;
+	struct kt_caller sync;
+	struct ib_sync_mem_domain *dom;
+	struct completion release;
+	struct completion held;
+	struct completion hold_done;
+	bool hold_ended;
+	bool active;
+} dumpw;
+
+/*
+ * Holds the domain's lock until dump_window_flip (at most 120 s): the
+ * removal stops where it takes it to change its clients' state, after its
+ * first generation bump.
+ */
+static int dumpw_hold_fn(void *arg)
+{
+	mutex_lock(&dumpw.dom->lock);
+	complete(&dumpw.held);
+	wait_for_completion_timeout(&dumpw.release, 120 * HZ);
+	mutex_unlock(&dumpw.dom->lock);
+	kthread_complete_and_exit(&dumpw.hold_done, 0);
+}
+
+/* Let go of the domain's lock, once. */
+static void dumpw_end_hold(void)
+{
+	if (dumpw.hold_ended)
+		return;
+	complete_all(&dumpw.release);
+	wait_for_completion(&dumpw.hold_done);
+	dumpw.hold_ended = true;
+}
+
+/*
+ * DUMPW_CLIENTS clients on @name and one whose sync blocks on a gate, that
+ * sync in flight, and the domain's lock held. Then the shell removes the
+ * device: it stops at that lock, after its first generation bump, the
+ * device already off the list; a dump begins there.
+ */
+int dump_window_start(const char *name)
+{
+	struct ib_device *ibdev = ib_sync_mem_device_get(name);
+	struct task_struct *task;
+	struct tc *t;
+	int ret = -EIO;
+
+	if (!ibdev)
+		return -ENODEV;
+	if (dumpw.active) {
+		ib_device_put(ibdev);
+		return -EBUSY;
+	}
+	t = tc_alloc(DUMPW_CLIENTS + 1);
+	if (!t) {
+		ib_device_put(ibdev);
+		return -ENOMEM;
+	}
+	init_completion(&dumpw.gate);
+	init_completion(&dumpw.release);
+	init_completion(&dumpw.held);
+	init_completion(&dumpw.hold_done);
+	dumpw.dom = test_domain(ibdev);
+	dumpw.hold_ended = true;
+	if (!dumpw.dom) {
+		ret = -ENODEV;
+		goto err_free;
+	}
+	t[DUMPW_CLIENTS].gate = &dumpw.gate;
+	if (!tc_register_all(ibdev, t, DUMPW_CLIENTS + 1, 0))
+		goto err_free;
+	dumpw.sync = (struct kt_caller){
+		.client = t[DUMPW_CLIENTS].client,
+		.dir = IB_SYNC_MEM_TO_DEVICE,
+	};
+	if (!kt_start(kt_sync_client_fn, &dumpw.sync))
+		goto err_unregister;
+	if (!KT_WAIT(completion_done(&t[DUMPW_CLIENTS].entered), 60)) {
+		ret = -ETIMEDOUT;
+		goto err_sync;
+	}
+	task = kthread_run(dumpw_hold_fn, NULL, "kt_dom_hold");
+	if (IS_ERR(task)) {
+		ret = PTR_ERR(task);
+		goto err_sync;
+	}
+	dumpw.hold_ended = false;
+	dumpw.t = t;
+	dumpw.active = true;
+	ib_device_put(ibdev);
+	return KT_WAIT(completion_done(&dumpw.held), 60) ? 0 : -ETIMEDOUT;
+
+err_sync:
+	complete_all(&dumpw.gate);
+	wait_for_completion(&dumpw.sync.done);
+err_unregister:
+	tc_unregister_all(t, DUMPW_CLIENTS + 1);
+err_free:
+	kvfree(t);
+	ib_device_put(ibdev);
+	return ret;
+}
+
+/*
+ * The dump's first part is read: let the removal on, and return once it
+ * changed its clients' state and waits for the gated sync (the old order
+ * moved the generation only after that wait).
+ */
+int dump_window_flip(void)
+{
+	if (!dumpw.active)
+		return -EINVAL;
+	dumpw_end_hold();
+	if (!KT_WAIT(READ_ONCE(dumpw.t[0].client->state) == SM_INVALIDATED &&
+		     READ_ONCE(dumpw.t[DUMPW_CLIENTS - 1].client->state) ==
+		     SM_INVALIDATED, 60))
+		return -ETIMEDOUT;
+	return 0;
+}
+
+/*
+ * The dump is over. It ran while the removal waited for the gated sync:
+ * nothing was invalidated through ->invalidate yet. Then the gate opens
+ * and the removal ends; the clients go.
+ */
+void test_dump_window_check(void)
+{
+	struct tc *t = dumpw.t;
+	int i;
+
+	if (!dumpw.active) {
+		kt_fail++;
+		kt_diag("dump_window_check without dump_window_start");
+		return;
+	}
+	KT_EXPECT(dumpw.hold_ended);
+	KT_EXPECT(!completion_done(&dumpw.sync.done));
+	KT_EXPECT_EQ(atomic_read(&t[0].invalidates), 0);
+	complete_all(&dumpw.gate);
+	wait_for_completion(&dumpw.sync.done);
+	KT_EXPECT_EQ(dumpw.sync.ret, 0);
+	for (i = 0; i <= DUMPW_CLIENTS; i++)
+		if (!KT_WAIT(atomic_read(&t[i].invalidates) == 1, 60))
+			break;
+	KT_EXPECT_EQ(i, DUMPW_CLIENTS + 1);
+	tc_unregister_all(t, DUMPW_CLIENTS + 1);
+	kvfree(t);
+	dumpw.t = NULL;
+	dumpw.active = false;
+}
+
+static void dump_window_exit(void)
+{
+	if (!dumpw.active)
+		return;
+	dumpw_end_hold();
+	complete_all(&dumpw.gate);
+	wait_for_completion(&dumpw.sync.done);
+	tc_unregister_all(dumpw.t, DUMPW_CLIENTS + 1);
+	kvfree(dumpw.t);
+	dumpw.active = false;
+}
+
 /* ---- ->fill_info and unregister (two steps around a dump) ---- */
 
 static struct {
@@ -1060,6 +1229,7 @@ void urelease_release(void)
 
 void test_guarantees_exit(void)
 {
+	dump_window_exit();
 	if (inval_race.active) {
 		complete_all(&inval_race.gate);
 		wait_for_completion(&inval_race.inval.done);

@@ -4,9 +4,11 @@
 # every result, not a failed command; a writer on a device (an unregister)
 # waits for the callback in flight, not for the rest of a batch nor for a
 # caller waiting for another caller's pass; a CLIENT_NEW whose reply is
-# lost leaves no client; a device's removal waits for an ->invalidate that
-# runs in another task. (region_test, in 50-memory, has the region a batch
-# holds and the lazy flag refused.)
+# lost leaves no client; a device's removal waits for a CLIENT_DEL still
+# letting go of the device and for an ->invalidate that runs in another
+# task; a dump that saw part of a removal never calls itself consistent.
+# (region_test, in 50-memory, has the region a batch holds and the lazy
+# flag refused.)
 # shellcheck disable=SC2317 # the helpers run through check
 . "$(dirname "$0")/lib.sh"
 suite_begin
@@ -94,6 +96,34 @@ check "the monitor exits 0 on SIGTERM" ended_ok "$mon" 30
 lost=$(ctl list -j | jq -r '.[] | select(.name == "rv-lost") | .id')
 [ -z "$lost" ] || ctl unregister id "$lost"
 
+# A CLIENT_DEL whose kind still lets go of what it holds of the device
+# after the unregister (a region unpins its umem there) when the device
+# goes: the removal waits for that deletion to end (before: it skipped the
+# client being deleted and returned while its deletion still ran). The sim
+# kind stops its next deletion after the unregister (hold_destroy).
+check "rdma link add rxe1 (a deletion in flight)" rdma link add rxe1 type rxe netdev veth1
+gone_del=$(ctl register --dev rxe1 --name rv-del)
+check "rv-del registered on rxe1" is_id "$gone_del"
+echo 1 > "$SIMFS/hold_destroy"
+syncmemctl unregister id "$gone_del" >"$tmp/cdel.out" 2>&1 &
+cdel=$!
+check "deletion: CLIENT_DEL of rv-del stops after its unregister" wait_until 60 sim_held held_destroy 1
+rdma link delete rxe1 >"$tmp/del.out" 2>&1 &
+del=$!
+DEL_WAIT="sm_nl_wait_dying sm_nl_domain_removed"
+# shellcheck disable=SC2086
+waiting_or_gone() { gone "$1" || waits_in "$1" $DEL_WAIT; }
+check "deletion: the removal reaches the wait, or returns" wait_until 120 waiting_or_gone "$del"
+# shellcheck disable=SC2086
+check "deletion: the removal waits for the deletion in flight" waits_in "$del" $DEL_WAIT
+check "deletion: ... and CLIENT_DEL still waits for it" waits_in "$cdel" sm_nl_client_del_doit
+echo 0 > "$SIMFS/hold_destroy"
+check "deletion: CLIENT_DEL ends 0" ended_ok "$cdel" 60
+cat "$tmp/cdel.out" >&2
+check "deletion: then the removal returns" ended_ok "$del" 120
+check "deletion: nothing stopped at the window" sim_held held_destroy 0
+check "deletion: rxe1 is gone" lacks_device rxe1
+
 # A client's memory goes away and its ->invalidate blocks in another task;
 # the device is removed meanwhile. The removal waits for that ->invalidate
 # (before: it saw the call made and returned while it still ran).
@@ -110,9 +140,38 @@ check "race: the removal reaches the wait, or returns" wait_until 120 waiting_or
 check "race: the removal waits for the ->invalidate running elsewhere" waits_in "$del" $INVAL_WAIT
 check "race: the ->invalidate returns" run_step inval_race_check
 check "race: then the removal returns" ended_ok "$del" 120
-check "race: the in-kernel checks passed" grep -qE '^ok [0-9]+ removal_waits_for_invalidate$' "$KTFS/results"
-cat "$KTFS/results" >&2
+check "race: the in-kernel checks passed" kt_case_ok removal_waits_for_invalidate
 check "race: rxe1 is gone" lacks_device rxe1
+
+# A dump across a device's removal. 2,000 clients on rxe2 and a sync in
+# flight that the removal waits for; the test module holds the device's
+# domain lock, so the removal stops after it took the device off the list
+# (its first generation bump), before it changes its clients' state. A dump
+# begins there and stops after its first part (all live); the removal then
+# invalidates every client and waits for the sync; the dump reads the rest
+# (invalidated). It saw both states, so it must not call itself consistent
+# (before: the generation moved only after that wait, so it did).
+check "rdma link add rxe2 (a dump across its removal)" rdma link add rxe2 type rxe netdev veth1
+check "dump: 2,000 clients and a sync in flight on rxe2, its lock held" run_step dump_window_start rxe2
+rdma link delete rxe2 >"$tmp/del.out" 2>&1 &
+del=$!
+check "dump: the removal took rxe2 off the list" wait_until 30 lacks_device rxe2
+mkfifo "$tmp/go"
+"$SYNCMEM_BIN/dump_window" rxe2 <"$tmp/go" >"$tmp/dw.out" 2>"$tmp/dw.err" &
+dw=$!
+exec 7>"$tmp/go"
+check "dump: its first part is read" wait_until 30 grep -qx paused "$tmp/dw.out"
+check "dump: the removal invalidates every client, then waits for the sync" run_step dump_window_flip
+echo go >&7
+exec 7>&-
+check "dump: the dump ends" ended_ok "$dw" 60
+cat "$tmp/dw.out" "$tmp/dw.err" >&2
+check "dump: ... it saw rxe2's clients live, then invalidated" \
+	grep -qE '^live [1-9][0-9]* invalidated [1-9][0-9]* ' "$tmp/dw.out"
+check "dump: ... and does not call itself consistent" grep -qE ' consistent no$' "$tmp/dw.out"
+check "dump: the in-kernel checks, then the removal returns" run_step dump_window_check
+check "dump: the removal returns" ended_ok "$del" 120
+check "dump: the in-kernel checks passed" kt_case_ok dump_across_removal
 check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
 
 check "no client left" counters_zero

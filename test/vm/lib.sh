@@ -321,6 +321,14 @@ SIMFS=/sys/kernel/debug/ib_sync_mem_sim
 KTFS=/sys/kernel/debug/ib_sync_mem_test
 # run_step STEP: one write to the test module's "run" file (a case or a step).
 run_step() { echo "$*" > "$KTFS/run"; }
+# kt_case_ok CASE: the test module reported CASE ok; if not, its lines.
+kt_case_ok() {
+	grep -qE "^ok [0-9]+ $1\$" "$KTFS/results" && return 0
+	awk -v c="$1" '{ b[n++] = $0 } /^(not )?ok / {
+		if ($0 ~ "^not ok [0-9]+ " c "( |$)") for (i = 0; i < n; i++) print b[i]
+		n = 0 }' "$KTFS/results" >&2
+	return 1
+}
 
 sm_load() { insmod "$KO/ib_sync_mem.ko" "$@"; }
 sm_unload() { rmmod ib_sync_mem; }
@@ -359,6 +367,9 @@ lacks_device() {
 # dev_clients DEV: clients on DEV by the module's count.
 dev_clients() { awk -v d="$1" '$1 == d { print $3 }' "$DEBUGFS/devices"; }
 
+# sim_held FILE N: exactly N calls of the sim kind stop at its test window
+# FILE (held: hold_create's, held_destroy: hold_destroy's).
+sim_held() { [ "$(cat "$SIMFS/$1")" = "$2" ]; }
 # sim_new DEV NAME [opts...]: create a sim client through debugfs, print
 # its id (and fail unless it is one).
 sim_new() {
