@@ -165,20 +165,27 @@ kmsg "$HARNESS_MARK"
 # vm/run.sh shows its last lines.
 dmesg --follow >"$out/kmsg.live" 2>&1 &
 
-# proc_tree PID: PID and its descendants, each with its state, where it
-# sleeps and its kernel stack's first frames.
-proc_tree() {
-	local p kids state wchan cmd threads
-	[ -d /proc/"$1" ] || return 0
-	state=$(sed -n 's/^State:\t\(.\).*/\1/p' /proc/"$1"/status 2>/dev/null)
-	wchan=$(cat /proc/"$1"/wchan 2>/dev/null)
-	cmd=$(tr '\0' ' ' </proc/"$1"/cmdline 2>/dev/null | cut -c1-100)
-	echo "$1 $state $wchan: $cmd"
-	sed -n '1,6s/^/    /p' /proc/"$1"/stack 2>/dev/null
-	threads=$(for p in /proc/"$1"/task/*/wchan; do cat "$p"; echo; done 2>/dev/null)
-	[ "$(wc -l <<<"$threads")" -gt 1 ] && echo "    threads in: $(paste -sd' ' <<<"$threads")"
-	kids=$(cat /proc/"$1"/task/*/children 2>/dev/null)
-	for p in $kids; do proc_tree "$p"; done
+# restore_base NAME: after suite NAME failed or was ended, the state the
+# next suite begins from: rxe0 on veth0 the only RDMA link, none of our
+# modules loaded. What it undoes goes to NAME.log; what it cannot undo (a
+# module still in use) stays, and the next suite's own checks say so. A
+# failure of one suite is not made the next one's.
+restore_base() {
+	local l m
+	for l in $(rdma link show 2>/dev/null | awk '{ sub(/\/.*/, "", $2); print $2 }' | sort -u); do
+		[ "$l" = rxe0 ] && continue
+		echo "harness: rdma link delete $l (left by $1)"
+		timeout 120 rdma link delete "$l"
+	done
+	for m in ib_sync_mem_test ib_sync_mem_bench ib_sync_mem_sim ib_sync_mem; do
+		[ -d /sys/module/"$m" ] || continue
+		echo "harness: rmmod $m (left by $1)"
+		rmmod "$m"
+	done
+	if ! rdma link show rxe0/1 >/dev/null 2>&1; then
+		echo "harness: rdma link add rxe0 (gone after $1)"
+		modprobe rdma_rxe && rdma link add rxe0 type rxe netdev veth0
+	fi
 }
 
 # watch_suite NAME PID: a hang guard, not a pass/fail timing. A suite that
@@ -251,7 +258,10 @@ test)
 		echo "$src" > "$out/$name.rc"
 		echo $((SECONDS - t0)) > "$out/$name.secs"
 		kmsg "syncmem-harness: suite $name ends"
-		[ $src -eq 0 ] || rc=1
+		if [ $src -ne 0 ]; then
+			rc=1
+			restore_base "$name" >>"$out/$name.log" 2>&1
+		fi
 		grep -E '^not ok' "$out/$name.ktap" >&2
 	done
 	;;

@@ -52,10 +52,10 @@ tracer_stop() {
 	local pid rc
 	pid=$(cat "$tmp/$1.pid")
 	kill -INT "$pid"
-	wait "$pid"
-	rc=$?
+	ended_within "$pid" 60
+	rc=${ENDED_RC:-killed}
 	cat "$tmp/$1.err"
-	[ $rc = 0 ] || { echo "tracer $1 exited $rc"; return 1; }
+	[ "$rc" = 0 ] || { echo "tracer $1 exited $rc"; return 1; }
 	jq -e . "$tmp/$1.json" >/dev/null || { echo "tracer $1 left no JSON"; return 1; }
 }
 # q NAME JQ-ARGS...: query a tracer's report (which must be there).
@@ -230,10 +230,10 @@ gone_client() {
 }
 check "a sync of the rxe1 client fails: it went with rxe1" gone_client
 kill -INT $bt
-wait $bt
-bt_rc=$?
+ended_within $bt 60
+bt_rc=${ENDED_RC:-killed}
 cat "$tmp/bt.err" >&2
-check "bpftrace exits 0" expect "bpftrace exit" $bt_rc 0
+check "bpftrace exits 0" expect "bpftrace exit" "$bt_rc" 0
 check "tracer B stops on SIGINT with a report" tracer_stop b
 bt_n=$(awk '/^@n:/ { print $2 }' "$tmp/bt.out")
 b_n=$(q b '[.histograms[] | select(.kind == "client") | .count] | add // 0')

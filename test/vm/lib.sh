@@ -220,15 +220,32 @@ wait_until() {
 	done
 }
 
+# proc_tree PID: PID and its descendants, each with its state, where it
+# sleeps and its kernel stack's first frames.
+proc_tree() {
+	local p kids state wchan cmd threads
+	[ -d /proc/"$1" ] || return 0
+	state=$(sed -n 's/^State:\t\(.\).*/\1/p' /proc/"$1"/status 2>/dev/null)
+	wchan=$(cat /proc/"$1"/wchan 2>/dev/null)
+	cmd=$(tr '\0' ' ' </proc/"$1"/cmdline 2>/dev/null | cut -c1-100)
+	echo "$1 $state $wchan: $cmd"
+	sed -n '1,6s/^/    /p' /proc/"$1"/stack 2>/dev/null
+	threads=$(for p in /proc/"$1"/task/*/wchan; do cat "$p"; echo; done 2>/dev/null)
+	[ "$(wc -l <<<"$threads")" -gt 1 ] && echo "    threads in: $(paste -sd' ' <<<"$threads")"
+	kids=$(cat /proc/"$1"/task/*/children 2>/dev/null)
+	for p in $kids; do proc_tree "$p"; done
+}
+
 # ended_within PID SECONDS: the background job PID exits, with any status
-# (in ENDED_RC), within SECONDS (times SYNCMEM_SLOW); if it does not, it is
-# killed and this fails.
+# (in ENDED_RC), within SECONDS (times SYNCMEM_SLOW); if it does not, where
+# it and its children are goes to stderr, it is killed and this fails.
 ended_within() {
 	local pid=$1 end=$((SECONDS + $2 * SYNCMEM_SLOW))
 	ENDED_RC=
 	while kill -0 "$pid" 2>/dev/null; do
 		if [ "$SECONDS" -ge "$end" ]; then
-			echo "pid $pid still running after $2 s (x$SYNCMEM_SLOW)" >&2
+			echo "pid $pid still running after $2 s (x$SYNCMEM_SLOW):" >&2
+			proc_tree "$pid" >&2
 			kill -KILL "$pid"
 			wait "$pid"
 			return 1
