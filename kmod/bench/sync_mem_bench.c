@@ -57,7 +57,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_sync_mem.h>
 
-#include "sync_mem.h"
+#include "../ib_sync_mem/sync_mem.h"
 
 static char *dev = "rxe0";
 module_param(dev, charp, 0444);
