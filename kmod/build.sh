@@ -5,10 +5,12 @@
 #
 # Kbuild of these kernels cannot put an external module's objects outside its
 # source directory, so each kernel gets a directory of symlinks to the
-# sources and Kbuild runs there. The build is always W=1; the log is kept in
-# build/<kver>/build.log for the warning checks. A 7.x kernel builds inside
-# the trixie root (vm/trixie-root.sh, vm/kernels.sh --root), whose tools
-# its kbuild needs.
+# sources and Kbuild runs there. Its subdirectories (one per module, and
+# include/) are real directories of file symlinks: through a symlinked
+# directory Kbuild would write the objects into the source tree. The build
+# is always W=1; the log is kept in build/<kver>/build.log for the warning
+# checks. A 7.x kernel builds inside the trixie root (vm/trixie-root.sh,
+# vm/kernels.sh --root), whose tools its kbuild needs.
 set -euo pipefail
 
 kver=$1
@@ -23,11 +25,15 @@ root=$("$top/vm/kernels.sh" --root "$kver")
 
 mkdir -p "$out"
 # Refresh the symlink forest: drop links whose source is gone, add new ones.
-find "$out" -maxdepth 1 -type l ! -exec test -e {} \; -delete
-for f in "$src"/*; do
-	case ${f##*/} in build.sh) continue ;; esac
-	ln -sfn "$f" "$out/${f##*/}"
-done
+# A directory that an older forest linked whole is made a real one.
+find "$out" -type l ! -exec test -e {} \; -delete
+while IFS= read -r -d '' d; do
+	[ ! -L "$out/$d" ] || rm "$out/$d"
+	mkdir -p "$out/$d"
+done < <(cd "$src" && find . -mindepth 1 -type d -printf '%P\0')
+while IFS= read -r -d '' f; do
+	ln -sfn "$src/$f" "$out/$f"
+done < <(cd "$src" && find . -type f ! -path ./build.sh -printf '%P\0')
 
 if [ "$root" = / ]; then
 	make -j"$(nproc)" -C "$kdir" M="$out" W=1 "$@" modules 2>&1 | tee "$top/build/$kver/build.log"

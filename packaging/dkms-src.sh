@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Make the DKMS source tree of the modules: a copy of kmod/ (without its
-# build script) and packaging/dkms.conf with the version filled in.
+# Make the DKMS source tree of the modules: a copy of kmod/ (its Kbuild and
+# sources, in their directories; not its build script) and
+# packaging/dkms.conf with the version filled in.
 #
 #   packaging/dkms-src.sh DIR VERSION    DIR must not exist yet
 set -euo pipefail
@@ -14,6 +15,6 @@ case $version in
 esac
 [ ! -e "$dir" ] || { echo "dkms-src.sh: $dir exists" >&2; exit 1; }
 mkdir -p "$dir"
-cp -r "$top/kmod/include" "$dir/"
-cp "$top/kmod/Kbuild" "$top"/kmod/*.[ch] "$dir/"
+(cd "$top/kmod" && find . \( -name Kbuild -o -name '*.[ch]' \) -print0 |
+	xargs -0 cp --parents -t "$dir")
 sed "s/@VERSION@/$version/" "$top/packaging/dkms.conf" >"$dir/dkms.conf"

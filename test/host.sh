@@ -47,7 +47,7 @@ fi
 # off with a message and no "warning:" when its checker-valid.sh finds the
 # checker unusable, which would pass on nothing checked.
 sparse_off='C=1 specified, but sparse is not available or not up to date'
-nsrc=$(ls kmod/*.c | wc -l)
+nsrc=$(find kmod -name '*.c' | wc -l)
 for kver in $(vm/kernels.sh); do
 	blog=build/$kver/build.log
 	clean= built=1
@@ -58,7 +58,7 @@ for kver in $(vm/kernels.sh); do
 		[ -z "$(find kmod -newer "$blog" -name '*.[ch]' | head -n1)" ]; then
 		echo "--- build:$kver: the whole build of make all ($blog)" >>"$log"
 	else
-		touch kmod/*.c
+		find kmod -name '*.c' -exec touch {} +
 		echo "--- build:$kver: kmod/build.sh $kver C=1" >>"$log"
 		kmod/build.sh "$kver" C=1 >>"$log" 2>&1 || built=
 	fi

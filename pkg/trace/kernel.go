@@ -64,7 +64,8 @@ type field struct {
 }
 
 // layouts are the record fields the programs read, by event. They are the
-// contract of kmod/trace.h; TestRecordLayout ties them to the C structs.
+// contract of kmod/ib_sync_mem/trace.h; TestRecordLayout ties them to the C
+// structs.
 var layouts = map[string][]field{
 	"client_sync": {
 		{"dev_index", 8, 4}, {"client", 12, 4}, {"dir", 16, 4},

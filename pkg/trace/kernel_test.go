@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Format files as the kernel writes them for kmod/trace.h.
+// Format files as the kernel writes them for kmod/ib_sync_mem/trace.h.
 const clientSyncFormat = `name: client_sync
 ID: 1523
 format:

@@ -6,9 +6,10 @@ import (
 )
 
 // TestRecordLayout ties three things together: the tracepoint layout of
-// kmod/trace.h (the offsets the brief of the tracer lists), the C structs
-// the BPF programs read (through the Go types bpf2go generated from their
-// BTF), and the table Start checks the kernel's format files against.
+// kmod/ib_sync_mem/trace.h (the offsets the brief of the tracer lists), the
+// C structs the BPF programs read (through the Go types bpf2go generated
+// from their BTF), and the table Start checks the kernel's format files
+// against.
 func TestRecordLayout(t *testing.T) {
 	contract := map[string]map[string][2]int{ // field -> offset, size
 		"client_sync": {"dev_index": {8, 4}, "client": {12, 4}, "dir": {16, 4}, "err": {20, 4}, "ns": {24, 8}},

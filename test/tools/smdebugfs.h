@@ -144,8 +144,9 @@ static inline int sm_region_rechecks_settled(int ms)
 }
 
 /*
- * ib_sync_mem_test's fences (kmod/test_fence.c): unlike vgem's, they do not
- * signal themselves after 10 s. Add one to dma-buf @dmabuf_fd: 0 or -errno.
+ * ib_sync_mem_test's fences (kmod/tests/test_fence.c): unlike vgem's, they
+ * do not signal themselves after 10 s. Add one to dma-buf @dmabuf_fd: 0 or
+ * -errno.
  */
 static inline int kt_fence_add(int dmabuf_fd)
 {

@@ -5,7 +5,7 @@
  * and values shared with the Go side (pkg/trace, through bpf2go -type).
  *
  * Nothing here comes from kernel headers: no vmlinux.h, no CO-RE. The
- * records are written from TP_STRUCT__entry in kmod/trace.h, which is a
+ * records are written from TP_STRUCT__entry in kmod/ib_sync_mem/trace.h, a
  * stable interface; the offsets are asserted below and checked again at run
  * time against /sys/kernel/tracing/events/ib_sync_mem/<event>/format.
  */

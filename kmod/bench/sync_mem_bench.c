@@ -57,7 +57,8 @@
 #include <linux/slab.h>
 #include <rdma/ib_sync_mem.h>
 
-#include "sync_mem.h"
+#include "../ib_sync_mem/sync_mem.h"
+#include "../tests/debugfs_cmd.h"
 
 static char *dev = "rxe0";
 module_param(dev, charp, 0444);
@@ -943,18 +944,8 @@ static ssize_t bm_run_write(struct file *file, const char __user *ubuf,
 			    size_t count, loff_t *ppos)
 {
 	char cmd[96];
-	int ret;
 
-	if (count >= sizeof(cmd))
-		return -E2BIG;
-	if (copy_from_user(cmd, ubuf, count))
-		return -EFAULT;
-	cmd[count] = '\0';
-
-	mutex_lock(&bm_lock);
-	ret = bm_run(strim(cmd));
-	mutex_unlock(&bm_lock);
-	return ret ?: count;
+	return cmd_write(ubuf, count, cmd, sizeof(cmd), &bm_lock, bm_run);
 }
 
 static const struct file_operations bm_run_fops = {
@@ -976,10 +967,9 @@ static struct dentry *bm_root;
 
 static int __init bm_init(void)
 {
-	bm_buf = kvmalloc(BM_OUT_SIZE, GFP_KERNEL);
+	bm_buf = cmd_out_init(&bm_out, BM_OUT_SIZE);
 	if (!bm_buf)
 		return -ENOMEM;
-	seq_buf_init(&bm_out, bm_buf, BM_OUT_SIZE);
 	bm_root = debugfs_create_dir("ib_sync_mem_bench", NULL);
 	debugfs_create_file("run", 0200, bm_root, NULL, &bm_run_fops);
 	debugfs_create_file("out", 0444, bm_root, NULL, &bm_out_fops);

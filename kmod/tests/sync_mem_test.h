@@ -11,7 +11,7 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_sync_mem.h>
 
-#include "sync_mem.h"
+#include "../ib_sync_mem/sync_mem.h"
 
 /* Module parameters (sync_mem_test.c). */
 extern char *kt_dev;

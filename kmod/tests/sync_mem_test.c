@@ -41,6 +41,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
+#include "debugfs_cmd.h"
 #include "sync_mem_test.h"
 
 char *kt_dev = "rxe0";
@@ -564,18 +565,8 @@ static ssize_t kt_run_write(struct file *file, const char __user *ubuf,
 			    size_t count, loff_t *ppos)
 {
 	char cmd[64];
-	int ret;
 
-	if (count >= sizeof(cmd))
-		return -E2BIG;
-	if (copy_from_user(cmd, ubuf, count))
-		return -EFAULT;
-	cmd[count] = '\0';
-
-	mutex_lock(&kt_lock);
-	ret = kt_run(strim(cmd));
-	mutex_unlock(&kt_lock);
-	return ret ?: count;
+	return cmd_write(ubuf, count, cmd, sizeof(cmd), &kt_lock, kt_run);
 }
 
 static const struct file_operations kt_run_fops = {
@@ -628,10 +619,9 @@ static struct dentry *kt_root;
 
 static int __init kt_init(void)
 {
-	kt_buf = kvmalloc(KT_BUF_SIZE, GFP_KERNEL);
+	kt_buf = cmd_out_init(&kt_out, KT_BUF_SIZE);
 	if (!kt_buf)
 		return -ENOMEM;
-	seq_buf_init(&kt_out, kt_buf, KT_BUF_SIZE);
 	kt_root = debugfs_create_dir("ib_sync_mem_test", NULL);
 	debugfs_create_file("run", 0200, kt_root, NULL, &kt_run_fops);
 	debugfs_create_file("results", 0444, kt_root, NULL, &kt_results_fops);
