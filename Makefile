@@ -9,6 +9,7 @@
 #   make bench      benchmarks in a VM (KVER= picks the kernel), BENCHMARKS.md
 #   make mutants    seeded defects, one at a time: which check catches each
 #   make soak       the long stress runs (more fuzzing, more churn)
+#   make docs-timings  the last make test's time tables into docs/testing.md
 
 SHELL := /bin/bash
 GO ?= go
@@ -17,7 +18,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 RESULTS ?= $(CURDIR)/results
 export KVER
 
-.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke mutants soak two-hosts clean
+.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke mutants soak two-hosts docs-timings clean
 
 all: modules go genl-test tools
 
@@ -103,6 +104,10 @@ vm-shell: setup all
 # phase always runs, the summary decides and prints the time table.
 test:
 	@RESULTS=$(RESULTS) test/make-test.sh
+
+# The time tables of the last make test (RESULTS) into docs/testing.md.
+docs-timings:
+	@test/timings.sh $(RESULTS) docs/testing.md
 
 # Seeded defects (test/mutants): each applied alone to a copy, built, and
 # only the suites it names run; RESULTS.md says which check caught it.

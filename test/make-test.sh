@@ -5,7 +5,8 @@
 #   modules and programs (make all), the host tier (test/host.sh), the VM
 #   tier on every target kernel (vm/run.sh), two hosts on the newest
 #   (vm/run.sh --two-hosts), and test/summary.sh's verdict with the time
-#   each phase took.
+#   each phase took; then those times as Markdown in RESULTS/timings.md
+#   (test/timings.sh).
 #
 # Every phase runs even when an earlier one failed (the summary decides);
 # a phase that fails outright leaves a failing result of its own.
@@ -46,3 +47,9 @@ phase vm vm/run.sh --results "$results"
 phase two-hosts vm/run.sh --two-hosts --results "$results"
 echo "== summary"
 test/summary.sh "$results"
+rc=$?
+# The time tables as Markdown (make docs-timings puts them in
+# docs/testing.md); they never change the verdict.
+test/timings.sh "$results" >"$results/timings.md" ||
+	echo "make-test.sh: no time tables in $results/timings.md" >&2
+exit $rc
