@@ -233,8 +233,11 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 		first = first ?: r[i].err;
 	}
 
-	/* One client that cannot be synced at all fails the command. */
-	if (single && (first == -ENXIO || first == -ENODEV)) {
+	/*
+	 * One client that cannot be synced at all fails the command; one
+	 * whose ->sync ran and returned these errnos is a result.
+	 */
+	if (single && !r[0].ran && (first == -ENXIO || first == -ENODEV)) {
 		if (first == -ENXIO)
 			NL_SET_ERR_MSG_ATTR(info->extack, single,
 					    "client's memory is gone (invalidated)");

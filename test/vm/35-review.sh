@@ -41,6 +41,22 @@ check "... its reply: 1 run, 1 error, the client's ETIMEDOUT" jq_file \
 check "... the error is the client's, not the command's" grep -qx \
 	"Error: sync: 1 of 1 clients failed, the first with ETIMEDOUT" "$tmp/sync.err"
 
+# A client whose own ->sync fails with ENXIO (or ENODEV) is a result too:
+# the command fails only when the client could not be synced at all
+# (before: the reply was an error ack saying its memory was gone).
+nxio=$(ctl register --dev rxe0 --name rv-nxio --fail-next 1 --fail-errno ENXIO)
+check "rv-nxio (its next sync fails with ENXIO) registered" is_id "$nxio"
+ctl sync --id "$nxio" -j >"$tmp/nxio.json" 2>"$tmp/nxio.err"
+rc=$?
+cat "$tmp/nxio.json" "$tmp/nxio.err" >&2
+check "a sync whose ->sync returned ENXIO: exit 1" expect exit "$rc" 1
+check "... its reply: 1 run, 1 error, ENXIO, the client live" jq_file \
+	".run == 1 and .errors == 1 and .err == \"ENXIO\" and [.results[].err] == [\"ENXIO\"]" "$tmp/nxio.json"
+check "... the error is the client's, not 'memory is gone'" grep -qx \
+	"Error: sync: 1 of 1 clients failed, the first with ENXIO" "$tmp/nxio.err"
+check "... and rv-nxio is still live" jq_of '.[0].state == "live"' ctl list --id "$nxio" -j
+check "unregister rv-nxio" ctl unregister id "$nxio"
+
 # A batch of 50 syncs of a 200 ms client; an unregister of another client
 # of the device returns after the callback in flight, while the batch goes
 # on (before: after the whole batch, one read-side section for it all).

@@ -19,16 +19,20 @@
  *   registered when the pass started, exactly once, in registration order. It
  *   returns the first error but still runs the rest, and records each
  *   client's result (see ib_sync_mem_client_last_err()).
- * - Callbacks may sleep. The read side (a sync) takes no lock that readers
- *   share; see struct ib_sync_mem_domain in sync_mem.h for the scheme.
+ * - Callbacks may sleep. The read side (a sync) holds no lock across a
+ *   callback; device-wide syncs in one direction take their pass queue's
+ *   spinlock briefly to share passes. See struct ib_sync_mem_domain in
+ *   sync_mem.h for the scheme.
  * - When the RDMA device goes away, syncs in flight finish, later ones fail
- *   with -ENODEV, every client gets ops->invalidate(IB_SYNC_MEM_INVAL_DEVICE),
- *   and the ib_client remove hook returns only when all of that is done,
- *   including an ->invalidate of another reason still running in another
- *   task (the client then gets no second call), and the deletions of the
- *   clients userspace created there, begun before or by the removal. The
- *   owner still holds its client and must still unregister it (it may do so
- *   from ->invalidate).
+ *   with -ENODEV, every live client gets
+ *   ops->invalidate(IB_SYNC_MEM_INVAL_DEVICE) (one already invalidated for
+ *   another reason gets no second call, and its syncs keep failing with
+ *   that reason's errno), and the ib_client remove hook returns only when
+ *   all of that is done, including an ->invalidate of another reason still
+ *   running in another task, and the deletions of the clients userspace
+ *   created there, begun before or by the removal. The owner still holds
+ *   its client and must still unregister it (it may do so from
+ *   ->invalidate).
  * - A client holds a reference on ops->owner: the module that implements the
  *   ops cannot be unloaded while one of its clients is registered.
  * - Concurrent device-wide syncs in the same direction coalesce: a caller
@@ -232,8 +236,9 @@ int ib_sync_mem_client_last_err(const struct ib_sync_mem_client *client);
  *	(its registration reference now belongs to the netlink family) or an
  *	ERR_PTR, with an extack message.
  * @destroy: unregister a client @create made. Called once, from process
- *	context, when userspace deletes it, its owning socket closes, or its
- *	device goes away.
+ *	context, when userspace deletes it, its owning socket closes, its
+ *	device goes away, the family cannot record it or deliver the reply
+ *	to its CLIENT_NEW, or the module unloads.
  * @node: on the list of kinds
  */
 struct ib_sync_mem_client_kind {
