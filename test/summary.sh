@@ -73,9 +73,9 @@ fi
 
 # Skips against the allowlist, per kernel. A line of the allowlist:
 #   CLASS | SUITE | CHECK
-# CLASS is vm/kernels.sh --class (6.1, 6.12, 7.3, debug), host or two-hosts, SUITE the
+# CLASS is vm/kernels.sh --class (6.1, 6.12, 7.x, debug), host or two-hosts, SUITE the
 # result file's name, CHECK the KTAP description before " # SKIP".
-declare -A want=() seen=()
+declare -A want=() seen=() ran=()
 if [ -f "$allow" ]; then
 	while IFS= read -r entry; do
 		want["$entry"]=1
@@ -99,6 +99,7 @@ if [ "${#tiers[@]}" -gt 0 ]; then
 		shown=0
 		while IFS= read -r f; do
 			suite=$(basename "$f" .ktap)
+			ran["$c|$suite"]=1
 			while IFS= read -r line; do
 				d=${line#ok }
 				d=${d#* }
@@ -112,9 +113,11 @@ if [ "${#tiers[@]}" -gt 0 ]; then
 			done < <(grep -E '^ok .* # SKIP( |$)' "$f")
 		done < <(find "$dir/$k" -name '*.ktap' -not -path '*/boot-1/*' 2>/dev/null | sort)
 	done
+	# A listed skip of a suite that did not run on that class (a run of
+	# some suites only) is not missed.
 	for key in "${!want[@]}"; do
 		c=${key%%|*}
-		printf '%s\n' "${classes[@]}" | grep -qxF "$c" || continue
+		[ -n "${ran["${key%|*}"]:-}" ] || continue
 		[ -n "${seen[$key]:-}" ] ||
 			problems+=("class $c: an expected skip did not happen: ${key#*|} (test/expected-skips is out of date)")
 	done
