@@ -330,6 +330,28 @@ check "another netns: not available there" fails_with \
 	ip netns exec sm-t syncmemctl devices
 check "ip netns del sm-t" ip netns del sm-t
 
+# A creator in another pid namespace: OWNER_PID is its pid in the initial
+# one (the UAPI's word), not the 1 it is in its own. syncmemctl is pid 1 of
+# a new namespace; it waits for a line before it registers, so its pid
+# outside can be read first.
+mkfifo "$tmp/pidgo"
+unshare --pid --fork sh -c 'read -r x && exec syncmemctl register --dev rxe0 --name in-pidns -j' \
+	<"$tmp/pidgo" >"$tmp/pidns.json" 2>"$tmp/pidns.err" &
+pidns=$!
+exec 8>"$tmp/pidgo"
+pidns_child() { grep -qE '^[0-9]+ ?$' /proc/"$pidns"/task/"$pidns"/children 2>/dev/null; }
+check "pid namespace: its first process is there" wait_until 30 pidns_child
+inner=$(tr -d ' ' </proc/"$pidns"/task/"$pidns"/children)
+echo go >&8
+exec 8>&-
+check "pid namespace: the creation ends 0" ended_ok "$pidns" 60
+cat "$tmp/pidns.json" "$tmp/pidns.err" >&2
+check "pid namespace: owner_pid is the creator's pid outside ($inner), not 1" \
+	jq_file ".name == \"in-pidns\" and .owner_pid == $inner and $inner != 1" "$tmp/pidns.json"
+check "pid namespace: the list says the same" expect owner_pid \
+	"$(ctl list -j | jq -r '.[] | select(.name == "in-pidns") | .owner_pid')" "$inner"
+check "pid namespace: unregister it" ctl unregister id "$(jq -r .id "$tmp/pidns.json")"
+
 # Clean up through the CLI, then unload.
 mapfile -t ids < <(ctl list -j | jq -r '.[].id')
 check "two clients left to unregister" test "${#ids[@]}" = 2

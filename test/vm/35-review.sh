@@ -144,6 +144,17 @@ check "deletion: rxe1 is gone" lacks_device rxe1
 # the device is removed meanwhile. The removal waits for that ->invalidate
 # (before: it saw the call made and returned while it still ran).
 check "load ib_sync_mem_test" insmod "$KO/ib_sync_mem_test.ko" dev=rxe0
+
+# A client a kernel driver registered cannot be deleted over netlink: EBUSY,
+# saying whose it is (not ENOENT, not deleted).
+check "a driver's client on rxe0" run_step bulk_register 1
+drv=$(ctl list --dev rxe0 -j | jq -r '[.[] | select(.origin == "kernel") | .id] | if length == 1 then .[0] else empty end')
+check "... one, listed with origin kernel" is_id "$drv"
+check "CLIENT_DEL of it: EBUSY, a kernel driver's" fails_with \
+	"^Error: $drv: Device or resource busy \(client was registered by a kernel driver\)\$" \
+	"$SYNCMEM_BIN/smnlctl" del "$drv"
+check "... and it is still registered" jq_of '.[0].state == "live"' ctl list --id "$drv" -j
+check "the driver unregisters it" run_step bulk_unregister
 check "rdma link add rxe1" rdma link add rxe1 type rxe netdev veth1
 check "race: a memory ->invalidate blocks on rxe1" run_step inval_race_start rxe1
 rdma link delete rxe1 >"$tmp/del.out" 2>&1 &
