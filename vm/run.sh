@@ -46,6 +46,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 . test/vm/lib.sh
+. vm/freeze.sh
 
 mode=test
 results=$top/results
@@ -128,7 +129,8 @@ freeze_guard() {
 # whether that shows the freeze outside our code. QEMU's monitor (an
 # answer, or none: QEMU itself is stuck) with each vCPU's RIP and whether
 # it halts (DIR/frozen.monitor); the guest kernel asked over the keyboard
-# (sysrq: console loglevel 9, blocked tasks, the CPUs' backtraces), whose
+# (sysrq: console loglevel 9, every task, blocked tasks, the CPUs'
+# backtraces), whose
 # answer, if the kernel still takes interrupts, reaches the serial console
 # (whole in DIR/frozen.console, cut from DIR/console.log); the threads of
 # QEMU and virtiofsd on the host (state, wait channel, CPU time). Its last
@@ -141,13 +143,15 @@ probe_frozen() {
 	grep -E '^\(qemu\)|^monitor:|^CPU#|^VM status|^RIP=' "$dir/frozen.monitor" | cut -c1-100
 	if [ "$monrc" = 0 ]; then
 		mark=$(wc -l <"$dir/console.log")
-		if ! vm/monitor.py "$mon" "sendkey alt-sysrq-9" "sendkey alt-sysrq-w" "sendkey alt-sysrq-l" >"$dir/frozen.sendkey" 2>&1; then
+		if ! vm/monitor.py "$mon" "sendkey alt-sysrq-9" "sendkey alt-sysrq-t" "sendkey alt-sysrq-w" \
+			"sendkey alt-sysrq-l" >"$dir/frozen.sendkey" 2>&1; then
 			monrc=4
 			echo "monitor: sending the sysrq keys failed: $(grep -m1 '^monitor:' "$dir/frozen.sendkey")"
 		fi
-		# Until every vCPU's backtrace is in (or 30 s), then a little
-		# more for the lines behind it.
-		end=$((SECONDS + 30))
+		# Until every vCPU's backtrace is in (sysrq l answers last; or
+		# 60 s: every task's stack is a long answer on a serial line),
+		# then a little more for the lines behind it.
+		end=$((SECONDS + 60))
 		while [ "$SECONDS" -lt "$end" ]; do
 			sleep 3
 			tail -n +"$((mark + 1))" "$dir/console.log" | tr -d '\r' >"$dir/frozen.console"
@@ -163,104 +167,6 @@ probe_frozen() {
 	ps -L -e -o pgid=,pid=,tid=,stat=,wchan:24=,time=,comm= |
 		awk -v g="$pid" '$1 == g && $NF !~ /^(timeout|vng|sh|virtme-run)$/ { $1 = ""; print }' | head -n 24
 	freeze_verdict "$dir" "$monrc" "${mark:-$(wc -l <"$dir/console.log")}"
-}
-
-# OURS: a stack frame of one of our modules ("func+0x1/0x2 [ib_sync_mem]",
-# "[ib_sync_mem_test]", with or without a build id).
-OURS='\[ib_sync_mem[a-z_]*( [0-9a-f]+)?\]'
-
-# freeze_verdict DIR MONRC MARK: one line, "verdict: outside ours: DIGEST"
-# only when the record positively shows the freeze outside our code: the
-# kernel's log before the probe (DIR/kmsg.live from the harness's mark on,
-# DIR/console.log's first MARK lines) has no splat and no frame of ours;
-# QEMU's monitor answered (MONRC 0) and named its vCPUs; the guest kernel
-# answered both sysrq w and l on the console (DIR/frozen.console); every
-# blocked task it listed came with its stack; every vCPU has its NMI
-# backtrace (idle, or with its stack); and no line of that answer has a
-# frame of our modules. Anything else, "verdict: not booted again: WHY;
-# read: DIGEST". DIGEST is one line of what was read.
-freeze_verdict() {
-	local dir=$1 monrc=$2 mark=${3:-0} ncpu halted before
-	before=$({
-		awk -v m="$HARNESS_MARK" 'index($0, m) { on = 1 } on' "$dir/kmsg.live"
-		head -n "$mark" "$dir/console.log"
-	} 2>/dev/null | grep -m1 -E "$OURS|$SPLAT" | tr -d '\r' | cut -c1-160)
-	if [ -n "$before" ]; then
-		echo "verdict: not booted again: the kernel's log had a splat or a frame of ours before the probe; read: $before"
-		return
-	fi
-	if [ "$monrc" != 0 ]; then
-		echo "verdict: not booted again: QEMU's monitor did not answer or failed (exit $monrc); read: $(grep -h -m1 '^monitor:' "$dir/frozen.monitor" "$dir/frozen.sendkey" 2>/dev/null | head -n 1 | cut -c1-120)"
-		return
-	fi
-	ncpu=$(grep -c '^CPU#' "$dir/frozen.monitor")
-	halted=$(grep -c 'HLT=1' "$dir/frozen.monitor")
-	awk -v ncpu="$ncpu" -v halted="$halted" -v ours="$OURS" '
-		function where(f) { sub(/^\[[ 0-9.]*\] +/, "", f); sub(/^\? /, "", f); sub(/\+0x.*/, "", f); return f }
-		/sysrq: Show Blocked State/ { sec = "w"; w = 1; cur = ""; next }
-		/sysrq: Show backtrace of all active CPUs/ { sec = "l"; l = 1; cur = ""; next }
-		$0 ~ ours { n_ours++; if (!first_ours) first_ours = $0 }
-		sec == "w" && / task:[^ ]+ +state:/ {
-			t = $0; sub(/.* task:/, "", t); sub(/ .*/, "", t)
-			tasks++; task[tasks] = t; cur = "t" tasks; next
-		}
-		sec == "l" && /NMI backtrace for cpu [0-9]+/ {
-			c = $0; sub(/.*NMI backtrace for cpu /, "", c); c += 0
-			seen[c] = 1
-			if ($0 ~ /skipped: idling/) { cpu[c] = "idle"; cur = "" } else { cur = "c" c; cpu[c] = "" }
-			next
-		}
-		sec == "l" && cur ~ /^c/ && /RIP: [0-9a-f]+:/ {
-			r = $0; sub(/.*RIP: [0-9a-f]+:/, "", r); rip[substr(cur, 2)] = where(r); next
-		}
-		cur != "" && /^\[[ 0-9.]*\]  [A-Za-z0-9_.?]/ && /\+0x/ {
-			frames[cur]++; nframes++
-			f = where($0)
-			if ($0 ~ /^\[[ 0-9.]*\] +\? /) next
-			if (cur ~ /^t/ && !top[cur] && f !~ /^(__)?schedule|^context_switch|^io_schedule/) top[cur] = f
-			if (cur ~ /^c/ && f ~ /^(sysrq_handle_showallcpus|__handle_sysrq)/) sysrq_cpu[substr(cur, 2)] = 1
-			if (cur ~ /^c/ && !top[cur] && f !~ /^(dump_stack|__dump_stack|nmi_|arch_trigger|show_regs|trigger_)/) top[cur] = f
-		}
-		END {
-			d = "monitor answered, " ncpu " vCPUs (" halted " halted); "
-			d = d "sysrq w: " (w ? tasks + 0 " blocked" : "no answer")
-			for (i = 1; i <= tasks && i <= 3; i++) d = d (i == 1 ? " (" : ", ") task[i] " in " (top["t" i] ? top["t" i] : "?")
-			if (tasks) d = d (tasks > 3 ? ", ...)" : ")")
-			d = d "; sysrq l: " (l ? "" : "no answer")
-			for (c = 0; l && c < ncpu; c++) {
-				s = !seen[c] ? "no backtrace" : cpu[c] == "idle" ? "idle" : sysrq_cpu[c] ? "running the sysrq handler" : "in " (rip[c] ? rip[c] : top["c" c] ? top["c" c] : "?")
-				d = d (c ? ", " : "") "cpu" c " " s
-			}
-			d = d "; " nframes + 0 " frames, " (n_ours ? n_ours " of ours" : "none of ours")
-			why = ""
-			if (ncpu < 1) why = "the monitor named no vCPU"
-			else if (!w && !l) why = "the guest kernel did not answer sysrq (no stack captured)"
-			else if (!w) why = "the guest kernel did not answer sysrq w (blocked tasks)"
-			else if (!l) why = "the guest kernel did not answer sysrq l (running CPUs)"
-			else if (n_ours) why = "a frame of our modules on the stacks: " first_ours
-			else if (!nframes) why = "no stack frame could be read from the answer"
-			else {
-				for (i = 1; i <= tasks; i++) if (!frames["t" i]) { why = "blocked task " task[i] " came without its stack"; break }
-				for (c = 0; !why && c < ncpu; c++) {
-					if (!seen[c]) why = "no backtrace of cpu" c
-					else if (cpu[c] != "idle" && !frames["c" c] && !rip[c]) why = "the backtrace of cpu" c " came without its stack"
-				}
-			}
-			gsub(/[ \t]+/, " ", why)
-			if (why == "") print "verdict: outside ours: " d
-			else print "verdict: not booted again: " why "; read: " d
-		}' "$dir/frozen.console" 2>/dev/null ||
-		echo "verdict: not booted again: the guest kernel's answer could not be read (no frozen.console)"
-}
-
-# sysrq_answer: from a console or kernel log, the tasks sysrq w found
-# blocked and the CPUs sysrq l found running, each with its first frames.
-sysrq_answer() {
-	awk '/sysrq: (Show Blocked State|Show backtrace of all active CPUs)/ { on = 1; print; next }
-		!on { next }
-		/syncmem-harness/ { exit }
-		/ task:|NMI backtrace for cpu|CPU: [0-9]+ PID/ { print; frames = 0; next }
-		frames < 8 && /^\[[ 0-9.]*\]  [A-Za-z0-9_.?]/ && /\+0x/ { print; frames++ }'
 }
 
 # boot_test KVER DIR: one VM run of the suites, results in DIR.
