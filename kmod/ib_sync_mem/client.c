@@ -261,26 +261,30 @@ static __always_inline void sm_stats_add(struct sm_stats __percpu *stats,
 			sm_stats_max(stats, ns);
 	}
 	if (pass) {
-		/* One CPU's pair: sm_client_pass_ns() reads them together. */
+		/* One CPU's triple: sm_client_pass_result() reads it. */
 		s = get_cpu_ptr(stats);
 		WRITE_ONCE(s->last_pass_ns, ns);
+		WRITE_ONCE(s->last_pass_err, err);
 		WRITE_ONCE(s->last_pass, pass);
 		put_cpu_ptr(stats);
 	}
 }
 
 /**
- * sm_client_pass_ns() - did a device-wide pass sync a client, and how long
+ * sm_client_pass_result() - did a device-wide pass sync a client, how long
+ *	and with what result
  * @client: the client
  * @pass: the pass (struct ib_sync_mem_result.pass)
  * @ns: set to the time of the client's ->sync in that pass
+ * @err: set to what that ->sync returned (a later sync of the client, in
+ *	another pass or alone, does not change it)
  *
  * Return: true if @pass is the last pass that synced @client on the CPU
  * it ran on; false if it did not sync @client, or a later pass did on the
  * same CPU.
  */
-bool sm_client_pass_ns(const struct ib_sync_mem_client *client, u64 pass,
-		       u64 *ns)
+bool sm_client_pass_result(const struct ib_sync_mem_client *client, u64 pass,
+			   u64 *ns, int *err)
 {
 	int cpu;
 
@@ -289,6 +293,7 @@ bool sm_client_pass_ns(const struct ib_sync_mem_client *client, u64 pass,
 
 		if (READ_ONCE(s->last_pass) == pass) {
 			*ns = READ_ONCE(s->last_pass_ns);
+			*err = READ_ONCE(s->last_pass_err);
 			return true;
 		}
 	}
@@ -1281,7 +1286,7 @@ __sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
  *	the pass may leave res->ns 0 and record no client entries
  * @res: counters of the serving pass, and in res->err its first client
  *	error; res->pass identifies it in the clients' counters
- *	(sm_client_pass_ns()) if @read_result
+ *	(sm_client_pass_result()) if @read_result
  *
  * Return: 0 when a pass served the caller, whatever its clients returned
  * (res->err); otherwise why none did: -ENODEV the device is going away,

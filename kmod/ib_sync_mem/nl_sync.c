@@ -89,7 +89,7 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 	struct ib_sync_mem_client *c;
 	struct sm_nl_results results;
 	struct sk_buff *msg;
-	int idx, err, ret;
+	int idx, err, cerr, ret;
 	void *hdr;
 	u64 ns;
 
@@ -132,9 +132,9 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 	idx = sm_read_lock(dom);
 	list_for_each_entry_srcu(c, &dom->clients, node,
 				 srcu_read_lock_held(&dom->srcu)) {
-		if (!sm_client_pass_ns(c, res.pass, &ns))
+		if (!sm_client_pass_result(c, res.pass, &ns, &cerr))
 			continue;
-		if (sm_nl_put_result(&results, c->id, READ_ONCE(c->last_err), ns))
+		if (sm_nl_put_result(&results, c->id, cerr, ns))
 			break;	/* clients registered since: no room, no need */
 	}
 	sm_read_unlock(dom, idx);

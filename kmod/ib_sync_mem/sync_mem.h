@@ -39,13 +39,14 @@
  * @last_pass: clients only: the last device-wide pass that synced the
  *	client on this CPU and had a caller reading its clients (0: none)
  * @last_pass_ns: time of its ->sync in that pass
+ * @last_pass_err: what its ->sync returned in that pass
  *
  * Kept per CPU so that a pass writes no cache line shared with passes on
- * other CPUs; sm_client_pass_ns() finds a pass's entry. Each counter is
+ * other CPUs; sm_client_pass_result() finds a pass's entry. Each counter is
  * written with this_cpu operations, which need neither preemption nor
  * interrupts off (one instruction each on x86-64), and read with
  * READ_ONCE(): a 64-bit kernel, as every target is, never tears them.
- * @max_ns and the @last_pass pair are written with preemption off.
+ * @max_ns and the @last_pass triple are written with preemption off.
  */
 struct sm_stats {
 	u64 syncs;
@@ -56,6 +57,7 @@ struct sm_stats {
 	u64 hist[SM_HIST_BUCKETS];
 	u64 last_pass;
 	u64 last_pass_ns;
+	int last_pass_err;
 };
 
 /* Sum of struct sm_stats over the CPUs. */
@@ -392,8 +394,8 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom);
 void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum);
 void sm_pass_queue_init(struct sm_pass_queue *q);
 int sm_client_state(const struct ib_sync_mem_client *client);
-bool sm_client_pass_ns(const struct ib_sync_mem_client *client, u64 pass,
-		       u64 *ns);
+bool sm_client_pass_result(const struct ib_sync_mem_client *client, u64 pass,
+			   u64 *ns, int *err);
 struct ib_sync_mem_client *sm_client_next(unsigned long *id);
 
 int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,

@@ -57,6 +57,27 @@ check "... the error is the client's, not 'memory is gone'" grep -qx \
 check "... and rv-nxio is still live" jq_of '.[0].state == "live"' ctl list --id "$nxio" -j
 check "unregister rv-nxio" ctl unregister id "$nxio"
 
+# A device sync's reply carries each client's result in the pass that
+# served it, not whatever the client's last sync was when the reply was
+# built: rv-px fails that pass with EIO; while the pass still runs rv-py
+# (slow), a sync of rv-px alone succeeds (before: the reply said ok).
+px=$(ctl register --dev rxe0 --name rv-px --fail-next 1 --fail-errno EIO)
+py=$(ctl register --dev rxe0 --name rv-py --latency $((2000 * SYNCMEM_SLOW))ms)
+check "rv-px (fails its next sync) and rv-py (2 s) registered" is_id "$px" "$py"
+ctl sync --dev rxe0 -j >"$tmp/pass.json" 2>"$tmp/pass.err" &
+pass=$!
+# shellcheck disable=SC2086
+check "the device pass is in rv-py" wait_until 60 waits_in "$pass" $SLEEPING
+check "... rv-px failed in it" expect "rv-px's syncs" "$(sim_calls "$px")" 1
+check "a sync of rv-px alone meanwhile succeeds" ctl sync --id "$px"
+ended_within "$pass" 60
+check "the device sync ends (exit 1: a client failed)" expect exit "${ENDED_RC:-killed}" 1
+cat "$tmp/pass.json" "$tmp/pass.err" >&2
+check "... its reply: rv-px EIO (its result in the pass), rv-py ok" jq_file \
+	"[.results[] | select(.id == $px or .id == $py) | [.id, .err // \"ok\"]] == [[$px, \"EIO\"], [$py, \"ok\"]]" \
+	"$tmp/pass.json"
+check "unregister rv-px and rv-py" ctl unregister id "$px,$py"
+
 # A batch of 50 syncs of a 200 ms client; an unregister of another client
 # of the device returns after the callback in flight, while the batch goes
 # on (before: after the whole batch, one read-side section for it all).

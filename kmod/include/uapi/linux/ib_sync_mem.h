@@ -192,9 +192,10 @@
  * memory is gone: unmapped, or its process exited) or -ENODEV (its device
  * is gone) until it is deleted.
  *
- * For a device-wide sync the results list the clients the serving pass ran;
- * a client synced again by a later pass before the reply was built is
- * reported by that pass instead. Errors: -ENODEV no such device or it went
+ * For a device-wide sync the results list the clients the serving pass ran,
+ * each with its result in that pass (a sync of the client alone meanwhile
+ * does not change it); a client synced again by a later pass on the same
+ * CPU before the reply was built is left out. Errors: -ENODEV no such device or it went
  * away, -ENOENT unknown client id, -ENXIO a single client whose memory is
  * gone, -ETIMEDOUT waited past the timeout for a pass, -EINTR killed while
  * waiting, -EINVAL (a batch past IB_SYNC_MEM_SYNC_BATCH_MAX too), -EPERM.
