@@ -64,7 +64,7 @@ check "unregister rv-nxio" ctl unregister id "$nxio"
 px=$(ctl register --dev rxe0 --name rv-px --fail-next 1 --fail-errno EIO)
 py=$(ctl register --dev rxe0 --name rv-py --latency $((2000 * SYNCMEM_SLOW))ms)
 check "rv-px (fails its next sync) and rv-py (2 s) registered" is_id "$px" "$py"
-ctl sync --dev rxe0 -j >"$tmp/pass.json" 2>"$tmp/pass.err" &
+syncmemctl sync --dev rxe0 -j >"$tmp/pass.json" 2>"$tmp/pass.err" &
 pass=$!
 # shellcheck disable=SC2086
 check "the device pass is in rv-py" wait_until 60 waits_in "$pass" $SLEEPING
