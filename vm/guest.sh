@@ -165,9 +165,9 @@ kmsg "$HARNESS_MARK"
 # vm/run.sh shows its last lines.
 dmesg --follow >"$out/kmsg.live" 2>&1 &
 
-# restore_base NAME: after suite NAME failed or was ended, the state the
-# next suite begins from: rxe0 on veth0 the only RDMA link, none of our
-# modules loaded. What it undoes goes to NAME.log; what it cannot undo (a
+# restore_base NAME: after suite NAME failed a check or was ended, the
+# state the next suite begins from: rxe0 on veth0 the only RDMA link, no
+# client made over netlink, none of our modules loaded. What it undoes goes to NAME.log; what it cannot undo (a
 # module still in use) stays, and the next suite's own checks say so. A
 # failure of one suite is not made the next one's.
 restore_base() {
@@ -177,6 +177,10 @@ restore_base() {
 		echo "harness: rdma link delete $l (left by $1)"
 		in_time 30 rdma link delete "$l" || return 0
 	done
+	if [ -d /sys/module/ib_sync_mem ]; then
+		echo "harness: delete the clients made over netlink (left by $1)"
+		in_time 30 "$SYNCMEM_BIN/smnlctl" del-netlink || return 0
+	fi
 	for m in ib_sync_mem_test ib_sync_mem_bench ib_sync_mem_sim ib_sync_mem; do
 		[ -d /sys/module/"$m" ] || continue
 		echo "harness: rmmod $m (left by $1)"
@@ -274,8 +278,8 @@ test)
 		echo "$src" > "$out/$name.rc"
 		echo $((SECONDS - t0)) > "$out/$name.secs"
 		kmsg "syncmem-harness: suite $name ends"
-		if [ $src -ne 0 ]; then
-			rc=1
+		[ $src -eq 0 ] || rc=1
+		if [ $src -ne 0 ] || grep -q '^not ok' "$out/$name.ktap"; then
 			restore_base "$name" >>"$out/$name.log" 2>&1
 		fi
 		grep -E '^not ok' "$out/$name.ktap" >&2
