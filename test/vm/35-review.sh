@@ -61,13 +61,14 @@ check "unregister rv-nxio" ctl unregister id "$nxio"
 # served it, not whatever the client's last sync was when the reply was
 # built: rv-px fails that pass with EIO; while the pass still runs rv-py
 # (slow), a sync of rv-px alone succeeds (before: the reply said ok).
-# rv-py's latency scales with SYNCMEM_SLOW up to the sim's 10 s.
+# rv-py's latency scales with SYNCMEM_SLOW up to the sim's 10 s; the pass
+# waits for it (a 60 s timeout, past the module's default).
 py_ms=$((2000 * SYNCMEM_SLOW))
 [ "$py_ms" -le 10000 ] || py_ms=10000
 px=$(ctl register --dev rxe0 --name rv-px --fail-next 1 --fail-errno EIO)
 py=$(ctl register --dev rxe0 --name rv-py --latency "${py_ms}ms")
 check "rv-px (fails its next sync) and rv-py (${py_ms} ms) registered" is_id "$px" "$py"
-syncmemctl sync --dev rxe0 -j >"$tmp/pass.json" 2>"$tmp/pass.err" &
+syncmemctl sync --dev rxe0 --timeout 60s -j >"$tmp/pass.json" 2>"$tmp/pass.err" &
 pass=$!
 # shellcheck disable=SC2086
 check "the device pass is in rv-py" wait_until 60 waits_in "$pass" $SLEEPING
