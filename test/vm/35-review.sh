@@ -21,6 +21,9 @@ calls_are() { expect "to-device syncs of client $1" "$(sim_calls "$1")" "$2"; }
 # calls_from ID N: at least N (a wait's condition: the count moves on).
 calls_from() { local n; n=$(sim_calls "$1") && is_num "$n" && [ "$n" -ge "$2" ]; }
 # SLEEPING: where a task sleeps inside a sim client's ->sync.
+# waiting_or_gone PID FUNC...: PID sleeps in one of FUNC, or has ended (a
+# removal that does not wait returns: the check after says so).
+waiting_or_gone() { gone "$1" || waits_in "$@"; }
 SLEEPING="sim_sleep_until sim_sync"
 
 check "load ib_sync_mem" sm_load
@@ -153,8 +156,7 @@ rdma link delete rxe1 >"$tmp/del.out" 2>&1 &
 del=$!
 DEL_WAIT="sm_nl_wait_dying sm_nl_domain_removed"
 # shellcheck disable=SC2086
-waiting_or_gone() { gone "$1" || waits_in "$1" $DEL_WAIT; }
-check "deletion: the removal reaches the wait, or returns" wait_until 120 waiting_or_gone "$del"
+check "deletion: the removal reaches the wait, or returns" wait_until 120 waiting_or_gone "$del" $DEL_WAIT
 # shellcheck disable=SC2086
 check "deletion: the removal waits for the deletion in flight" waits_in "$del" $DEL_WAIT
 check "deletion: ... and CLIENT_DEL still waits for it" waits_in "$cdel" sm_nl_client_del_doit
@@ -165,9 +167,6 @@ check "deletion: then the removal returns" ended_ok "$del" 120
 check "deletion: nothing stopped at the window" sim_held held_destroy 0
 check "deletion: rxe1 is gone" lacks_device rxe1
 
-# A client's memory goes away and its ->invalidate blocks in another task;
-# the device is removed meanwhile. The removal waits for that ->invalidate
-# (before: it saw the call made and returned while it still ran).
 check "load ib_sync_mem_test" insmod "$KO/ib_sync_mem_test.ko" dev=rxe0
 
 # A client a kernel driver registered cannot be deleted over netlink: EBUSY,
@@ -180,14 +179,17 @@ check "CLIENT_DEL of it: EBUSY, a kernel driver's" fails_with \
 	"$SYNCMEM_BIN/smnlctl" del "$drv"
 check "... and it is still registered" jq_of '.[0].state == "live"' ctl list --id "$drv" -j
 check "the driver unregisters it" run_step bulk_unregister
+
+# A client's memory goes away and its ->invalidate blocks in another task;
+# the device is removed meanwhile. The removal waits for that ->invalidate
+# (before: it saw the call made and returned while it still ran).
 check "rdma link add rxe1" rdma link add rxe1 type rxe netdev veth1
 check "race: a memory ->invalidate blocks on rxe1" run_step inval_race_start rxe1
 rdma link delete rxe1 >"$tmp/del.out" 2>&1 &
 del=$!
 INVAL_WAIT="sm_call_invalidate sm_domain_invalidate_all"
 # shellcheck disable=SC2086
-waiting_or_gone() { gone "$1" || waits_in "$1" $INVAL_WAIT; }
-check "race: the removal reaches the wait, or returns" wait_until 120 waiting_or_gone "$del"
+check "race: the removal reaches the wait, or returns" wait_until 120 waiting_or_gone "$del" $INVAL_WAIT
 # shellcheck disable=SC2086
 check "race: the removal waits for the ->invalidate running elsewhere" waits_in "$del" $INVAL_WAIT
 check "race: the ->invalidate returns" run_step inval_race_check
