@@ -98,6 +98,8 @@ done
 # unregistering UNREG_N clients one by one and at once.
 run regunreg $REG_ITERS $REPS
 run unregmany $UNREG_N $UNREG_REPS
+# ...and one unregister beside a pass over UNREG_N clients of 100 us each.
+run scoped $UNREG_N 100 $UNREG_REPS
 # 3. Read-side scaling, the registry against an rwlock/rwsem registry.
 for impl in srcu rwlock rwsem; do
 	for threads in 1 2; do

@@ -112,13 +112,19 @@ def build(rows):
             "ib_sync_mem_unregister_many() vs one by one", "ns", many, single,
             "one by one", [b / a for a, b in zip(many, single)],
             better="higher")
-    rep.add("register+unregister", f"{n} unregistered with syncs in flight: "
-            "grace periods of ib_sync_mem_unregister_many()", "GPs",
-            [r["many_gps"] for r in rs], target=2)
-    rep.add("register+unregister", f"{n} unregistered with syncs in flight: "
-            "grace periods one by one", "GPs", [r["single_gps"] for r in rs])
-    rep.add("register+unregister", f"{n} unregistered one by one, nothing "
-            "syncing: grace periods", "GPs", [r["idle_gps"] for r in rs])
+    rep.add("register+unregister", f"{n} unregistered one by one: syncs in "
+            "flight vs nothing syncing", "ns", single,
+            [r["idle_ns"] for r in rs], "nothing syncing",
+            [r["single_ns"] / r["idle_ns"] for r in rs])
+    # ...and one unregistered beside a pass over N slow clients: it waits
+    # for its own callbacks, never for the pass (issue 32's figure).
+    rs = rep.pick("scoped")
+    n, cb = rs[0]["n"], rs[0]["cb_us"]
+    one_cb = [r["pass_ns"] / r["n"] for r in rs]
+    rep.add("register+unregister", f"unregister beside a pass over {n} "
+            f"clients of {cb} us each, against one callback", "ns",
+            [r["unreg_ns"] for r in rs], one_cb, "one callback (pass / n)",
+            [r["unreg_ns"] / c for r, c in zip(rs, one_cb)], target=1)
     # 3. Read-side scaling.
     def rate(impl, threads, churn):
         rs = rep.pick("scale", impl=impl, threads=threads, churn=churn)
@@ -285,7 +291,7 @@ def main(argv):
     rows = parse(f"{d}/raw.txt")
     e = env(f"{d}/env.txt")
     if check:
-        want = {"fanout", "regunreg", "unregmany", "scale", "coalesce", "sizes", "slab",
+        want = {"fanout", "regunreg", "unregmany", "scoped", "scale", "coalesce", "sizes", "slab",
                 "netlink_rtt", "netlink_batch", "memory", "tracer", "train"}
         missing = want - {r["suite"] for r in rows}
         if missing:

@@ -103,10 +103,12 @@ static const struct ib_sync_mem_ops bm_noop_ops = {
 };
 
 static unsigned int bm_delay_us;
+static atomic_t bm_busy_calls;
 
 static int bm_busy_sync(struct ib_sync_mem_client *client,
 			enum ib_sync_mem_dir dir, ktime_t deadline)
 {
+	atomic_inc(&bm_busy_calls);
 	udelay(READ_ONCE(bm_delay_us));
 	return 0;
 }
@@ -317,21 +319,17 @@ static int bm_syncer_fn(void *arg)
 	return 0;
 }
 
-/* Unregister @c[0..n) one by one or at once: ns taken, grace periods. */
-static u64 bm_unreg_timed(struct ib_sync_mem_domain *dom,
-			  struct ib_sync_mem_client **c, unsigned int n,
-			  bool many, long *gps)
+/* Unregister @c[0..n) one by one or at once: ns taken. */
+static u64 bm_unreg_timed(struct ib_sync_mem_client **c, unsigned int n,
+			  bool many)
 {
-	long gp0 = atomic_long_read(&dom->grace_periods);
-	u64 t0 = ktime_get_ns(), ns;
+	u64 t0 = ktime_get_ns();
 
 	if (many)
 		ib_sync_mem_unregister_many(c, n);
 	else
 		bm_unregister_all(c, n);
-	ns = ktime_get_ns() - t0;
-	*gps = atomic_long_read(&dom->grace_periods) - gp0;
-	return ns;
+	return ktime_get_ns() - t0;
 }
 
 /*
@@ -342,20 +340,14 @@ static u64 bm_unreg_timed(struct ib_sync_mem_domain *dom,
 static int bm_unregmany(struct ib_device *ibdev, unsigned int n,
 			unsigned int reps)
 {
-	struct ib_sync_mem_domain *dom = sm_domain_get(ibdev);
 	struct ib_sync_mem_client **c = NULL;
 	struct task_struct *syncer;
 	u64 single_ns, many_ns, idle_ns;
-	long single_gps, many_gps, idle_gps;
 	unsigned int r;
 	int err = 0;
 
-	if (!dom)
-		return -ENODEV;
-	if (!n || n > BM_MAX_N || !reps) {
-		err = -EINVAL;
-		goto out;
-	}
+	if (!n || n > BM_MAX_N || !reps)
+		return -EINVAL;
 	c = kvcalloc(n, sizeof(*c), GFP_KERNEL);
 	if (!c) {
 		err = -ENOMEM;
@@ -365,7 +357,7 @@ static int bm_unregmany(struct ib_device *ibdev, unsigned int n,
 		err = bm_register_n(ibdev, &bm_noop_ops, c, n);
 		if (err)
 			goto out;
-		idle_ns = bm_unreg_timed(dom, c, n, false, &idle_gps);
+		idle_ns = bm_unreg_timed(c, n, false);
 
 		syncer = kthread_run(bm_syncer_fn, ibdev, "sm_bench_sync");
 		if (IS_ERR(syncer)) {
@@ -374,12 +366,11 @@ static int bm_unregmany(struct ib_device *ibdev, unsigned int n,
 		}
 		err = bm_register_n(ibdev, &bm_noop_ops, c, n);
 		if (!err) {
-			single_ns = bm_unreg_timed(dom, c, n, false,
-						   &single_gps);
+			single_ns = bm_unreg_timed(c, n, false);
 			err = bm_register_n(ibdev, &bm_noop_ops, c, n);
 		}
 		if (!err)
-			many_ns = bm_unreg_timed(dom, c, n, true, &many_gps);
+			many_ns = bm_unreg_timed(c, n, true);
 		kthread_stop(syncer);
 		if (err)
 			goto out;
@@ -388,16 +379,94 @@ static int bm_unregmany(struct ib_device *ibdev, unsigned int n,
 		bm_kv("rep", r);
 		bm_kv("n", n);
 		bm_kv("single_ns", single_ns);
-		bm_kv("single_gps", single_gps);
 		bm_kv("many_ns", many_ns);
-		bm_kv("many_gps", many_gps);
 		bm_kv("idle_ns", idle_ns);
-		bm_kv("idle_gps", idle_gps);
 		bm_end();
 	}
 out:
 	kvfree(c);
-	sm_domain_put(dom);
+	return err;
+}
+
+/* One device-wide sync, timed, from a kthread. */
+struct bm_pass {
+	struct ib_device *ibdev;
+	u64 ns;
+	struct completion done;
+};
+
+static int bm_pass_fn(void *arg)
+{
+	struct bm_pass *p = arg;
+	u64 t0 = ktime_get_ns();
+
+	ib_sync_mem_sync_device(p->ibdev, IB_SYNC_MEM_TO_DEVICE, 0, NULL);
+	p->ns = ktime_get_ns() - t0;
+	complete(&p->done);
+	return 0;
+}
+
+/*
+ * What an unregister waits for: a client X, then @n clients whose ->sync
+ * busy-waits @cb_us each; a pass over them all runs in a kthread, and once
+ * it is inside the first of the @n, X is unregistered. X's callback is
+ * over, so the unregister should take about as long as with nothing
+ * syncing, never the rest of the pass. Reports the unregister's time and
+ * the pass's, whose mean per client is the time of one callback.
+ */
+static int bm_scoped(struct ib_device *ibdev, unsigned int n,
+		     unsigned int cb_us, unsigned int reps)
+{
+	struct ib_sync_mem_client **c = NULL, *x;
+	struct task_struct *task;
+	struct bm_pass p = { .ibdev = ibdev };
+	unsigned int r;
+	u64 t0, unreg_ns;
+	int err = 0;
+
+	if (!n || n > BM_MAX_N || !cb_us || cb_us > 10000 || !reps)
+		return -EINVAL;
+	c = kvcalloc(n, sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	WRITE_ONCE(bm_delay_us, cb_us);
+	for (r = 0; r < reps; r++) {
+		x = bm_register(ibdev, &bm_noop_ops);
+		if (IS_ERR(x)) {
+			err = PTR_ERR(x);
+			break;
+		}
+		err = bm_register_n(ibdev, &bm_busy_ops, c, n);
+		if (err) {
+			ib_sync_mem_unregister(x);
+			break;
+		}
+		atomic_set(&bm_busy_calls, 0);
+		init_completion(&p.done);
+		task = kthread_run(bm_pass_fn, &p, "sm_bench_pass");
+		if (IS_ERR(task)) {
+			err = PTR_ERR(task);
+			ib_sync_mem_unregister(x);
+			bm_unregister_all(c, n);
+			break;
+		}
+		while (!atomic_read(&bm_busy_calls))
+			cond_resched();
+		t0 = ktime_get_ns();
+		ib_sync_mem_unregister(x);
+		unreg_ns = ktime_get_ns() - t0;
+		wait_for_completion(&p.done);
+		bm_unregister_all(c, n);
+
+		bm_line("scoped");
+		bm_kv("rep", r);
+		bm_kv("n", n);
+		bm_kv("cb_us", cb_us);
+		bm_kv("unreg_ns", unreg_ns);
+		bm_kv("pass_ns", p.ns);
+		bm_end();
+	}
+	kvfree(c);
 	return err;
 }
 
@@ -926,6 +995,8 @@ static int bm_run(char *cmd)
 		err = bm_regunreg(ibdev, a[0], a[1]);
 	else if (sscanf(cmd, "unregmany %u %u", &a[0], &a[1]) == 2)
 		err = bm_unregmany(ibdev, a[0], a[1]);
+	else if (sscanf(cmd, "scoped %u %u %u", &a[0], &a[1], &a[2]) == 3)
+		err = bm_scoped(ibdev, a[0], a[1], a[2]);
 	else if (sscanf(cmd, "scale %15s %u %u %u %u", impl, &a[0], &a[1],
 			&a[2], &a[3]) == 5)
 		err = bm_scale_run(ibdev, impl, a[0], a[1], a[2], a[3]);

@@ -4,10 +4,12 @@
  *
  * The locking scheme is described at struct ib_sync_mem_domain (sync_mem.h).
  * In short: a sync walks the domain's client list inside an SRCU read-side
- * section (sm_read_lock()) and calls every live client; writers change the
- * list and client states under dom->lock and wait (sm_wait_readers()) for
- * passes that may still see the old state. ->invalidate runs outside both,
- * once, after the client's syncs are over; unregister waits for it.
+ * section (sm_read_lock()) and calls every live client, counted in that
+ * client's busy count (sm_client_enter()); writers change the list and
+ * client states under dom->lock and wait for the callbacks in flight of
+ * the client they changed (sm_client_wait_idle()). ->invalidate runs
+ * outside both, once, after the client's syncs are over; unregister waits
+ * for it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -429,19 +431,91 @@ int sm_client_state(const struct ib_sync_mem_client *client)
 	return READ_ONCE(client->state);
 }
 
+/*
+ * The busy count of a client (struct ib_sync_mem_domain, sync_mem.h):
+ * sm_client_hold() counts the caller before it reads the client's state,
+ * sm_client_leave() uncounts it, and a writer that changed the state waits
+ * in sm_client_wait_idle() until nobody is counted. Either the writer sees
+ * the caller counted, or the caller sees the writer's state: both sides
+ * have a full barrier between their write and their read.
+ */
+static __always_inline void sm_client_hold(struct ib_sync_mem_client *c)
+{
+	atomic_inc(&c->busy);
+	/* Counted before the state is read: pairs with sm_client_wait_idle(). */
+	smp_mb__after_atomic();
+}
+
+static __always_inline void sm_client_leave(struct ib_sync_mem_client *c)
+{
+	/*
+	 * A value-returning atomic is a full barrier: the callback's accesses
+	 * come before the count drops, and the state is read after it. A
+	 * writer changed the state before it waits: it sees zero or is woken.
+	 */
+	if (atomic_dec_and_test(&c->busy) && READ_ONCE(c->state) != SM_LIVE)
+		wake_up_all(&c->dom->idle_wq);
+}
+
+/*
+ * sm_client_enter() - may the caller run ->sync or ->fill_info of @c?
+ * True if @c is live: the caller is counted and calls sm_client_leave()
+ * after the callback. False: not counted (the state says why).
+ */
+static __always_inline bool sm_client_enter(struct ib_sync_mem_client *c)
+{
+	sm_client_hold(c);
+	if (likely(READ_ONCE(c->state) == SM_LIVE))
+		return true;
+	sm_client_leave(c);
+	return false;
+}
+
+/*
+ * sm_client_wait_idle() - wait for the callbacks of @c in flight
+ * @c: a client whose state the caller changed from SM_LIVE (under
+ *	dom->lock, before calling this)
+ *
+ * When it returns, every caller that saw @c live has left its callback,
+ * and every later one sees the new state. Not interruptible; as long as
+ * the longest of those callbacks, which their callers' deadlines bound. A
+ * pass that called ->prepare of @c is counted until its ->finish.
+ */
+static void sm_client_wait_idle(struct ib_sync_mem_client *c)
+{
+	/* The state change before the count: pairs with sm_client_hold(). */
+	smp_mb();
+	wait_event(c->dom->idle_wq, !atomic_read(&c->busy));
+}
+
+/* After the grace period that follows release: no walk sees it any more. */
+static void sm_client_free(struct rcu_head *rcu)
+{
+	struct ib_sync_mem_client *c =
+		container_of(rcu, struct ib_sync_mem_client, rcu);
+
+	free_percpu(c->stats);
+	kmem_cache_free(sm_client_cache, c);
+}
+
 static void sm_client_release(struct kref *kref)
 {
 	struct ib_sync_mem_client *c =
 		container_of(kref, struct ib_sync_mem_client, kref);
+	struct ib_sync_mem_domain *dom = c->dom;
 	struct module *owner = c->ops->owner;
 
 	if (c->ops->release)
 		c->ops->release(c);
 	module_put(owner);
-	free_percpu(c->stats);
-	sm_domain_put(c->dom);
-	kmem_cache_free(sm_client_cache, c);
 	atomic_dec(&sm_counters.clients);
+	/*
+	 * A walk of the list that began before the client was unlisted may
+	 * still read the object and its counters (never its ops or private
+	 * data: it is not live). The domain waits for this in its release.
+	 */
+	call_srcu(&dom->srcu, &c->rcu, sm_client_free);
+	sm_domain_put(dom);
 }
 
 static int sm_reg_check(const struct ib_sync_mem_reg *reg)
@@ -515,6 +589,7 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	c->flags = reg->flags;
 	c->kind = reg->kind;
 	c->state = SM_LIVE;
+	c->batch = reg->ops->prepare || reg->ops->finish;
 	kref_init(&c->kref);
 	strscpy(c->name, reg->name, sizeof(c->name));
 
@@ -542,7 +617,7 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	c->listed = true;
 	list_add_tail_rcu(&c->node, &dom->clients);
 	dom->nclients++;
-	if (c->ops->prepare || c->ops->finish)
+	if (c->batch)
 		dom->nbatch++;
 	/* Passes that read next_seq past this client see it on the list. */
 	smp_store_release(&dom->next_seq, c->seq + 1);
@@ -581,7 +656,7 @@ static void sm_unlist(struct ib_sync_mem_client *c)
 	list_del_rcu(&c->node);
 	c->listed = false;
 	dom->nclients--;
-	if (c->ops->prepare || c->ops->finish)
+	if (c->batch)
 		dom->nbatch--;
 }
 
@@ -658,52 +733,6 @@ static bool sm_inval_own(struct ib_sync_mem_client *c)
 }
 
 /*
- * No read-side section that may have seen the domain as it was before the
- * caller's changes is still running: the sections left summed before those
- * entered, with full barriers, as SRCU checks its own counters
- * (srcu_readers_active_idx_check()). A section left is counted only after
- * its entry (sm_read_unlock()), so the sums are equal only if every
- * section counted as entered has left; a section not counted as entered
- * began after the first barrier here and sees the caller's changes. Not
- * enough to free the domain: a section counted as left may still be in
- * srcu_read_unlock().
- */
-static bool sm_readers_idle(struct ib_sync_mem_domain *dom)
-{
-	unsigned long entered = 0, left = 0;
-	int cpu;
-
-	/* The caller's changes before the counts; pairs with sm_read_lock(). */
-	smp_mb();
-	for_each_possible_cpu(cpu)
-		left += READ_ONCE(per_cpu_ptr(dom->readers, cpu)->left);
-	/* A section counted as left is counted as entered. */
-	smp_mb();
-	for_each_possible_cpu(cpu)
-		entered += READ_ONCE(per_cpu_ptr(dom->readers, cpu)->entered);
-	return entered == left;
-}
-
-/**
- * sm_wait_readers() - wait for the read side of a client change
- * @dom: the domain whose list or client states the caller changed
- *
- * When it returns, every pass and sync of @dom either ended or began after
- * the change and sees it. An SRCU grace period, skipped when no section
- * runs: most unregisters happen while nothing syncs. Expedited: a grace
- * period of a domain's own srcu_struct has no other readers to disturb,
- * and the normal one's timer-driven polling made every wait take
- * milliseconds (BENCHMARKS.md, "register + unregister").
- */
-void sm_wait_readers(struct ib_sync_mem_domain *dom)
-{
-	if (sm_readers_idle(dom))
-		return;
-	atomic_long_inc(&dom->grace_periods);
-	synchronize_srcu_expedited(&dom->srcu);
-}
-
-/*
  * First half of unregister: no pass or lookup finds the client from here
  * on. False (and a warning) if it was unregistered already.
  */
@@ -727,8 +756,8 @@ static bool sm_unregister_begin(struct ib_sync_mem_client *client)
 }
 
 /*
- * Second half, after sm_wait_readers(): wait for an ->invalidate running
- * elsewhere, report, and drop the registration's reference.
+ * Second half, after sm_client_wait_idle(): wait for an ->invalidate
+ * running elsewhere, report, and drop the registration's reference.
  */
 static void sm_unregister_end(struct ib_sync_mem_client *client)
 {
@@ -745,54 +774,46 @@ static void sm_unregister_end(struct ib_sync_mem_client *client)
  * ib_sync_mem_unregister() - unregister a client and drop its reference
  * @client: a client returned by ib_sync_mem_register()
  *
- * Waits for syncs running on the client's device to finish, and for its
- * ->invalidate if one runs in another task. When it returns no callback of
- * @client runs or will run, except ->release when the last reference goes.
- * Works on invalidated clients, also after their device is gone, and from
- * the client's own ->invalidate (or a work item it queued). Must not be
- * called from the other callbacks of any client of the same device: they
- * run inside the syncs it waits for. The wait is not interruptible; it is
- * as long as the longest callback in flight, which the callbacks' own
- * deadlines bound, and none when no sync runs on the device.
+ * Waits for the callbacks of @client in flight (its ->sync and ->fill_info
+ * calls; a pass that called its ->prepare, until its ->finish) and for its
+ * ->invalidate if one runs in another task; never for other clients. When
+ * it returns no callback of @client runs or will run, except ->release
+ * when the last reference goes. Works on invalidated clients, also after
+ * their device is gone, and from the client's own ->invalidate (or a work
+ * item it queued). Must not be called from a callback of @client other
+ * than ->invalidate: it would wait for itself. The wait is not
+ * interruptible; it is as long as the longest of those callbacks, which
+ * their callers' deadlines bound, and none when none runs.
  */
 void ib_sync_mem_unregister(struct ib_sync_mem_client *client)
 {
+	might_sleep();
 	if (!sm_unregister_begin(client))
 		return;
-	sm_wait_readers(client->dom);
+	sm_client_wait_idle(client);
 	sm_unregister_end(client);
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_unregister);
 
 /**
- * ib_sync_mem_unregister_many() - unregister clients with one wait
+ * ib_sync_mem_unregister_many() - unregister several clients
  * @clients: clients returned by ib_sync_mem_register(), each at most once
  * @n: how many
  *
- * ib_sync_mem_unregister() of each, with one wait for the syncs in flight
- * per device instead of one per client (clients of one device next to each
- * other in @clients share it). Same guarantees and rules, for every client
- * of @clients once it returns. The clients are unregistered in order.
+ * ib_sync_mem_unregister() of each, with the same guarantees and rules for
+ * every client of @clients once it returns. All are taken off their lists
+ * first, so no pass that begins meanwhile calls any of them; then it waits
+ * for each one's callbacks in flight. The clients are unregistered in
+ * order.
  */
 void ib_sync_mem_unregister_many(struct ib_sync_mem_client **clients,
 				 unsigned int n)
 {
-	struct ib_sync_mem_domain *dom = NULL;
 	unsigned int i;
-	bool wait = false;
 
-	for (i = 0; i < n; i++) {
-		if (!sm_unregister_begin(clients[i]))
-			continue;
-		clients[i]->unregistering = true;
-		/* The syncs that saw the earlier device's clients. */
-		if (wait && clients[i]->dom != dom)
-			sm_wait_readers(dom);
-		dom = clients[i]->dom;
-		wait = true;
-	}
-	if (wait)
-		sm_wait_readers(dom);
+	might_sleep();
+	for (i = 0; i < n; i++)
+		clients[i]->unregistering = sm_unregister_begin(clients[i]);
 
 	for (i = 0; i < n; i++) {
 		struct ib_sync_mem_client *c = clients[i];
@@ -800,6 +821,7 @@ void ib_sync_mem_unregister_many(struct ib_sync_mem_client **clients,
 		if (!c->unregistering)
 			continue;
 		c->unregistering = false;
+		sm_client_wait_idle(c);
 		sm_unregister_end(c);
 	}
 }
@@ -810,21 +832,22 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_unregister_many);
  * @client: the client
  * @reason: IB_SYNC_MEM_INVAL_MEMORY, usually
  *
- * Marks the client invalidated, waits for its syncs in flight, then calls
- * its ->invalidate once, in the caller's context. Later syncs of the client
+ * Marks the client invalidated, waits for its callbacks in flight (as
+ * ib_sync_mem_unregister() does), then calls its ->invalidate once, in the
+ * caller's context. Later syncs of the client
  * fail with -ENXIO (memory) or -ENODEV (device); device-wide syncs skip it.
  * The client stays registered until its owner unregisters it (which its
  * ->invalidate may do). The caller holds a reference on @client (its
  * registration's will do: if ->invalidate unregisters the client, the
  * client may be gone when this returns). Must not be called from a
- * callback other than ->invalidate of a client of the same device. Does
- * nothing if the client is not live.
+ * callback of @client. Does nothing if the client is not live.
  */
 void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
 			    enum ib_sync_mem_inval reason)
 {
 	struct ib_sync_mem_domain *dom = client->dom;
 
+	might_sleep();
 	mutex_lock(&dom->lock);
 	if (client->state != SM_LIVE) {
 		mutex_unlock(&dom->lock);
@@ -836,7 +859,7 @@ void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
 	WRITE_ONCE(client->state, SM_INVALIDATED);
 	mutex_unlock(&dom->lock);
 
-	sm_wait_readers(dom);
+	sm_client_wait_idle(client);
 	sm_call_invalidate(client);
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_invalidate);
@@ -868,12 +891,9 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 	mutex_unlock(&dom->lock);
 
 	/*
-	 * Passes and syncs that saw the clients live are over after this.
-	 * Always a grace period, not sm_wait_readers(): the domain is freed
-	 * after it, and a section that counted itself as left may still be
-	 * inside srcu_read_unlock().
+	 * Every callback runs inside a read-side section: passes and syncs
+	 * that saw the clients live are over after this.
 	 */
-	atomic_long_inc(&dom->grace_periods);
 	synchronize_srcu_expedited(&dom->srcu);
 
 	for (;;) {
@@ -924,16 +944,21 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 
 	trace_sync_start(dom, client->id, dir);
 	idx = sm_read_lock(dom);
-	err = sm_state_errno(client);
-	if (!err && sm_lazy_owed(client, dir, gen)) {
-		timed = sm_timed();
-		if (timed)
-			now = ktime_get_ns();
-		err = sm_call_sync(client, dir, deadline, 0,
-				   timed ? &now : NULL, NULL);
-		if (!err)
-			sm_lazy_synced(client, dir, gen);
-		n = 1;
+	if (!sm_client_enter(client)) {
+		err = sm_state_errno(client);
+	} else {
+		err = 0;
+		if (sm_lazy_owed(client, dir, gen)) {
+			timed = sm_timed();
+			if (timed)
+				now = ktime_get_ns();
+			err = sm_call_sync(client, dir, deadline, 0,
+					   timed ? &now : NULL, NULL);
+			if (!err)
+				sm_lazy_synced(client, dir, gen);
+			n = 1;
+		}
+		sm_client_leave(client);
 	}
 	sm_read_unlock(dom, idx);
 	/* Its time is the tracepoint's only: a sync begun untraced has none. */
@@ -988,14 +1013,21 @@ int sm_sync_batch(struct sm_batch_entry *e, unsigned int n,
 		t0 = now;
 		trace_sync_start(dom, c->id, dir);
 		idx = sm_read_lock(dom);
-		err = sm_state_errno(c);
-		e[i].ran = !err && sm_lazy_owed(c, dir, gen);
-		if (e[i].ran) {
-			err = sm_call_sync(c, dir,
-					   ktime_add(ns_to_ktime(t0), timeout),
-					   0, &now, NULL);
-			if (!err)
-				sm_lazy_synced(c, dir, gen);
+		e[i].ran = false;
+		if (!sm_client_enter(c)) {
+			err = sm_state_errno(c);
+		} else {
+			err = 0;
+			e[i].ran = sm_lazy_owed(c, dir, gen);
+			if (e[i].ran) {
+				err = sm_call_sync(c, dir,
+						   ktime_add(ns_to_ktime(t0),
+							     timeout),
+						   0, &now, NULL);
+				if (!err)
+					sm_lazy_synced(c, dir, gen);
+			}
+			sm_client_leave(c);
 		}
 		sm_read_unlock(dom, idx);
 		e[i].err = err;
@@ -1028,7 +1060,8 @@ struct sm_pass_dep {
  * live, and (if lazy) owed a sync, is synced once, in registration order.
  * Clients with batch hooks get ->prepare before the first ->sync and
  * ->finish after the last, each exactly once, also if they are unlisted
- * meanwhile (their unregister waits for this pass).
+ * meanwhile: the pass counts itself in their busy count from ->prepare to
+ * ->finish, so their unregister waits for that.
  *
  * Inside the caller's dom->srcu section. Returns 0 once the pass ran (the
  * first error of a client is in res->err: a result, not the command's
@@ -1088,10 +1121,16 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 					 srcu_read_lock_held(&dom->srcu)) {
 			if (c->seq >= limit)
 				break;
-			if (!c->ops->prepare && !c->ops->finish)
+			if (!c->batch)
 				continue;
 			if (WARN_ON_ONCE(nprep == nbatch))
 				break;
+			/* Live or invalidated, not unregistered. */
+			sm_client_hold(c);
+			if (READ_ONCE(c->state) == SM_DEAD) {
+				sm_client_leave(c);
+				continue;
+			}
 			prep[nprep++] = c;
 			if (c->ops->prepare)
 				c->ops->prepare(c, dir);
@@ -1106,12 +1145,18 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 				 srcu_read_lock_held(&dom->srcu)) {
 		if (c->seq >= limit)
 			break;
-		if (READ_ONCE(c->state) != SM_LIVE || !sm_lazy_owed(c, dir, gen)) {
+		if (!sm_client_enter(c)) {
+			skipped++;
+			continue;
+		}
+		if (!sm_lazy_owed(c, dir, gen)) {
+			sm_client_leave(c);
 			skipped++;
 			continue;
 		}
 		ret = sm_call_sync(c, dir, deadline, record,
 				   timed ? &now : NULL, &acc);
+		sm_client_leave(c);
 		ran++;
 		if (!ret) {
 			sm_lazy_synced(c, dir, gen);
@@ -1128,11 +1173,13 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 
 	/*
 	 * The clients prepared above, unlinked meanwhile or not: their
-	 * unregister waits for this section, so each is still there.
+	 * unregister waits for the count each holds until here.
 	 */
-	for (i = 0; i < nprep; i++)
+	for (i = 0; i < nprep; i++) {
 		if (prep[i]->ops->finish)
 			prep[i]->ops->finish(prep[i], dir);
+		sm_client_leave(prep[i]);
+	}
 	if (prep != stack_prep)
 		kfree(prep);
 	this_cpu_inc(*dom->npasses);
@@ -1400,9 +1447,9 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_mark_dirty);
  * @c: the client
  * @msg: the netlink message being built (inside IB_SYNC_MEM_A_CLIENT_INFO)
  *
- * Calls ->fill_info inside the device's SRCU section and only while the
- * client is live, so that unregister and invalidation wait for it, as they
- * do for ->sync.
+ * Calls ->fill_info only while the client is live, counted in its busy
+ * count inside the device's read side, so that unregister, invalidation
+ * and removal wait for it, as they do for ->sync.
  *
  * Return: 0, -ENOENT if there is nothing to call (no ->fill_info, or the
  * client is not live), or the callback's -EMSGSIZE.
@@ -1414,8 +1461,10 @@ int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg)
 	if (!c->ops->fill_info)
 		return -ENOENT;
 	idx = sm_read_lock(c->dom);
-	if (READ_ONCE(c->state) == SM_LIVE)
+	if (sm_client_enter(c)) {
 		ret = c->ops->fill_info(c, msg);
+		sm_client_leave(c);
+	}
 	sm_read_unlock(c->dom, idx);
 	return ret;
 }

@@ -36,8 +36,9 @@ static void sm_domain_release(struct kref *kref)
 		container_of(kref, struct ib_sync_mem_domain, kref);
 
 	WARN_ON(!list_empty(&dom->clients));
+	/* The clients' objects, freed after a grace period of this. */
+	srcu_barrier(&dom->srcu);
 	cleanup_srcu_struct(&dom->srcu);
-	free_percpu(dom->readers);
 	free_percpu(dom->npasses);
 	free_percpu(dom->stats);
 	kfree(dom);
@@ -161,8 +162,7 @@ static int sm_add_one(struct ib_device *ibdev)
 
 	dom->stats = alloc_percpu(struct sm_stats);
 	dom->npasses = alloc_percpu(u64);
-	dom->readers = alloc_percpu(struct sm_readers);
-	if (!dom->stats || !dom->npasses || !dom->readers) {
+	if (!dom->stats || !dom->npasses) {
 		ret = -ENOMEM;
 		goto err_stats;
 	}
@@ -179,6 +179,7 @@ static int sm_add_one(struct ib_device *ibdev)
 	for (i = 0; i < ARRAY_SIZE(dom->passes); i++)
 		sm_pass_queue_init(&dom->passes[i]);
 	init_waitqueue_head(&dom->inval_wq);
+	init_waitqueue_head(&dom->idle_wq);
 	atomic_set(&dom->nl_creating, 0);
 	atomic_set(&dom->result_readers, 0);
 	atomic_inc(&sm_counters.domains);
@@ -197,7 +198,6 @@ err_put:
 	sm_domain_put(dom);
 	return ret;
 err_stats:
-	free_percpu(dom->readers);
 	free_percpu(dom->npasses);
 	free_percpu(dom->stats);
 	kfree(dom);

@@ -104,22 +104,13 @@ struct sm_pass_queue {
 	wait_queue_head_t wq;
 };
 
-/*
- * Read-side sections of a domain on one CPU: entered and left (a section
- * may leave on another CPU; only the sums over all CPUs mean anything).
- */
-struct sm_readers {
-	unsigned long entered;
-	unsigned long left;
-};
-
 /**
  * struct ib_sync_mem_domain - the registry of one RDMA device
  * @ibdev: the device; NULL once the ib_client remove hook ran
  * @index: ibdev->index, the key in sm_domains
  * @name: device name (kept current by the rename hook)
  * @kref: the registry holds one reference until remove, each client one
- * @srcu: read side of @clients and of every client callback
+ * @srcu: read side of @clients and of the clients' memory
  * @lock: serialises writers of @clients, @dying, client state changes and
  *	->invalidate calls
  * @clients: registered clients in registration order
@@ -129,32 +120,36 @@ struct sm_readers {
  * @nbatch: clients on @clients whose ops have ->prepare or ->finish
  * @passes: coalescing queues, one per enum ib_sync_mem_dir
  * @inval_wq: unregisters waiting for an ->invalidate running elsewhere
+ * @idle_wq: writers waiting for a client's callbacks in flight to end
+ *	(sm_client_wait_idle())
  * @nl_creating: netlink creations on this device between a kind's create()
  *	and the record of their client (nl_client.c; changed under its lock)
  * @result_readers: callers that will read more of their pass's result
  *	than its error: its time and its clients' entries (sm_sync_domain());
  *	passes measure and record those only while there are any
  * @npasses: passes run on this domain, per CPU (sm_domain_passes())
- * @readers: read-side sections entered and left, per CPU (sm_read_lock())
- * @grace_periods: SRCU grace periods writers waited for (sm_wait_readers())
  * @stats: per-CPU sync counters of all clients of this domain
  *
- * Read-side scheme: sleepable RCU, as mm/mmu_notifier.c does. Callbacks may
- * sleep (a fence wait does), which plain RCU forbids; reference-taking on
- * plain RCU would need an atomic on a shared cache line for every client in
- * every pass and a fragile restart of the walk after each callback. With
- * SRCU a device-wide sync takes srcu_read_lock() once (per-CPU counters, no
- * shared lock) for the whole call, walks the list and calls each live
- * client. Writers unlink under @lock, mark the client, and
- * synchronize_srcu_expedited() before they return: that is what makes
- * "after unregister returns, no callback runs" hold. The price is that
- * unregister waits for passes already running on the same device.
+ * Read-side scheme, in two parts. The list and the client objects on it
+ * are read under sleepable RCU, as mm/mmu_notifier.c does: callbacks may
+ * sleep (a fence wait does), which plain RCU forbids. A device-wide sync
+ * takes srcu_read_lock() once (per-CPU counters, no shared lock) for the
+ * whole call and walks the list; a client object is freed only after a
+ * grace period (call_srcu() from its release), so a walk may still look at
+ * one that was unregistered meanwhile.
  *
- * A grace period costs hundreds of microseconds even when nobody reads, so
- * the read side also counts its sections in @readers, and a writer waits
- * only if one may still run (sm_wait_readers()): a client unregistered
- * while no sync runs on its device returns without a grace period, and
- * ib_sync_mem_unregister_many() waits once for any number of clients.
+ * A client's callbacks are guarded by the client itself: a caller counts
+ * itself in client->busy before it reads the client's state and calls a
+ * callback only if the state allows it (sm_client_enter()); a writer
+ * changes the state under @lock and then waits until client->busy is zero
+ * (sm_client_wait_idle()). That makes "after unregister returns, no
+ * callback runs" hold, and scopes the wait: an unregister or invalidation
+ * waits for the callbacks of its own client in flight, each bounded by its
+ * caller's deadline, never for a pass over the rest of the device. The
+ * count is an atomic on the client's own cache line, written twice per
+ * callback; only callers of the same client share it. Removal, which must
+ * wait for everything, waits for an SRCU grace period
+ * (sm_domain_invalidate_all()).
  */
 struct ib_sync_mem_domain {
 	struct ib_device *ibdev;
@@ -170,11 +165,10 @@ struct ib_sync_mem_domain {
 	u32 nbatch;
 	struct sm_pass_queue passes[IB_SYNC_MEM_BIDIRECTIONAL];
 	wait_queue_head_t inval_wq;
+	wait_queue_head_t idle_wq;
 	atomic_t nl_creating;
 	atomic_t result_readers;
 	u64 __percpu *npasses;
-	struct sm_readers __percpu *readers;
-	atomic_long_t grace_periods;
 	struct sm_stats __percpu *stats;
 };
 
@@ -204,6 +198,10 @@ enum {
  * @seq: registration sequence within the domain
  * @size: bytes behind the client
  * @kref: the registration holds one reference, lookups take more
+ * @busy: callers inside a callback of the client, or about to decide
+ *	whether to call one (sm_client_enter()); a pass that prepared the
+ *	client counts from ->prepare to ->finish
+ * @batch: its ops have ->prepare or ->finish
  * @id: unique id, not reused soon (cyclic allocation)
  * @flags: IB_SYNC_MEM_F_*
  * @kind: userspace kind number
@@ -223,6 +221,7 @@ enum {
  * @last_err: result of the last sync (written only when it changes)
  * @pinned_pages: pages the client keeps pinned (region clients)
  * @stats: per-CPU counters
+ * @rcu: frees the object after the SRCU grace period that follows release
  * @name: NUL-terminated name
  */
 struct ib_sync_mem_client {
@@ -233,11 +232,13 @@ struct ib_sync_mem_client {
 	u64 seq;
 	u64 size;
 	struct kref kref;
+	atomic_t busy;
 	u32 id;
 	u32 flags;
 	u32 kind;
 	u8 state;
 	u8 inval_reason;
+	bool batch;
 	bool listed;
 	bool inval_called;
 	struct task_struct *inval_task;
@@ -248,6 +249,7 @@ struct ib_sync_mem_client {
 	int last_err;
 	atomic_t pinned_pages;
 	struct sm_stats __percpu *stats;
+	struct rcu_head rcu;
 	char name[IB_SYNC_MEM_NAME_MAX];
 };
 
@@ -350,45 +352,22 @@ static inline u32 sm_generation_read_begin(void)
 }
 
 /*
- * sm_read_lock() - enter @dom's read side: its client list and the
- * callbacks of its clients. The caller keeps @dom alive (a reference, a
- * client's, or RCU until this returns). Returns the SRCU index for
- * sm_read_unlock().
+ * sm_read_lock() - enter @dom's read side: its client list and the client
+ * objects on it. The caller keeps @dom alive (a reference, a client's, or
+ * RCU until this returns). Returns the SRCU index for sm_read_unlock().
  */
 static inline int sm_read_lock(struct ib_sync_mem_domain *dom)
 {
-	int idx;
-
-	this_cpu_inc(dom->readers->entered);
-	idx = srcu_read_lock(&dom->srcu);
-	/*
-	 * Counted before the section reads the list or a state: pairs with
-	 * the first barrier of sm_readers_idle(), so that a writer either
-	 * counts this section or the section sees the writer's changes.
-	 */
-	smp_mb__after_srcu_read_lock();
-	return idx;
+	return srcu_read_lock(&dom->srcu);
 }
 
 static inline void sm_read_unlock(struct ib_sync_mem_domain *dom, int idx)
 {
-	struct sm_readers *r;
-
-	/* Before srcu_read_unlock(): after it @dom may be freed. */
-	preempt_disable();
-	r = this_cpu_ptr(dom->readers);
-	/*
-	 * Release: every access of the section comes before it counts as
-	 * left; pairs with the second barrier of sm_readers_idle().
-	 */
-	smp_store_release(&r->left, r->left + 1);
-	preempt_enable();
 	srcu_read_unlock(&dom->srcu, idx);
 }
 
 /* client.c */
 int sm_client_init(void);
-void sm_wait_readers(struct ib_sync_mem_domain *dom);
 void sm_client_exit(void);
 void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom);
 void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum);

@@ -426,6 +426,7 @@ static const struct kt_case kt_cases[] = {
 	{ "deadline_per_caller", test_deadline_per_caller },
 	{ "unregister_during_sync", test_unregister_during_sync },
 	{ "unregister_many", test_unregister_many },
+	{ "unregister_scoped", test_unregister_scoped },
 	{ "batch_pairing", test_batch_pairing },
 	{ "batch_churn", test_batch_churn },
 	{ "invalidate_unregister", test_invalidate_unregister },

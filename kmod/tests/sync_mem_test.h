@@ -198,6 +198,7 @@ void test_deadline_per_caller(struct ib_device *ibdev);
 void test_batch_pairing(struct ib_device *ibdev);
 void test_batch_churn(struct ib_device *ibdev);
 void test_invalidate_unregister(struct ib_device *ibdev);
+void test_unregister_scoped(struct ib_device *ibdev);
 void test_unregister_many(struct ib_device *ibdev);
 int fill_info_start(struct ib_device *ibdev);
 void test_fill_info_check(void);

@@ -13,9 +13,11 @@
  *	unregistered from its ->invalidate, or from a work item it queues
  *   fill_info_after_unregister   no ->fill_info after unregister returned
  *   killable_waits   a caller waiting for a pass can be killed
- *   unregister_many   a bulk unregister waits for the syncs in flight,
- *	with one grace period for all its clients; an unregister while
- *	nothing syncs waits for none
+ *   unregister_many   a bulk unregister waits for the syncs of its
+ *	clients in flight
+ *   unregister_scoped   an unregister or invalidation waits for its own
+ *	client's callbacks only: not for a pass blocked in another client's
+ *	->sync, nor for a single sync of another client
  *
  * and the helpers of the netlink suites: bulk registration (replies at the
  * documented limits) and a held NETLINK_URELEASE (a portid reused before
@@ -576,7 +578,7 @@ out:
 	kvfree(t);
 }
 
-/* ---- bulk unregister, and the grace periods unregister waits for ---- */
+/* ---- bulk unregister, and what an unregister waits for ---- */
 
 #define MANY_N	64
 
@@ -595,50 +597,34 @@ static int many_unregister_fn(void *arg)
 }
 
 /*
- * Grace periods @dom's writers waited for since @base. Only the test's
- * own clients are on the device unless kt_shared.
- */
-static long many_gps(struct ib_sync_mem_domain *dom, long base)
-{
-	return atomic_long_read(&dom->grace_periods) - base;
-}
-
-/*
- * While no sync runs on the device, neither ib_sync_mem_unregister() nor
- * ib_sync_mem_unregister_many() waits for a grace period. While a pass is
- * inside a client's ->sync, ib_sync_mem_unregister_many() of MANY_N
- * clients (that one included) returns only after the callback did, with
- * one grace period for all of them, and no callback runs after it.
+ * ib_sync_mem_unregister_many() of MANY_N clients while a pass is inside
+ * the last one's ->sync: every client comes off the list at once, the call
+ * returns only after that callback did, and no callback runs after it.
  */
 void test_unregister_many(struct ib_device *ibdev)
 {
 	struct kt_caller pass = { .ibdev = ibdev, .dir = IB_SYNC_MEM_TO_DEVICE };
-	struct ib_sync_mem_domain *dom = test_domain(ibdev);
 	DECLARE_COMPLETION_ONSTACK(gate);
 	struct many_caller *m = kzalloc(sizeof(*m), GFP_KERNEL);
 	struct tc *t = tc_alloc(MANY_N);
 	bool early, unlisted;
-	long base;
 	int i;
 
-	if (!m || !t || !dom) {
+	if (!m || !t) {
 		kt_fail++;
 		goto out;
 	}
 	init_completion(&m->done);
 
-	/* Idle: one unregister, then the other MANY_N - 1 at once. */
+	/* Nothing syncing: one unregister, then the other MANY_N - 1 at once. */
 	if (!tc_register_all(ibdev, t, MANY_N, 0))
 		goto out;
-	base = atomic_long_read(&dom->grace_periods);
 	tc_unregister(&t[0]);
 	for (i = 1; i < MANY_N; i++)
 		m->clients[i - 1] = t[i].client;
 	ib_sync_mem_unregister_many(m->clients, MANY_N - 1);
 	for (i = 1; i < MANY_N; i++)
 		WRITE_ONCE(t[i].dead, true);
-	if (!kt_shared)
-		KT_EXPECT_EQ(many_gps(dom, base), 0);
 	for (i = 0; i < MANY_N; i++)
 		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
 	kvfree(t);
@@ -666,7 +652,6 @@ void test_unregister_many(struct ib_device *ibdev)
 		tc_unregister_all(t, MANY_N);
 		goto out;
 	}
-	base = atomic_long_read(&dom->grace_periods);
 	if (IS_ERR(kthread_run(many_unregister_fn, m, "kt_many"))) {
 		kt_fail++;
 		complete_all(&gate);
@@ -688,8 +673,6 @@ void test_unregister_many(struct ib_device *ibdev)
 	KT_EXPECT(completion_done(&pass.done));
 	wait_for_completion(&pass.done);
 	KT_EXPECT_EQ(pass.ret, 0);
-	if (!kt_shared)
-		KT_EXPECT_EQ(many_gps(dom, base), 1);
 	for (i = 0; i < MANY_N; i++) {
 		KT_EXPECT_EQ(atomic_read(&t[i].syncs), 1);
 		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
@@ -697,6 +680,110 @@ void test_unregister_many(struct ib_device *ibdev)
 out:
 	kvfree(t);
 	kfree(m);
+}
+
+static int many_one_fn(void *arg)
+{
+	struct kt_caller *k = arg;
+
+	ib_sync_mem_unregister_many(&k->client, 1);
+	complete_all(&k->done);
+	return 0;
+}
+
+/*
+ * Clients of scoped_wait(): [0] is blocked in ->sync by a pass or a
+ * single sync, [1] is unregistered, [2] invalidated and [3] unregistered
+ * with ib_sync_mem_unregister_many() meanwhile, [4] waits after them in the
+ * pass's order (a pass that went on would sync it).
+ */
+#define SCOPED_N	5
+
+/*
+ * Writers on other clients of the device while @blocker is inside
+ * ->sync of t[0]: each returns while that callback still runs, and has
+ * its client's callbacks done (->invalidate ran, ->release ran).
+ */
+static void scoped_wait(struct ib_device *ibdev, bool pass)
+{
+	struct kt_caller blocker = { .ibdev = ibdev, .dir = IB_SYNC_MEM_TO_DEVICE };
+	struct kt_caller unreg = {}, inval = {}, many = {};
+	DECLARE_COMPLETION_ONSTACK(gate);
+	struct tc *t = tc_alloc(SCOPED_N);
+	bool returned, ok = false;
+	int i;
+
+	if (!t || !tc_register_all(ibdev, t, SCOPED_N, 0)) {
+		kt_fail++;
+		goto out;
+	}
+	t[0].gate = &gate;
+	blocker.client = t[0].client;
+	if (!kt_start(pass ? kt_sync_device_fn : kt_sync_client_fn, &blocker)) {
+		tc_unregister_all(t, SCOPED_N);
+		goto out;
+	}
+	if (!KT_WAIT(completion_done(&t[0].entered), 60)) {
+		kt_diag("the sync never reached the first client");
+		kt_fail++;
+		goto release;
+	}
+
+	unreg.tc = &t[1];
+	inval.client = t[2].client;
+	many.client = t[3].client;
+	if (!kt_start(kt_unregister_fn, &unreg) ||
+	    !kt_start(kt_invalidate_fn, &inval))
+		goto release;
+	/* A hang guard: a writer that waits for t[0] never returns here. */
+	returned = KT_WAIT(completion_done(&unreg.done) &&
+			   completion_done(&inval.done), 60);
+	if (!returned)
+		kt_diag("%s: an unregister or invalidation waited for another client's ->sync",
+			pass ? "pass" : "single sync");
+	KT_EXPECT(returned);
+	KT_EXPECT_EQ(atomic_read(&t[1].releases), 1);
+	KT_EXPECT_EQ(atomic_read(&t[2].invalidates), 1);
+
+	if (!kt_start(many_one_fn, &many))
+		goto release;
+	KT_EXPECT(KT_WAIT(completion_done(&many.done), 60));
+	KT_EXPECT_EQ(atomic_read(&t[3].releases), 1);
+	/* Still inside t[0]'s ->sync. */
+	KT_EXPECT(!completion_done(&blocker.done));
+	KT_EXPECT_EQ(atomic_read(&t[4].syncs), 0);
+	ok = true;
+
+release:
+	complete_all(&gate);
+	wait_for_completion(&blocker.done);
+	if (unreg.task)
+		wait_for_completion(&unreg.done);
+	if (inval.task)
+		wait_for_completion(&inval.done);
+	if (many.task) {
+		wait_for_completion(&many.done);
+		WRITE_ONCE(t[3].dead, true);
+	}
+	if (ok) {
+		KT_EXPECT_EQ(blocker.ret, 0);
+		/* The pass skipped the clients gone meanwhile, synced the last. */
+		KT_EXPECT_EQ(atomic_read(&t[0].syncs), 1);
+		for (i = 1; i < 4; i++)
+			KT_EXPECT_EQ(atomic_read(&t[i].syncs), 0);
+		KT_EXPECT_EQ(atomic_read(&t[4].syncs), pass ? 1 : 0);
+	}
+	for (i = 0; i < SCOPED_N; i++)
+		if (!READ_ONCE(t[i].dead))
+			tc_unregister(&t[i]);
+out:
+	kvfree(t);
+}
+
+void test_unregister_scoped(struct ib_device *ibdev)
+{
+	scoped_wait(ibdev, true);
+	scoped_wait(ibdev, false);
 }
 
 #define INVAL_DEV_N	4

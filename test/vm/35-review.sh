@@ -105,6 +105,34 @@ echo "# batch: $(($(sim_calls "$slow") - c0)) of 50 syncs begun when the unregis
 kill -KILL "$batch"
 check "the batch, killed, ends" wait_until $((30 + 60)) gone "$batch"
 
+# A batch of 10 syncs of a 2 s client on rxe1, which is removed meanwhile:
+# the removal waits for the callback in flight, then the batch's other
+# entries fail with ENODEV (a removal that waited for the whole batch would
+# let all 10 run). 2 s: the removal reaches the client's state well within
+# one callback of reading the count.
+check "rdma link add rxe1 (a removal during a batch)" rdma link add rxe1 type rxe netdev veth1
+rs_ms=$((2000 * SYNCMEM_SLOW))
+[ "$rs_ms" -le 10000 ] || rs_ms=10000
+rslow=$(ctl register --dev rxe1 --name rv-rslow --latency "${rs_ms}ms")
+check "rv-rslow registered on rxe1" is_id "$rslow"
+c0=$(sim_calls "$rslow")
+syncmemctl sync --id "$(yes "$rslow" | head -n 10 | paste -sd,)" --timeout 60s -j \
+	>"$tmp/rbatch.json" 2>"$tmp/rbatch.err" &
+batch=$!
+check "a batch of 10 is in rv-rslow's syncs" wait_until 60 calls_from "$rslow" $((c0 + 1))
+c1=$(sim_calls "$rslow")
+check "rv-rslow's count readable" is_num "$c1"
+check "rdma link delete rxe1 during the batch" rdma link delete rxe1
+ended_within "$batch" $((10 * 2 + 60))
+check "the batch ends (exit 1: its clients failed)" expect exit "${ENDED_RC:-killed}" 1
+cat "$tmp/rbatch.json" "$tmp/rbatch.err" >&2
+ran=$(jq '[.results[] | select(.err == null)] | length' "$tmp/rbatch.json")
+enodev=$(jq '[.results[] | select(.err == "ENODEV")] | length' "$tmp/rbatch.json")
+echo "# removal: $((c1 - c0)) syncs begun before it, $ran ran in all, $enodev ENODEV" >&2
+check "... the removal waited for at most the sync in flight" \
+	test "$ran" -ge $((c1 - c0)) -a "$ran" -le $((c1 - c0 + 1))
+check "... every other entry failed with ENODEV" expect "ENODEV entries" "$enodev" $((10 - ran))
+
 # Caller A runs a device pass (2 s in rv-slow); caller B arrives and waits
 # for the next pass. An unregister meanwhile waits for A's pass, not for B:
 # B waits outside the read side and runs its pass in a section of its own.

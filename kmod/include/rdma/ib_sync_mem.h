@@ -21,8 +21,10 @@
  *   client's result (see ib_sync_mem_client_last_err()).
  * - Callbacks may sleep. The read side (a sync) holds no lock across a
  *   callback; device-wide syncs in one direction take their pass queue's
- *   spinlock briefly to share passes. See struct ib_sync_mem_domain in
- *   sync_mem.h for the scheme.
+ *   spinlock briefly to share passes. Each caller counts itself in the
+ *   client's own busy count around a callback, so that a writer waits for
+ *   that client only. See struct ib_sync_mem_domain in sync_mem.h for the
+ *   scheme.
  * - When the RDMA device goes away, syncs in flight finish, later ones fail
  *   with -ENODEV, every live client gets
  *   ops->invalidate(IB_SYNC_MEM_INVAL_DEVICE) (one already invalidated for
@@ -53,12 +55,14 @@
  *
  * Rules for callbacks:
  *
- * - ->sync, ->prepare, ->finish and ->fill_info run inside the device's
- *   read-side section: they must not call ib_sync_mem_unregister() or
- *   ib_sync_mem_invalidate() for any client of the same device (those wait
- *   for the section to end). ->sync of one client may run concurrently with
- *   itself (two callers, or a pass and a single sync; in the same or other
- *   directions), never concurrently with or after its ->invalidate.
+ * - ->sync, ->prepare, ->finish and ->fill_info must not call
+ *   ib_sync_mem_unregister() or ib_sync_mem_invalidate() for their own
+ *   client (those wait for the callback to end), and those of a client
+ *   with ->prepare or ->finish must not do it for another client of the
+ *   same device with them (a pass holds every such client it prepared
+ *   until it finished them all). ->sync of one client may run concurrently
+ *   with itself (two callers, or a pass and a single sync; in the same or
+ *   other directions), never concurrently with or after its ->invalidate.
  * - ->invalidate runs once, in process context, outside every lock of the
  *   registry and after the client's syncs are over. It may sleep, and it may
  *   unregister its own client (or queue a work item that does): a concurrent
@@ -67,14 +71,14 @@
  *   from the put of whoever held the client last.
  *
  * Waits: ib_sync_mem_unregister() and ib_sync_mem_invalidate() wait, not
- * interruptibly, for the callbacks in flight on the device (an SRCU grace
- * period, and none when no sync runs on the device); callbacks bound their
- * waits by the deadline they are given. A device-wide pass is in flight as
- * a whole (its clients share one deadline); a single sync and each entry of
- * a netlink batch are each their own; a caller waiting for another caller's
- * pass in ib_sync_mem_sync_device() is not in flight (it waits outside the
- * read side) and can be killed (-EINTR). ib_sync_mem_unregister_many()
- * waits once per device for all the clients it is given.
+ * interruptibly, for the callbacks of their own client in flight, never
+ * for other clients: its ->sync and ->fill_info calls, each bounded by the
+ * deadline its caller gave, and, for a client with ->prepare or ->finish,
+ * a pass that prepared it until that pass's ->finish. None when none runs.
+ * A caller waiting for another caller's pass in ib_sync_mem_sync_device()
+ * is not in flight and can be killed (-EINTR). ib_sync_mem_unregister_many()
+ * takes all its clients off their lists first, then waits for each. Device
+ * removal waits for every callback in flight on the device.
  *
  * Context: every function here may sleep, except ib_sync_mem_mark_dirty(),
  * ib_sync_mem_get() and the accessors.
