@@ -86,13 +86,21 @@ check "killable: a netlink device sync waits for the pass" \
 	wait_until 60 grep -q "^to-device 1 " "$KTFS/waiters"
 kill -KILL "$waiter"
 check "killable: SIGKILL ends the waiting netlink sync" wait_until 30 gone "$waiter"
-kid=$(ctl register --dev rxe0 --name killable-del)
+# A delete of another client waits for its own callbacks, not the pass.
+kid=$(ctl register --dev rxe0 --name killable-other)
 check "killable: a netlink client on the device" is_id "$kid"
+check "killable: deleting it does not wait for the blocked pass" ctl unregister id "$kid"
+# A delete that waits (the sim holds its deletion after the unregister).
+kid=$(ctl register --dev rxe0 --name killable-del)
+check "killable: another netlink client on the device" is_id "$kid"
+echo 1 > "$SIMFS/hold_destroy"
 syncmemctl unregister id "$kid" >"$tmp/kd.out" 2>&1 &
 deleter=$!
-check "killable: its netlink delete waits for the pass" wait_until 60 waits_in "$deleter" sm_nl_client_del_doit
+check "killable: its deletion is held after the unregister" wait_until 60 sim_held held_destroy 1
+check "killable: its netlink delete waits for the deletion" wait_until 60 waits_in "$deleter" sm_nl_client_del_doit
 kill -KILL "$deleter"
 check "killable: SIGKILL ends the waiting netlink delete" wait_until 30 gone "$deleter"
+echo 0 > "$SIMFS/hold_destroy"
 check "killable: the pass ends" run_step killable_check
 check "killable: the killed delete still deleted the client" wait_until 60 lacks_client "$kid"
 

@@ -134,8 +134,9 @@ check "... the removal waited for at most the sync in flight" \
 check "... every other entry failed with ENODEV" expect "ENODEV entries" "$enodev" $((10 - ran))
 
 # Caller A runs a device pass (2 s in rv-slow); caller B arrives and waits
-# for the next pass. An unregister meanwhile waits for A's pass, not for B:
-# B waits outside the read side and runs its pass in a section of its own.
+# for the next pass. An unregister of rv-x meanwhile waits for neither: not
+# for B (before issue 31, a waiter held the read side), and not for A's
+# pass over the others (before issue 32, the wait was for the device).
 echo $((2000000 * SYNCMEM_SLOW)) > "$SIMFS/clients/$slow/latency_us"
 x=$(ctl register --dev rxe0 --name rv-x)
 check "rv-x registered" is_id "$x"
@@ -148,7 +149,8 @@ b=$!
 check "caller B waits for the next pass" wait_until 60 waits_in "$b" sm_sync_coalesced sm_sync_domain
 check "unregister rv-x" ctl unregister id "$x"
 # shellcheck disable=SC2086
-check "... it returned while B's own pass still syncs" waits_in "$b" $SLEEPING
+check "... it returned while A's pass is still in rv-slow" waits_in "$a" $SLEEPING
+check "... and B still waits for the next pass" waits_in "$b" sm_sync_coalesced sm_sync_domain
 check "A ends 0" ended_ok "$a" 60
 check "B ends 0" ended_ok "$b" 60
 check "rv-slow synced once by each pass" calls_are "$slow" $((c1 + 2))
