@@ -233,17 +233,20 @@ deleted this way. Every id is tried; the command fails if one failed.`,
 }
 
 func newListCmd(dial dialer, out *output) *cobra.Command {
-	var dev string
+	var f genl.ClientFilter
 	var ids []string
 	cmd := verb(&cobra.Command{
-		Use:   "list [dev DEV | id ID[,ID...]]",
+		Use:   "list [dev DEV] [owner OWNER] | list id ID[,ID...]",
 		Short: "List clients",
-		Long: `List the registered clients: all of them, those of one device (dev DEV),
-or the ones given by id. Open to every user; without CAP_NET_ADMIN the
-kernel leaves out who created a client (owner portid and pid) and its
-kind-specific settings. -j prints an array, also for one client or none.`,
+		Long: `List the registered clients: all of them, those of one device (dev DEV)
+or of one owner (owner OWNER: the in-kernel owner a client is registered
+under, such as a driver's, or sim, region, dma-buf), or the ones given by
+id. Open to every user; without CAP_NET_ADMIN the kernel leaves out who
+created a client (the creator's portid and pid) and its kind-specific
+settings. -j prints an array, also for one client or none.`,
 		Example: `  syncmemctl list
   syncmemctl list dev rxe0
+  syncmemctl list dev rxe0 owner sim
   syncmemctl list id 3,4
   syncmemctl -j list | jq 'length'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -251,12 +254,12 @@ kind-specific settings. -j prints an array, also for one client or none.`,
 			if err != nil {
 				return err
 			}
-			if dev != "" && len(list) > 0 {
-				return errors.New("give either dev or id, not both")
+			if (f.Device != "" || f.Owner != "") && len(list) > 0 {
+				return errors.New("give either dev and owner, or id, not both")
 			}
 			return withConn(dial, func(c api) error {
 				if len(list) == 0 {
-					cs, err := c.Clients(cmd.Context(), dev)
+					cs, err := c.Clients(cmd.Context(), f)
 					if err != nil {
 						return err
 					}
@@ -276,7 +279,8 @@ kind-specific settings. -j prints an array, also for one client or none.`,
 			})
 		},
 	})
-	devFlag(cmd, &dev, "list the clients of this device only", dial)
+	devFlag(cmd, &f.Device, "list the clients of this device only", dial)
+	ownerFlag(cmd, &f.Owner, "list the clients of this owner only", dial)
 	idFlag(cmd, &ids, "list these clients only", dial)
 	return cmd
 }
@@ -290,12 +294,12 @@ func printClients(cmd *cobra.Command, out *output, cs []genl.Client) error {
 		}
 		return out.writeJSON(w, js)
 	}
-	t := newTable(w, "ID", "DEV", "NAME", "KIND", "STATE", "FLAGS", "SIZE", "PINNED", "SYNCS", "ERRORS",
-		"LAST-ERR", "OWNER")
+	t := newTable(w, "ID", "DEV", "NAME", "OWNER", "KIND", "STATE", "FLAGS", "SIZE", "PINNED", "SYNCS",
+		"ERRORS", "LAST-ERR", "CREATOR")
 	for _, c := range cs {
-		t.row(fmt.Sprint(c.ID), c.DevName, c.Name, c.Kind.String(), state(c), orDash(c.Flags.String()),
-			size(c.Size), pinned(c), fmt.Sprint(c.Stats.Syncs), fmt.Sprint(c.Stats.Errors),
-			errnoName(c.LastErr), owner(c))
+		t.row(fmt.Sprint(c.ID), c.DevName, c.Name, orDash(c.Owner), c.Kind.String(), state(c),
+			orDash(c.Flags.String()), size(c.Size), pinned(c), fmt.Sprint(c.Stats.Syncs),
+			fmt.Sprint(c.Stats.Errors), errnoName(c.LastErr), creator(c))
 	}
 	return t.flush()
 }
@@ -328,7 +332,8 @@ func pinnedPages(c genl.Client) *uint32 {
 }
 
 // owner says who registered a client, as far as the caller may know.
-func owner(c genl.Client) string {
+// creator is who created a client: a kernel driver, or a process.
+func creator(c genl.Client) string {
 	switch {
 	case c.Origin == genl.OriginKernel:
 		return "kernel"

@@ -27,6 +27,7 @@ type fakeAPI struct {
 	unreg     []uint32
 	watchOpts int
 	dev       string
+	owner     string
 	closed    bool
 }
 
@@ -51,8 +52,8 @@ func (f *fakeAPI) Device(_ context.Context, name string) (*genl.Device, error) {
 	return nil, &genl.Error{Op: "get device " + name, Errno: unix.ENODEV, Message: "no such RDMA device"}
 }
 
-func (f *fakeAPI) Clients(_ context.Context, dev string) ([]genl.Client, error) {
-	f.dev = dev
+func (f *fakeAPI) Clients(_ context.Context, filter genl.ClientFilter) ([]genl.Client, error) {
+	f.dev, f.owner = filter.Device, filter.Owner
 	return f.clients, f.call("Clients")
 }
 

@@ -146,6 +146,15 @@ func devFlag(cmd *cobra.Command, dev *string, usage string, dial dialer) {
 	}
 }
 
+// ownerFlag is the in-kernel owner a verb selects clients by: --owner
+// OWNER, or the keyword owner OWNER.
+func ownerFlag(cmd *cobra.Command, owner *string, usage string, dial dialer) {
+	cmd.Flags().StringVar(owner, "owner", "", usage)
+	if dial != nil {
+		_ = cmd.RegisterFlagCompletionFunc("owner", completeOwners(dial))
+	}
+}
+
 // idFlag is the client or clients of a verb: --id ID, repeated or
 // comma-separated, or the keyword id ID.
 func idFlag(cmd *cobra.Command, ids *[]string, usage string, dial dialer) {

@@ -34,6 +34,9 @@ func TestKeywordsAreFlags(t *testing.T) {
 			[]string{"sync", "--id", "3", "--id", "4,5", "--dir", "to-cpu", "--timeout", "5s"},
 			func(f *fakeAPI) any { return f.syncReq }},
 		{[]string{"sync", "dev", "rxe0"}, []string{"sync", "--dev", "rxe0"}, func(f *fakeAPI) any { return f.syncReq }},
+		{[]string{"sync", "dev", "rxe0", "owner", "sim"}, []string{"sync", "--dev", "rxe0", "--owner", "sim"},
+			func(f *fakeAPI) any { return f.syncReq }},
+		{[]string{"list", "owner", "sim"}, []string{"list", "--owner", "sim"}, func(f *fakeAPI) any { return f.owner }},
 		{[]string{"stats", "id", "3"}, []string{"stats", "--id", "3"}, func(f *fakeAPI) any { return f.statsReq }},
 		{[]string{"stats", "dev", "rxe0"}, []string{"stats", "--dev", "rxe0"}, func(f *fakeAPI) any { return f.statsReq }},
 		{[]string{"unregister", "id", "3,4"}, []string{"unregister", "--id", "3", "--id", "4"}, func(f *fakeAPI) any { return f.unreg }},
@@ -143,7 +146,7 @@ func TestJSONShapes(t *testing.T) {
 	}{
 		{[]string{"devices"}, []string{"clients", "dev", "dev_index", "passes", "stats",
 			"stats.bytes", "stats.errors", "stats.max_ns", "stats.syncs", "stats.time_ns"}},
-		{[]string{"list"}, []string{"dev", "dev_index", "flags", "id", "kind", "name", "origin", "owner_pid",
+		{[]string{"list"}, []string{"dev", "dev_index", "flags", "id", "kind", "name", "origin", "owner", "owner_pid",
 			"owner_portid", "sim", "sim.batch", "sim.calls_bidirectional", "sim.calls_to_cpu", "sim.calls_to_device",
 			"sim.fail_err", "sim.fail_next", "sim.latency_ns", "sim.size", "size", "state", "stats",
 			"stats.bytes", "stats.errors", "stats.max_ns", "stats.syncs", "stats.time_ns"}},
@@ -216,7 +219,8 @@ func TestKeywordCompletion(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"__complete", "sync", ""}, []string{"dev", "id", "dir", "timeout"}},
+		{[]string{"__complete", "sync", ""}, []string{"dev", "id", "dir", "owner", "timeout"}},
+		{[]string{"__complete", "list", "owner", ""}, []string{"sim", "nv_peer"}},
 		{[]string{"__complete", "sync", "dev", ""}, []string{"rxe0", "rxe1"}},
 		{[]string{"__complete", "sync", "dev", "rxe0", "d"}, []string{"dir"}},
 		{[]string{"__complete", "sync", "dir", ""}, []string{"to-device", "to-cpu", "bidirectional"}},

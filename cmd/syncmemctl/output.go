@@ -139,6 +139,7 @@ func device(d genl.Device) jsonDevice {
 type jsonClient struct {
 	ID          uint32       `json:"id"`
 	Name        string       `json:"name"`
+	Owner       string       `json:"owner,omitempty"` // the in-kernel owner
 	Dev         string       `json:"dev"`
 	DevIndex    uint32       `json:"dev_index"`
 	Kind        string       `json:"kind"`
@@ -183,7 +184,7 @@ type jsonSim struct {
 
 func client(c genl.Client) jsonClient {
 	j := jsonClient{
-		ID: c.ID, Name: c.Name, Dev: c.DevName, DevIndex: c.DevIndex, Kind: c.Kind.String(),
+		ID: c.ID, Name: c.Name, Owner: c.Owner, Dev: c.DevName, DevIndex: c.DevIndex, Kind: c.Kind.String(),
 		Flags: c.Flags.Names(), State: c.State.String(), Size: c.Size,
 		LastErr:     jsonErrno(c.LastErr),
 		OwnerPortID: c.OwnerPortID, OwnerPID: c.OwnerPID, PinnedPages: pinnedPages(c),

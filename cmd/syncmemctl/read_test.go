@@ -25,17 +25,17 @@ func testDevices() []genl.Device {
 
 func testClients() []genl.Client {
 	return []genl.Client{{
-		ID: 3, Name: "buf0", DevIndex: 1, DevName: "rxe0", Kind: genl.KindSim,
+		ID: 3, Name: "buf0", Owner: "sim", DevIndex: 1, DevName: "rxe0", Kind: genl.KindSim,
 		Flags: genl.FlagLazy, State: genl.StateLive, Origin: genl.OriginNetlink, Size: 4096,
 		OwnerPortID: 4242, OwnerPID: 99, Stats: genl.Counters{Syncs: 5},
 		Sim: &genl.SimInfo{Latency: 200 * time.Microsecond, FailErrno: unix.EIO, CallsToDevice: 5},
 	}, {
-		ID: 4, Name: "gpu", DevIndex: 1, DevName: "rxe0", Kind: genl.KindKernel,
+		ID: 4, Name: "gpu", Owner: "nv_peer", DevIndex: 1, DevName: "rxe0", Kind: genl.KindKernel,
 		State: genl.StateInvalidated, InvalReason: genl.ReasonDevice, Origin: genl.OriginKernel,
 		LastErr: unix.ENODEV, Stats: genl.Counters{Syncs: 2, Errors: 1},
 	}, {
 		// As an unprivileged caller sees a netlink client: no owner, no info.
-		ID: 5, Name: "b", DevIndex: 1, DevName: "rxe0", Kind: genl.KindSim,
+		ID: 5, Name: "b", Owner: "sim", DevIndex: 1, DevName: "rxe0", Kind: genl.KindSim,
 		State: genl.StateLive, Origin: genl.OriginNetlink, Size: 1 << 20,
 	}}
 }
@@ -44,16 +44,16 @@ func testClients() []genl.Client {
 // memory was unmapped, and a dma-buf whose last sync timed out.
 func memClients() []genl.Client {
 	return []genl.Client{{
-		ID: 10, Name: "frames", DevIndex: 1, DevName: "rxe0", Kind: genl.KindRegion,
+		ID: 10, Name: "frames", Owner: "region", DevIndex: 1, DevName: "rxe0", Kind: genl.KindRegion,
 		Flags: genl.FlagOwned, State: genl.StateLive, Origin: genl.OriginNetlink, Size: 64 << 10,
 		PinnedPages: 16, OwnerPortID: 7, OwnerPID: 42, Stats: genl.Counters{Syncs: 2, Bytes: 128 << 10},
 		Region: &genl.RegionInfo{Addr: 0x7f0000000000, Len: 64 << 10, Access: genl.RegionWrite, Segments: 1},
 	}, {
-		ID: 11, Name: "gone", DevIndex: 1, DevName: "rxe0", Kind: genl.KindRegion,
+		ID: 11, Name: "gone", Owner: "region", DevIndex: 1, DevName: "rxe0", Kind: genl.KindRegion,
 		State: genl.StateInvalidated, InvalReason: genl.ReasonMemory, Origin: genl.OriginNetlink,
 		Size: 8192, Stats: genl.Counters{Syncs: 1, Bytes: 8192},
 	}, {
-		ID: 12, Name: "gpu0", DevIndex: 1, DevName: "rxe0", Kind: genl.KindDMABuf,
+		ID: 12, Name: "gpu0", Owner: "dma-buf", DevIndex: 1, DevName: "rxe0", Kind: genl.KindDMABuf,
 		State: genl.StateLive, Origin: genl.OriginNetlink, Size: 1 << 20, LastErr: unix.ETIMEDOUT,
 		Stats:  genl.Counters{Syncs: 3, Errors: 1, Bytes: 2 << 20},
 		DMABuf: &genl.DMABufInfo{Size: 1 << 20, Exporter: "drm", Inode: 77},
@@ -106,16 +106,29 @@ func TestDevicesJSON(t *testing.T) {
 func TestListTable(t *testing.T) {
 	f := &fakeAPI{clients: testClients()}
 	got := mustRun(t, f, "list", "--dev", "rxe0")
-	want := `ID  DEV   NAME  KIND    STATE                FLAGS  SIZE  PINNED  SYNCS  ERRORS  LAST-ERR  OWNER
-3   rxe0  buf0  sim     live                 lazy   4KiB  -       5      0       ok        pid 99
-4   rxe0  gpu   kernel  invalidated(device)  -      0B    -       2      1       ENODEV    kernel
-5   rxe0  b     sim     live                 -      1MiB  -       0      0       ok        -
+	want := `ID  DEV   NAME  OWNER    KIND    STATE                FLAGS  SIZE  PINNED  SYNCS  ERRORS  LAST-ERR  CREATOR
+3   rxe0  buf0  sim      sim     live                 lazy   4KiB  -       5      0       ok        pid 99
+4   rxe0  gpu   nv_peer  kernel  invalidated(device)  -      0B    -       2      1       ENODEV    kernel
+5   rxe0  b     sim      sim     live                 -      1MiB  -       0      0       ok        -
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if f.dev != "rxe0" {
-		t.Errorf("dump filter %q", f.dev)
+	if f.dev != "rxe0" || f.owner != "" {
+		t.Errorf("dump filter %q %q", f.dev, f.owner)
+	}
+	// The owner filter goes to the kernel, with or without a device.
+	mustRun(t, f, "list", "dev", "rxe0", "owner", "sim")
+	if f.dev != "rxe0" || f.owner != "sim" {
+		t.Errorf("dump filter %q %q", f.dev, f.owner)
+	}
+	mustRun(t, f, "list", "--owner", "nv_peer")
+	if f.dev != "" || f.owner != "nv_peer" {
+		t.Errorf("dump filter %q %q", f.dev, f.owner)
+	}
+	r := runFake(t, f, "list", "owner", "sim", "id", "3")
+	if r.code != 1 || r.stderr != "Error: give either dev and owner, or id, not both\n" {
+		t.Errorf("list owner and id: %+v", r)
 	}
 }
 
@@ -139,7 +152,7 @@ func TestListJSON(t *testing.T) {
 		}
 	}
 	want := map[string]any{
-		"id": 4.0, "name": "gpu", "dev": "rxe0", "dev_index": 1.0, "kind": "kernel",
+		"id": 4.0, "name": "gpu", "owner": "nv_peer", "dev": "rxe0", "dev_index": 1.0, "kind": "kernel",
 		"flags": []any{}, "state": "invalidated", "inval_reason": "device", "origin": "kernel",
 		"size": 0.0, "last_err": "ENODEV",
 		"stats": map[string]any{"syncs": 2.0, "errors": 1.0, "time_ns": 0.0, "max_ns": 0.0, "bytes": 0.0},
@@ -158,10 +171,10 @@ func TestListJSON(t *testing.T) {
 func TestListMemory(t *testing.T) {
 	f := &fakeAPI{clients: memClients()}
 	got := mustRun(t, f, "list")
-	want := `ID  DEV   NAME    KIND    STATE                FLAGS  SIZE   PINNED  SYNCS  ERRORS  LAST-ERR   OWNER
-10  rxe0  frames  region  live                 owned  64KiB  16      2      0       ok         pid 42
-11  rxe0  gone    region  invalidated(memory)  -      8KiB   0       1      0       ok         -
-12  rxe0  gpu0    dmabuf  live                 -      1MiB   -       3      1       ETIMEDOUT  -
+	want := `ID  DEV   NAME    OWNER    KIND    STATE                FLAGS  SIZE   PINNED  SYNCS  ERRORS  LAST-ERR   CREATOR
+10  rxe0  frames  region   region  live                 owned  64KiB  16      2      0       ok         pid 42
+11  rxe0  gone    region   region  invalidated(memory)  -      8KiB   0       1      0       ok         -
+12  rxe0  gpu0    dma-buf  dmabuf  live                 -      1MiB   -       3      1       ETIMEDOUT  -
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -175,17 +188,17 @@ func TestListMemory(t *testing.T) {
 		return map[string]any{"syncs": syncs, "errors": errors, "time_ns": 0.0, "max_ns": 0.0, "bytes": bytes}
 	}
 	wantJ := []map[string]any{{
-		"id": 10.0, "name": "frames", "dev": "rxe0", "dev_index": 1.0, "kind": "region",
+		"id": 10.0, "name": "frames", "owner": "region", "dev": "rxe0", "dev_index": 1.0, "kind": "region",
 		"flags": []any{"owned"}, "state": "live", "origin": "netlink", "size": 65536.0,
 		"pinned_pages": 16.0, "owner_portid": 7.0, "owner_pid": 42.0,
 		"stats":  stats(2, 0, 131072),
 		"region": map[string]any{"addr": float64(0x7f0000000000), "len": 65536.0, "write": true, "segments": 1.0},
 	}, {
-		"id": 11.0, "name": "gone", "dev": "rxe0", "dev_index": 1.0, "kind": "region",
+		"id": 11.0, "name": "gone", "owner": "region", "dev": "rxe0", "dev_index": 1.0, "kind": "region",
 		"flags": []any{}, "state": "invalidated", "inval_reason": "memory", "origin": "netlink",
 		"size": 8192.0, "pinned_pages": 0.0, "stats": stats(1, 0, 8192),
 	}, {
-		"id": 12.0, "name": "gpu0", "dev": "rxe0", "dev_index": 1.0, "kind": "dmabuf",
+		"id": 12.0, "name": "gpu0", "owner": "dma-buf", "dev": "rxe0", "dev_index": 1.0, "kind": "dmabuf",
 		"flags": []any{}, "state": "live", "origin": "netlink", "size": 1048576.0,
 		"last_err": "ETIMEDOUT", "stats": stats(3, 1, 2097152),
 		"dmabuf": map[string]any{"size": 1048576.0, "exporter": "drm", "inode": 77.0},

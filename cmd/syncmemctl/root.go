@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,7 +18,7 @@ var version = "dev"
 type api interface {
 	Devices(ctx context.Context) ([]genl.Device, error)
 	Device(ctx context.Context, name string) (*genl.Device, error)
-	Clients(ctx context.Context, dev string) ([]genl.Client, error)
+	Clients(ctx context.Context, f genl.ClientFilter) ([]genl.Client, error)
 	Client(ctx context.Context, id uint32) (*genl.Client, error)
 	Register(ctx context.Context, r genl.RegisterRequest) (*genl.Client, error)
 	Unregister(ctx context.Context, id uint32) error
@@ -173,13 +174,30 @@ func completeClients(dial dialer) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var ids []cobra.Completion
 		_ = withConn(dial, func(c api) error {
-			cs, err := c.Clients(cmd.Context(), "")
+			cs, err := c.Clients(cmd.Context(), genl.ClientFilter{})
 			for _, cl := range cs {
 				ids = append(ids, cobra.CompletionWithDesc(fmt.Sprint(cl.ID), cl.DevName+" "+cl.Name))
 			}
 			return err
 		})
 		return ids, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeOwners completes the owners of the registered clients.
+func completeOwners(dial dialer) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var owners []cobra.Completion
+		_ = withConn(dial, func(c api) error {
+			cs, err := c.Clients(cmd.Context(), genl.ClientFilter{})
+			for _, cl := range cs {
+				if cl.Owner != "" && !slices.Contains(owners, cl.Owner) {
+					owners = append(owners, cl.Owner)
+				}
+			}
+			return err
+		})
+		return owners, cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

@@ -14,17 +14,19 @@ import (
 func newSyncCmd(dial dialer, out *output) *cobra.Command {
 	var (
 		dev     string
+		owner   string
 		ids     []string
 		dir     string
 		timeout time.Duration
 	)
 	cmd := verb(&cobra.Command{
-		Use:   "sync (dev DEV | id ID[,ID...]) [dir DIR] [timeout D]",
+		Use:   "sync (dev DEV [owner OWNER] | id ID[,ID...]) [dir DIR] [timeout D]",
 		Short: "Sync a device's clients, one client or a batch",
 		Long: `Make memory coherent for the side that uses it next: every client of a
-device in one device-wide pass (dev DEV), one client, or a batch of clients
-in the order given (id ID, repeated or comma-separated; at most 2048, an id
-may repeat). Needs CAP_NET_ADMIN.
+device in one device-wide pass (dev DEV), or only one owner's clients of it
+(dev DEV owner OWNER, a pass of their own), one client, or a batch of
+clients in the order given (id ID, repeated or comma-separated; at most
+2048, an id may repeat). Needs CAP_NET_ADMIN.
 
 dir is to-device (the default: the CPU wrote, the device reads next),
 to-cpu or bidirectional. timeout bounds each client's waits, in whole
@@ -34,6 +36,7 @@ Prints the totals and each client's result: its id, "ok" or the errno name
 (EIO, ETIMEDOUT...), and the time its sync took. The command fails when a
 client's sync failed, after printing the results.`,
 		Example: `  syncmemctl sync dev rxe0
+  syncmemctl sync dev rxe0 owner sim
   syncmemctl sync id 3 dir to-cpu
   syncmemctl sync id 3,4 timeout 500ms
   syncmemctl sync --dev rxe0 --dir bidirectional
@@ -42,7 +45,10 @@ client's sync failed, after printing the results.`,
 			if (dev == "") == (len(ids) == 0) {
 				return errors.New("name one target: dev DEV, or id ID[,ID...]")
 			}
-			req := genl.SyncRequest{Device: dev}
+			if owner != "" && dev == "" {
+				return errors.New("owner selects clients of a device: give dev DEV too")
+			}
+			req := genl.SyncRequest{Device: dev, Owner: owner}
 			var err error
 			if req.Clients, err = parseIDs("id", ids); err != nil {
 				return err
@@ -73,6 +79,7 @@ client's sync failed, after printing the results.`,
 		},
 	})
 	devFlag(cmd, &dev, "sync every client of this device", dial)
+	ownerFlag(cmd, &owner, "with dev: sync only this owner's clients of the device", dial)
 	idFlag(cmd, &ids, "sync these clients, in this order", dial)
 	f := cmd.Flags()
 	f.StringVar(&dir, "dir", "to-device", "direction: to-device, to-cpu or bidirectional")

@@ -201,6 +201,7 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"unregister", "id", "0"}, `invalid --id "0"`},
 		{[]string{"sync"}, "name one target: dev DEV, or id ID[,ID...]"},
 		{[]string{"sync", "--dev", "rxe0", "--id", "3"}, "name one target"},
+		{[]string{"sync", "id", "3", "owner", "sim"}, "owner selects clients of a device: give dev DEV too"},
 		{[]string{"sync", "--id", "3,,4"}, `invalid --id "": want a positive client id`},
 		{[]string{"sync", "id", "3", "dir", "up"}, `invalid --dir "up": want to-device, to-cpu or bidirectional`},
 		{[]string{"sync", "--id", "3", "--timeout", "1500us"}, `invalid --timeout "1.5ms": must be a whole number of milliseconds`},
@@ -240,6 +241,7 @@ func TestSyncRequest(t *testing.T) {
 		want genl.SyncRequest
 	}{
 		{[]string{"--dev", "rxe0"}, genl.SyncRequest{Device: "rxe0", Dir: genl.DirToDevice}},
+		{[]string{"dev", "rxe0", "owner", "sim"}, genl.SyncRequest{Device: "rxe0", Owner: "sim", Dir: genl.DirToDevice}},
 		{[]string{"--id", "3", "--dir", "to-cpu"}, genl.SyncRequest{Clients: []uint32{3}, Dir: genl.DirToCPU}},
 		{[]string{"id", "3,4", "id", "5", "dir", "bidirectional", "timeout", "5s"},
 			genl.SyncRequest{Clients: []uint32{3, 4, 5}, Dir: genl.DirBidirectional, Timeout: new(5 * time.Second)}},

@@ -90,6 +90,9 @@ static void bm_end(void)
 	seq_buf_printf(&bm_out, "\n");
 }
 
+/* The owner of the bench's clients. */
+static struct ib_sync_mem_owner *bm_owner;
+
 /* The no-op client every suite registers. */
 static int bm_noop_sync(struct ib_sync_mem_client *client,
 			enum ib_sync_mem_dir dir, ktime_t deadline)
@@ -122,6 +125,7 @@ static struct ib_sync_mem_client *bm_register(struct ib_device *ibdev,
 					      const struct ib_sync_mem_ops *ops)
 {
 	struct ib_sync_mem_reg reg = {
+		.owner = bm_owner,
 		.name = "bench",
 		.ops = ops,
 	};
@@ -132,7 +136,7 @@ static struct ib_sync_mem_client *bm_register(struct ib_device *ibdev,
 static void bm_unregister_all(struct ib_sync_mem_client **c, unsigned int n)
 {
 	while (n--)
-		ib_sync_mem_unregister(c[n]);
+		ib_sync_mem_unregister(bm_owner, c[n]);
 }
 
 static int bm_register_n(struct ib_device *ibdev,
@@ -326,7 +330,7 @@ static u64 bm_unreg_timed(struct ib_sync_mem_client **c, unsigned int n,
 	u64 t0 = ktime_get_ns();
 
 	if (many)
-		ib_sync_mem_unregister_many(c, n);
+		ib_sync_mem_unregister_many(bm_owner, c, n);
 	else
 		bm_unregister_all(c, n);
 	return ktime_get_ns() - t0;
@@ -438,7 +442,7 @@ static int bm_scoped(struct ib_device *ibdev, unsigned int n,
 		}
 		err = bm_register_n(ibdev, &bm_busy_ops, c, n);
 		if (err) {
-			ib_sync_mem_unregister(x);
+			ib_sync_mem_unregister(bm_owner, x);
 			break;
 		}
 		atomic_set(&bm_busy_calls, 0);
@@ -446,14 +450,14 @@ static int bm_scoped(struct ib_device *ibdev, unsigned int n,
 		task = kthread_run(bm_pass_fn, &p, "sm_bench_pass");
 		if (IS_ERR(task)) {
 			err = PTR_ERR(task);
-			ib_sync_mem_unregister(x);
+			ib_sync_mem_unregister(bm_owner, x);
 			bm_unregister_all(c, n);
 			break;
 		}
 		while (!atomic_read(&bm_busy_calls))
 			cond_resched();
 		t0 = ktime_get_ns();
-		ib_sync_mem_unregister(x);
+		ib_sync_mem_unregister(bm_owner, x);
 		unreg_ns = ktime_get_ns() - t0;
 		wait_for_completion(&p.done);
 		bm_unregister_all(c, n);
@@ -497,7 +501,7 @@ static int bm_regunreg(struct ib_device *ibdev, unsigned int iters,
 				err = PTR_ERR(c);
 				goto out;
 			}
-			ib_sync_mem_unregister(c);
+			ib_sync_mem_unregister(bm_owner, c);
 		}
 		sm_ns = ktime_get_ns() - t0;
 
@@ -684,7 +688,7 @@ static int bm_writer(void *arg)
 				atomic_set(&s->err, PTR_ERR(c));
 				break;
 			}
-			ib_sync_mem_unregister(c);
+			ib_sync_mem_unregister(bm_owner, c);
 		} else {
 			lc = bm_lclient_new();
 			if (!lc) {
@@ -1038,9 +1042,14 @@ static struct dentry *bm_root;
 
 static int __init bm_init(void)
 {
+	bm_owner = ib_sync_mem_owner_create(THIS_MODULE, "bench");
+	if (IS_ERR(bm_owner))
+		return PTR_ERR(bm_owner);
 	bm_buf = cmd_out_init(&bm_out, BM_OUT_SIZE);
-	if (!bm_buf)
+	if (!bm_buf) {
+		ib_sync_mem_owner_destroy(bm_owner);
 		return -ENOMEM;
+	}
 	bm_root = debugfs_create_dir("ib_sync_mem_bench", NULL);
 	debugfs_create_file("run", 0200, bm_root, NULL, &bm_run_fops);
 	debugfs_create_file("out", 0444, bm_root, NULL, &bm_out_fops);
@@ -1052,6 +1061,7 @@ static void __exit bm_exit(void)
 	debugfs_remove_recursive(bm_root);
 	bm_release();
 	kvfree(bm_buf);
+	ib_sync_mem_owner_destroy(bm_owner);
 }
 
 module_init(bm_init);

@@ -508,6 +508,7 @@ static void sm_client_release(struct kref *kref)
 	if (c->ops->release)
 		c->ops->release(c);
 	module_put(owner);
+	sm_owner_put(c->owner);
 	atomic_dec(&sm_counters.clients);
 	/*
 	 * A walk of the list that began before the client was unlisted may
@@ -522,7 +523,7 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
 {
 	size_t len;
 
-	if (!reg || !reg->ops || !reg->ops->sync || !reg->name)
+	if (!reg || !reg->owner || !reg->ops || !reg->ops->sync || !reg->name)
 		return -EINVAL;
 	if (reg->flags & ~IB_SYNC_MEM_F_ALL)
 		return -EINVAL;
@@ -537,14 +538,14 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
 /**
  * ib_sync_mem_register() - register a memory sync client on a device
  * @ibdev: the RDMA device whose users must see the memory coherent
- * @reg: name, ops, private data, size, flags and kind of the client
+ * @reg: owner, name, ops, private data, size, flags and kind of the client
  *
  * The client is live when this returns: device-wide syncs that start after
  * it include it. It holds a reference on @reg->ops->owner until released.
  *
  * Return: the client, holding one reference that ib_sync_mem_unregister()
- * drops, or an ERR_PTR: -EINVAL for a missing name, ops or ->sync or unknown
- * flags, -ENAMETOOLONG for a name of IB_SYNC_MEM_NAME_MAX bytes or more,
+ * drops, or an ERR_PTR: -EINVAL for a missing owner, name, ops or ->sync
+ * or unknown flags, -ENAMETOOLONG for a name of IB_SYNC_MEM_NAME_MAX bytes or more,
  * -ENODEV if the device has no domain (not attached or being removed),
  * -EBUSY if the ops' module is going away, -ENOSPC past max_clients or
  * max_clients_per_dev, -ENOMEM.
@@ -556,6 +557,7 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	struct ib_sync_mem_client *c;
 	int ret;
 
+	might_sleep();
 	ret = sm_reg_check(reg);
 	if (ret)
 		return ERR_PTR(ret);
@@ -583,6 +585,7 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 		goto err_free;
 	}
 	c->dom = dom;
+	c->owner = reg->owner;
 	c->ops = reg->ops;
 	c->priv = reg->priv;
 	c->size = reg->size;
@@ -623,6 +626,8 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	smp_store_release(&dom->next_seq, c->seq + 1);
 	sm_generation_bump();
 	xa_store(&sm_clients, c->id, c, GFP_KERNEL);
+	sm_owner_get(c->owner);
+	atomic_inc(&c->owner->clients);
 	trace_client_register(c);
 	mutex_unlock(&dom->lock);
 	sm_event_client(c, SM_EV_CLIENT_NEW);
@@ -765,13 +770,40 @@ static void sm_unregister_end(struct ib_sync_mem_client *client)
 
 	trace_client_unregister(client);
 	sm_event_client(client, SM_EV_CLIENT_DEL);
+	atomic_dec(&client->owner->clients);
 	atomic_dec(&sm_counters.registered);
 	if (!sm_inval_own(client))
 		kref_put(&client->kref, sm_client_release);
 }
 
+/*
+ * Is @client @owner's? A driver that passes another owner's client (or
+ * none) has a bug: it is told, and the call does nothing.
+ */
+static bool sm_owned(const struct ib_sync_mem_owner *owner,
+		     const struct ib_sync_mem_client *client, const char *fn)
+{
+	if (likely(owner && client->owner == owner))
+		return true;
+	pr_err_ratelimited("%s: client %u is owned by %s, not by %s: refused\n",
+			   fn, client->id, client->owner->name,
+			   owner ? owner->name : "(none)");
+	return false;
+}
+
+/* ib_sync_mem_unregister() of any owner's client, for the module itself. */
+void sm_unregister(struct ib_sync_mem_client *client)
+{
+	might_sleep();
+	if (!sm_unregister_begin(client))
+		return;
+	sm_client_wait_idle(client);
+	sm_unregister_end(client);
+}
+
 /**
  * ib_sync_mem_unregister() - unregister a client and drop its reference
+ * @owner: the owner it was registered under
  * @client: a client returned by ib_sync_mem_register()
  *
  * Waits for the callbacks of @client in flight (its ->sync and ->fill_info
@@ -784,19 +816,22 @@ static void sm_unregister_end(struct ib_sync_mem_client *client)
  * than ->invalidate: it would wait for itself. The wait is not
  * interruptible; it is as long as the longest of those callbacks, which
  * their callers' deadlines bound, and none when none runs.
+ *
+ * Return: 0, or -EPERM (and nothing done) if @client is not @owner's.
  */
-void ib_sync_mem_unregister(struct ib_sync_mem_client *client)
+int ib_sync_mem_unregister(struct ib_sync_mem_owner *owner,
+			   struct ib_sync_mem_client *client)
 {
-	might_sleep();
-	if (!sm_unregister_begin(client))
-		return;
-	sm_client_wait_idle(client);
-	sm_unregister_end(client);
+	if (!sm_owned(owner, client, __func__))
+		return -EPERM;
+	sm_unregister(client);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_unregister);
 
 /**
  * ib_sync_mem_unregister_many() - unregister several clients
+ * @owner: the owner they were registered under
  * @clients: clients returned by ib_sync_mem_register(), each at most once
  * @n: how many
  *
@@ -805,13 +840,19 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_unregister);
  * first, so no pass that begins meanwhile calls any of them; then it waits
  * for each one's callbacks in flight. The clients are unregistered in
  * order.
+ *
+ * Return: 0, or -EPERM (and nothing done) if one is not @owner's.
  */
-void ib_sync_mem_unregister_many(struct ib_sync_mem_client **clients,
-				 unsigned int n)
+int ib_sync_mem_unregister_many(struct ib_sync_mem_owner *owner,
+				struct ib_sync_mem_client **clients,
+				unsigned int n)
 {
 	unsigned int i;
 
 	might_sleep();
+	for (i = 0; i < n; i++)
+		if (!sm_owned(owner, clients[i], __func__))
+			return -EPERM;
 	for (i = 0; i < n; i++)
 		clients[i]->unregistering = sm_unregister_begin(clients[i]);
 
@@ -824,11 +865,13 @@ void ib_sync_mem_unregister_many(struct ib_sync_mem_client **clients,
 		sm_client_wait_idle(c);
 		sm_unregister_end(c);
 	}
+	return 0;
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_unregister_many);
 
 /**
  * ib_sync_mem_invalidate() - the memory behind a client went away
+ * @owner: the owner it was registered under
  * @client: the client
  * @reason: IB_SYNC_MEM_INVAL_MEMORY, usually
  *
@@ -841,17 +884,22 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_unregister_many);
  * registration's will do: if ->invalidate unregisters the client, the
  * client may be gone when this returns). Must not be called from a
  * callback of @client. Does nothing if the client is not live.
+ *
+ * Return: 0, or -EPERM (and nothing done) if @client is not @owner's.
  */
-void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
-			    enum ib_sync_mem_inval reason)
+int ib_sync_mem_invalidate(struct ib_sync_mem_owner *owner,
+			   struct ib_sync_mem_client *client,
+			   enum ib_sync_mem_inval reason)
 {
 	struct ib_sync_mem_domain *dom = client->dom;
 
 	might_sleep();
+	if (!sm_owned(owner, client, __func__))
+		return -EPERM;
 	mutex_lock(&dom->lock);
 	if (client->state != SM_LIVE) {
 		mutex_unlock(&dom->lock);
-		return;
+		return 0;
 	}
 	/* Dumps see the generation move before they see the state. */
 	sm_generation_bump();
@@ -861,6 +909,7 @@ void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
 
 	sm_client_wait_idle(client);
 	sm_call_invalidate(client);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_invalidate);
 
@@ -1056,8 +1105,9 @@ struct sm_pass_dep {
 #define SM_PREP_STACK	16
 
 /*
- * One pass over the domain: every client registered before the pass began,
- * live, and (if lazy) owed a sync, is synced once, in registration order.
+ * One pass over the domain: every client registered before the pass began
+ * (under @owner, if not NULL), live, and (if lazy) owed a sync, is synced
+ * once, in registration order.
  * Clients with batch hooks get ->prepare before the first ->sync and
  * ->finish after the last, each exactly once, also if they are unlisted
  * meanwhile: the pass counts itself in their busy count from ->prepare to
@@ -1069,7 +1119,9 @@ struct sm_pass_dep {
  * -ENOMEM.
  */
 static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
-		       ktime_t deadline, struct ib_sync_mem_result *res,
+		       ktime_t deadline,
+		       const struct ib_sync_mem_owner *owner,
+		       struct ib_sync_mem_result *res,
 		       struct sm_pass_dep *dep)
 {
 	struct ib_sync_mem_client *stack_prep[SM_PREP_STACK];
@@ -1121,7 +1173,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 					 srcu_read_lock_held(&dom->srcu)) {
 			if (c->seq >= limit)
 				break;
-			if (!c->batch)
+			if (!c->batch || (owner && c->owner != owner))
 				continue;
 			if (WARN_ON_ONCE(nprep == nbatch))
 				break;
@@ -1145,6 +1197,8 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 				 srcu_read_lock_held(&dom->srcu)) {
 		if (c->seq >= limit)
 			break;
+		if (owner && c->owner != owner)
+			continue;
 		if (!sm_client_enter(c)) {
 			skipped++;
 			continue;
@@ -1251,7 +1305,7 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 			/* Idle: run the pass ourselves. */
 			q->started = want;
 			spin_unlock(&q->lock);
-			err = sm_run_pass(dom, dir, deadline, res, &dep);
+			err = sm_run_pass(dom, dir, deadline, NULL, res, &dep);
 			spin_lock(&q->lock);
 			q->done = want;
 			q->err = err;
@@ -1318,7 +1372,7 @@ __sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	if (READ_ONCE(sm_coalesce))
 		err = sm_sync_coalesced(dom, dir, deadline, res, idx, held);
 	else
-		err = sm_run_pass(dom, dir, deadline, res, &dep);
+		err = sm_run_pass(dom, dir, deadline, NULL, res, &dep);
 	if (read_result)
 		atomic_dec(&dom->result_readers);
 	return err;
@@ -1417,6 +1471,81 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync_device);
 
 /**
+ * sm_sync_domain_owner() - a pass over one owner's clients of a domain
+ * @dom: the domain, referenced by the caller
+ * @owner: the owner
+ * @dir: a valid direction
+ * @timeout_ms: as for ib_sync_mem_sync_device()
+ * @read_result: as for sm_sync_domain()
+ * @res: counters of the pass, its first client error in res->err
+ *
+ * A pass of its own in the caller's task: passes of one owner do not
+ * coalesce (device-wide passes do, and another owner's would not serve).
+ *
+ * Return: 0 when the pass ran, whatever its clients returned (res->err);
+ * -ENODEV if the device is going away, -ENOMEM.
+ */
+int sm_sync_domain_owner(struct ib_sync_mem_domain *dom,
+			 struct ib_sync_mem_owner *owner,
+			 enum ib_sync_mem_dir dir, unsigned int timeout_ms,
+			 bool read_result, struct ib_sync_mem_result *res)
+{
+	ktime_t deadline = sm_deadline(timeout_ms);
+	struct sm_pass_dep dep;
+	int idx, err;
+
+	if (read_result)
+		atomic_inc(&dom->result_readers);
+	idx = sm_read_lock(dom);
+	err = sm_run_pass(dom, dir, deadline, owner, res, &dep);
+	sm_read_unlock(dom, idx);
+	if (read_result)
+		atomic_dec(&dom->result_readers);
+	return err;
+}
+
+/**
+ * ib_sync_mem_sync_owner() - make one owner's clients of a device coherent
+ * @ibdev: the RDMA device
+ * @owner: the owner whose clients to sync
+ * @dir: who uses the memory next
+ * @timeout_ms: as for ib_sync_mem_sync_device()
+ * @result: optional; counters of the pass
+ *
+ * ib_sync_mem_sync_device() restricted to the clients registered under
+ * @owner: one pass, in the caller's task, over those live when it began,
+ * in registration order; other owners' clients are neither run nor
+ * counted. It does not share passes with other callers.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, the first error of a client (the others still ran), -EINVAL
+ * for a bad @dir or no @owner, -ENODEV if the device is not attached or
+ * goes away, -ENOMEM.
+ */
+int ib_sync_mem_sync_owner(struct ib_device *ibdev,
+			   struct ib_sync_mem_owner *owner,
+			   enum ib_sync_mem_dir dir, unsigned int timeout_ms,
+			   struct ib_sync_mem_result *result)
+{
+	struct ib_sync_mem_domain *dom;
+	struct ib_sync_mem_result res;
+	int err;
+
+	might_sleep();
+	if (!owner || !sm_dir_valid(dir))
+		return -EINVAL;
+	dom = sm_domain_get(ibdev);
+	if (!dom)
+		return -ENODEV;
+	err = sm_sync_domain_owner(dom, owner, dir, timeout_ms, !!result, &res);
+	sm_domain_put(dom);
+	if (result)
+		*result = res;
+	return err ?: res.err;
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_sync_owner);
+
+/**
  * ib_sync_mem_mark_dirty() - a lazy client's memory changed
  * @client: the client
  * @dir: the sync that is now owed: IB_SYNC_MEM_TO_DEVICE when the CPU
@@ -1470,13 +1599,15 @@ int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg)
 }
 
 /**
- * ib_sync_mem_lookup() - find a registered client by id
+ * sm_client_lookup() - find a registered client by id, whoever owns it
  * @id: the client's id
+ *
+ * For the netlink family, which serves userspace's requests by id.
  *
  * Return: the client with a reference (drop it with ib_sync_mem_put()), or
  * NULL if no registered client has that id.
  */
-struct ib_sync_mem_client *ib_sync_mem_lookup(u32 id)
+struct ib_sync_mem_client *sm_client_lookup(u32 id)
 {
 	struct ib_sync_mem_client *c;
 
@@ -1486,6 +1617,27 @@ struct ib_sync_mem_client *ib_sync_mem_lookup(u32 id)
 		  !kref_get_unless_zero(&c->kref)))
 		c = NULL;
 	xa_unlock(&sm_clients);
+	return c;
+}
+
+/**
+ * ib_sync_mem_lookup() - find one of an owner's registered clients by id
+ * @owner: the owner
+ * @id: the client's id
+ *
+ * Return: the client with a reference (drop it with ib_sync_mem_put()), or
+ * NULL if no registered client of @owner has that id: another owner's
+ * client is not found.
+ */
+struct ib_sync_mem_client *ib_sync_mem_lookup(struct ib_sync_mem_owner *owner,
+					      u32 id)
+{
+	struct ib_sync_mem_client *c = sm_client_lookup(id);
+
+	if (c && c->owner != owner) {
+		ib_sync_mem_put(c);
+		c = NULL;
+	}
 	return c;
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_lookup);
@@ -1561,12 +1713,17 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_put);
 
 /**
  * ib_sync_mem_client_priv() - the owner's private data
+ * @owner: the owner the client was registered under
  * @client: the client
  *
- * Return: &ib_sync_mem_reg.priv given at registration.
+ * Return: &ib_sync_mem_reg.priv given at registration, or NULL (and an
+ * error logged) if @client is not @owner's.
  */
-void *ib_sync_mem_client_priv(const struct ib_sync_mem_client *client)
+void *ib_sync_mem_client_priv(const struct ib_sync_mem_owner *owner,
+			      const struct ib_sync_mem_client *client)
 {
+	if (!sm_owned(owner, client, __func__))
+		return NULL;
 	return client->priv;
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_client_priv);

@@ -59,6 +59,9 @@
 
 #include "sync_mem.h"
 
+/* The owner of every dma-buf client. */
+static struct ib_sync_mem_owner *sm_dmabuf_owner;
+
 MODULE_IMPORT_NS("DMA_BUF");
 
 /* The CPU access brackets of every dma-buf client. */
@@ -287,7 +290,7 @@ static int sm_dmabuf_bracket_until(struct sm_dmabuf *d,
 static int sm_dmabuf_sync(struct ib_sync_mem_client *client,
 			  enum ib_sync_mem_dir dir, ktime_t deadline)
 {
-	struct sm_dmabuf *d = ib_sync_mem_client_priv(client);
+	struct sm_dmabuf *d = ib_sync_mem_client_priv(sm_dmabuf_owner, client);
 	int ret;
 
 	ret = sm_dmabuf_wait(d, dir, deadline);
@@ -310,18 +313,18 @@ static void sm_dmabuf_invalidate(struct ib_sync_mem_client *client,
 				 enum ib_sync_mem_inval reason)
 {
 	/* The device is going: no attachment may outlive it. */
-	sm_dmabuf_detach(ib_sync_mem_client_priv(client));
+	sm_dmabuf_detach(ib_sync_mem_client_priv(sm_dmabuf_owner, client));
 }
 
 static void sm_dmabuf_release(struct ib_sync_mem_client *client)
 {
-	sm_dmabuf_put(ib_sync_mem_client_priv(client));
+	sm_dmabuf_put(ib_sync_mem_client_priv(sm_dmabuf_owner, client));
 }
 
 static int sm_dmabuf_fill_info(struct ib_sync_mem_client *client,
 			       struct sk_buff *msg)
 {
-	struct sm_dmabuf *d = ib_sync_mem_client_priv(client);
+	struct sm_dmabuf *d = ib_sync_mem_client_priv(sm_dmabuf_owner, client);
 
 	if (nla_put_u64_64bit(msg, IB_SYNC_MEM_A_DMABUF_SIZE, d->buf->size,
 			      IB_SYNC_MEM_A_DMABUF_PAD) ||
@@ -374,6 +377,7 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 	struct nlattr *tb[IB_SYNC_MEM_A_DMABUF_MAX + 1] = {};
 	struct nlattr *nest = attrs[IB_SYNC_MEM_A_DMABUF];
 	struct ib_sync_mem_reg reg = {
+		.owner = sm_dmabuf_owner,
 		.name = name,
 		.ops = &sm_dmabuf_ops,
 		.flags = flags,
@@ -440,10 +444,10 @@ err_put:
  */
 static void sm_dmabuf_destroy(struct ib_sync_mem_client *client)
 {
-	struct sm_dmabuf *d = ib_sync_mem_client_priv(client);
+	struct sm_dmabuf *d = ib_sync_mem_client_priv(sm_dmabuf_owner, client);
 
 	ib_sync_mem_get(client);
-	ib_sync_mem_unregister(client);
+	ib_sync_mem_unregister(sm_dmabuf_owner, client);
 	sm_dmabuf_detach(d);
 	ib_sync_mem_put(client);
 }
@@ -458,12 +462,20 @@ struct ib_sync_mem_client_kind sm_dmabuf_kind = {
 
 int sm_dmabuf_init(void)
 {
+	sm_dmabuf_owner = ib_sync_mem_owner_create(THIS_MODULE, "dma-buf");
+	if (IS_ERR(sm_dmabuf_owner))
+		return PTR_ERR(sm_dmabuf_owner);
 	sm_dmabuf_wq = alloc_workqueue("ib_sync_mem_dmabuf", WQ_UNBOUND, 0);
-	return sm_dmabuf_wq ? 0 : -ENOMEM;
+	if (!sm_dmabuf_wq) {
+		ib_sync_mem_owner_destroy(sm_dmabuf_owner);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* Waits for brackets still held by their fences: the module stays until then. */
 void sm_dmabuf_exit(void)
 {
 	destroy_workqueue(sm_dmabuf_wq);
+	ib_sync_mem_owner_destroy(sm_dmabuf_owner);
 }

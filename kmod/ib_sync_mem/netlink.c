@@ -66,6 +66,8 @@ const struct nla_policy sm_nl_policy[IB_SYNC_MEM_A_MAX + 1] = {
 	[IB_SYNC_MEM_A_REGION] = NLA_POLICY_NESTED(sm_region_policy),
 	[IB_SYNC_MEM_A_DMABUF] = NLA_POLICY_NESTED(sm_dmabuf_policy),
 	[IB_SYNC_MEM_A_DUMP_END] = { .type = NLA_FLAG },
+	[IB_SYNC_MEM_A_CLIENT_OWNER] = { .type = NLA_NUL_STRING,
+					 .len = IB_SYNC_MEM_NAME_MAX - 1 },
 };
 
 static const struct genl_multicast_group sm_nl_mcgrps[] = {
@@ -98,6 +100,20 @@ struct ib_sync_mem_domain *sm_nl_domain(struct nlattr **attrs,
 		return ERR_PTR(-ENODEV);
 	}
 	return dom;
+}
+
+/* The owner a request names (IB_SYNC_MEM_A_CLIENT_OWNER), with a reference. */
+struct ib_sync_mem_owner *sm_nl_owner(struct nlattr **attrs,
+				      struct netlink_ext_ack *extack)
+{
+	struct nlattr *attr = attrs[IB_SYNC_MEM_A_CLIENT_OWNER];
+	struct ib_sync_mem_owner *owner = sm_owner_find(nla_data(attr));
+
+	if (!owner) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "no such owner");
+		return ERR_PTR(-ENOENT);
+	}
+	return owner;
 }
 
 int sm_nl_put_dev(struct sk_buff *skb, struct ib_sync_mem_domain *dom)

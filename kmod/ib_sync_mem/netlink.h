@@ -47,6 +47,7 @@ enum sm_nl_detail {
 struct sm_nl_dump {
 	unsigned long next;	/* the client id or device index to go on from */
 	u32 dev;		/* client dumps: device filter, index + 1; 0: none */
+	u32 owner;		/* client dumps: owner filter, its id; 0: none */
 	bool parsed;		/* the request was parsed (first round) */
 	bool want_end;		/* it asked for the end message */
 	bool ended;		/* the end message is out */
@@ -78,6 +79,8 @@ int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info);
 int sm_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info);
 int sm_nl_client_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 void sm_nl_domain_removed(struct ib_sync_mem_domain *dom);
+struct ib_sync_mem_owner *sm_nl_owner(struct nlattr **attrs,
+				      struct netlink_ext_ack *extack);
 int sm_nl_clients_init(void);
 void sm_nl_clients_exit(void);
 

@@ -160,6 +160,7 @@ int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
 
 	if (nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_ID, c->id) ||
 	    nla_put_string(skb, IB_SYNC_MEM_A_CLIENT_NAME, c->name) ||
+	    nla_put_string(skb, IB_SYNC_MEM_A_CLIENT_OWNER, c->owner->name) ||
 	    sm_nl_put_dev(skb, c->dom) ||
 	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_KIND, c->kind) ||
 	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_FLAGS,
@@ -594,7 +595,7 @@ int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOENT;
 	}
 
-	c = ib_sync_mem_lookup(id);
+	c = sm_client_lookup(id);
 	if (c) {
 		ib_sync_mem_put(c);
 		NL_SET_ERR_MSG_ATTR(info->extack, attr,
@@ -614,7 +615,7 @@ int sm_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_ID,
 			  "missing client id (CLIENT_ID)"))
 		return -EINVAL;
-	c = ib_sync_mem_lookup(nla_get_u32(info->attrs[IB_SYNC_MEM_A_CLIENT_ID]));
+	c = sm_client_lookup(nla_get_u32(info->attrs[IB_SYNC_MEM_A_CLIENT_ID]));
 	if (!c) {
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    info->attrs[IB_SYNC_MEM_A_CLIENT_ID],
@@ -640,20 +641,28 @@ out:
 }
 
 /*
- * The device filter of a client dump goes to the dump state in the first
- * round rather than in .start, where some kernels (6.1) have no extack to
- * say what went wrong; an error here ends the dump with the error and its
- * message in NLMSG_DONE.
+ * The device and owner filters of a client dump go to the dump state in
+ * the first round rather than in .start, where some kernels (6.1) have no
+ * extack to say what went wrong; an error here ends the dump with the
+ * error and its message in NLMSG_DONE.
  */
 static int sm_nl_client_dump_filter(struct netlink_callback *cb)
 {
 	struct nlattr *attrs[IB_SYNC_MEM_A_MAX + 1];
+	struct ib_sync_mem_owner *owner;
 	struct ib_sync_mem_domain *dom;
 	int ret;
 
 	ret = sm_nl_dump_parse(cb, attrs);
 	if (ret <= 0)
 		return ret;
+	if (attrs[IB_SYNC_MEM_A_CLIENT_OWNER]) {
+		owner = sm_nl_owner(attrs, cb->extack);
+		if (IS_ERR(owner))
+			return PTR_ERR(owner);
+		sm_nl_dump(cb)->owner = owner->id;
+		sm_owner_put(owner);
+	}
 	if (!attrs[IB_SYNC_MEM_A_DEV_INDEX] && !attrs[IB_SYNC_MEM_A_DEV_NAME])
 		return 0;
 	dom = sm_nl_domain(attrs, cb->extack);
@@ -681,7 +690,8 @@ int sm_nl_client_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		return 0;
 	gen = cb->seq;
 	for (id = d->next; (c = sm_client_next(&id)); id++) {
-		if (d->dev && c->dom->index + 1 != d->dev) {
+		if ((d->dev && c->dom->index + 1 != d->dev) ||
+		    (d->owner && c->owner->id != d->owner)) {
 			ib_sync_mem_put(c);
 			continue;
 		}

@@ -151,7 +151,7 @@ int sm_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 	int ret = -EMSGSIZE;
 
 	if (attrs[IB_SYNC_MEM_A_CLIENT_ID]) {
-		c = ib_sync_mem_lookup(nla_get_u32(attrs[IB_SYNC_MEM_A_CLIENT_ID]));
+		c = sm_client_lookup(nla_get_u32(attrs[IB_SYNC_MEM_A_CLIENT_ID]));
 		if (!c) {
 			NL_SET_ERR_MSG_ATTR(info->extack,
 					    attrs[IB_SYNC_MEM_A_CLIENT_ID],

@@ -84,6 +84,7 @@ static int sm_nl_put_totals(struct sk_buff *msg, int err, u32 run, u32 errors,
 static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 			     unsigned int timeout_ms)
 {
+	struct ib_sync_mem_owner *owner = NULL;
 	struct ib_sync_mem_result res;
 	struct ib_sync_mem_domain *dom;
 	struct ib_sync_mem_client *c;
@@ -93,15 +94,28 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 	void *hdr;
 	u64 ns;
 
+	if (info->attrs[IB_SYNC_MEM_A_CLIENT_OWNER]) {
+		owner = sm_nl_owner(info->attrs, info->extack);
+		if (IS_ERR(owner))
+			return PTR_ERR(owner);
+	}
 	dom = sm_nl_domain(info->attrs, info->extack);
-	if (IS_ERR(dom))
+	if (IS_ERR(dom)) {
+		if (owner)
+			sm_owner_put(owner);
 		return PTR_ERR(dom);
+	}
 
 	/*
 	 * An error here means no pass ran for the caller; the errors of
-	 * clients are results (res.err and each client's entry).
+	 * clients are results (res.err and each client's entry). A pass of
+	 * one owner's clients records, and so replies with, only theirs.
 	 */
-	err = sm_sync_domain(dom, dir, timeout_ms, true, &res);
+	if (owner)
+		err = sm_sync_domain_owner(dom, owner, dir, timeout_ms, true,
+					   &res);
+	else
+		err = sm_sync_domain(dom, dir, timeout_ms, true, &res);
 	if (err) {
 		if (err == -ENODEV)
 			NL_SET_ERR_MSG(info->extack, "RDMA device went away");
@@ -147,6 +161,8 @@ err_msg:
 	nlmsg_free(msg);
 out:
 	sm_domain_put(dom);
+	if (owner)
+		sm_owner_put(owner);
 	return ret;
 }
 
@@ -294,6 +310,13 @@ int sm_nl_sync_doit(struct sk_buff *skb, struct genl_info *info)
 	if (targets != 1) {
 		NL_SET_ERR_MSG(info->extack,
 			       "name exactly one target: a device, CLIENT_ID or SYNC_CLIENTS");
+		return -EINVAL;
+	}
+	if (attrs[IB_SYNC_MEM_A_CLIENT_OWNER] &&
+	    !attrs[IB_SYNC_MEM_A_DEV_INDEX] && !attrs[IB_SYNC_MEM_A_DEV_NAME]) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    attrs[IB_SYNC_MEM_A_CLIENT_OWNER],
+				    "an owner selects clients of a device: name the device");
 		return -EINVAL;
 	}
 	if (attrs[IB_SYNC_MEM_A_DEV_INDEX] || attrs[IB_SYNC_MEM_A_DEV_NAME])

@@ -55,6 +55,9 @@
 /* Pages looked up per GUP call of a re-check. */
 #define SM_RECHECK_BATCH	64
 
+/* The owner of every region client. */
+static struct ib_sync_mem_owner *sm_region_owner;
+
 static atomic_t sm_rechecks_queued = ATOMIC_INIT(0);
 static atomic_t sm_rechecks_done = ATOMIC_INIT(0);
 
@@ -100,7 +103,7 @@ static bool sm_region_writable(const struct sm_region *r)
 static int sm_region_sync(struct ib_sync_mem_client *client,
 			  enum ib_sync_mem_dir dir, ktime_t deadline)
 {
-	struct sm_region *r = ib_sync_mem_client_priv(client);
+	struct sm_region *r = ib_sync_mem_client_priv(sm_region_owner, client);
 	struct sg_table *sgt;
 	struct device *dma;
 
@@ -154,7 +157,7 @@ static void sm_region_unwatch(struct sm_region *r)
 static void sm_region_invalidate(struct ib_sync_mem_client *client,
 				 enum ib_sync_mem_inval reason)
 {
-	struct sm_region *r = ib_sync_mem_client_priv(client);
+	struct sm_region *r = ib_sync_mem_client_priv(sm_region_owner, client);
 
 	/* Neither sync nor the device may use the pages after this. */
 	sm_region_release_umem(r);
@@ -175,13 +178,13 @@ static void sm_region_free(struct sm_region *r)
 
 static void sm_region_release(struct ib_sync_mem_client *client)
 {
-	sm_region_free(ib_sync_mem_client_priv(client));
+	sm_region_free(ib_sync_mem_client_priv(sm_region_owner, client));
 }
 
 static int sm_region_fill_info(struct ib_sync_mem_client *client,
 			       struct sk_buff *msg)
 {
-	struct sm_region *r = ib_sync_mem_client_priv(client);
+	struct sm_region *r = ib_sync_mem_client_priv(sm_region_owner, client);
 
 	if (nla_put_u64_64bit(msg, IB_SYNC_MEM_A_REGION_ADDR, r->addr,
 			      IB_SYNC_MEM_A_REGION_PAD) ||
@@ -207,7 +210,7 @@ static void sm_region_inval_work(struct work_struct *work)
 	struct sm_region *r = container_of(work, struct sm_region, inval_work);
 
 	/* Ends in ->invalidate, which unpins; the owner deletes the client. */
-	ib_sync_mem_invalidate(r->client, IB_SYNC_MEM_INVAL_MEMORY);
+	ib_sync_mem_invalidate(sm_region_owner, r->client, IB_SYNC_MEM_INVAL_MEMORY);
 }
 
 static void sm_region_recheck_queue(struct sm_region *r)
@@ -416,6 +419,7 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 	struct nlattr *tb[IB_SYNC_MEM_A_REGION_MAX + 1] = {};
 	struct nlattr *nest = attrs[IB_SYNC_MEM_A_REGION];
 	struct ib_sync_mem_reg reg = {
+		.owner = sm_region_owner,
 		.name = name,
 		.ops = &sm_region_ops,
 		.flags = flags,
@@ -504,10 +508,10 @@ err_free:
  */
 static void sm_region_destroy(struct ib_sync_mem_client *client)
 {
-	struct sm_region *r = ib_sync_mem_client_priv(client);
+	struct sm_region *r = ib_sync_mem_client_priv(sm_region_owner, client);
 
 	ib_sync_mem_get(client);
-	ib_sync_mem_unregister(client);
+	ib_sync_mem_unregister(sm_region_owner, client);
 	sm_region_release_umem(r);
 	ib_sync_mem_put(client);
 }
@@ -519,3 +523,14 @@ struct ib_sync_mem_client_kind sm_region_kind = {
 	.create = sm_region_create,
 	.destroy = sm_region_destroy,
 };
+
+int sm_region_init(void)
+{
+	sm_region_owner = ib_sync_mem_owner_create(THIS_MODULE, "region");
+	return PTR_ERR_OR_ZERO(sm_region_owner);
+}
+
+void sm_region_exit(void)
+{
+	ib_sync_mem_owner_destroy(sm_region_owner);
+}

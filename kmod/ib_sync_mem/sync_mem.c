@@ -272,9 +272,12 @@ static int __init ib_sync_mem_init(void)
 	if (ret)
 		goto err_dmabuf;
 
-	ret = ib_sync_mem_kind_register(&sm_region_kind);
+	ret = sm_region_init();
 	if (ret)
 		goto err_nl;
+	ret = ib_sync_mem_kind_register(&sm_region_kind);
+	if (ret)
+		goto err_region_owner;
 	ret = ib_sync_mem_kind_register(&sm_dmabuf_kind);
 	if (ret)
 		goto err_region;
@@ -289,6 +292,8 @@ err_kinds:
 	ib_sync_mem_kind_unregister(&sm_dmabuf_kind);
 err_region:
 	ib_sync_mem_kind_unregister(&sm_region_kind);
+err_region_owner:
+	sm_region_exit();
 err_nl:
 	sm_nl_exit();
 err_dmabuf:
@@ -312,6 +317,7 @@ static void __exit ib_sync_mem_exit(void)
 	ib_sync_mem_kind_unregister(&sm_dmabuf_kind);
 	ib_sync_mem_kind_unregister(&sm_region_kind);
 	sm_nl_exit();
+	sm_region_exit();
 	sm_dmabuf_exit();
 	sm_debugfs_exit();
 	sm_client_exit();

@@ -172,6 +172,25 @@ struct ib_sync_mem_domain {
 	struct sm_stats __percpu *stats;
 };
 
+/**
+ * struct ib_sync_mem_owner - who registers clients (owner.c)
+ * @kref: the creator holds one reference, each client one
+ * @module: the module that created it
+ * @clients: clients registered under it, not yet unregistered
+ * @id: unique among the owners created since the module loaded (filters
+ *	of netlink dumps keep it, not a pointer)
+ * @node: on the list of owners (under its mutex)
+ * @name: unique among the owners that exist
+ */
+struct ib_sync_mem_owner {
+	struct kref kref;
+	struct module *module;
+	atomic_t clients;
+	u32 id;
+	struct list_head node;
+	char name[IB_SYNC_MEM_NAME_MAX];
+};
+
 enum sm_client_state {
 	SM_LIVE = 1,		/* listed, callbacks may run */
 	SM_INVALIDATED,		/* device or memory gone; syncs fail */
@@ -193,6 +212,7 @@ enum {
  * struct ib_sync_mem_client - a registered memory sync client
  * @node: entry in the domain's clients list (SRCU)
  * @dom: the domain; a reference is held for the client's lifetime
+ * @owner: who registered it; a reference is held for the client's lifetime
  * @ops: the owner's ops
  * @priv: the owner's private data
  * @seq: registration sequence within the domain
@@ -227,6 +247,7 @@ enum {
 struct ib_sync_mem_client {
 	struct list_head node;
 	struct ib_sync_mem_domain *dom;
+	struct ib_sync_mem_owner *owner;
 	const struct ib_sync_mem_ops *ops;
 	void *priv;
 	u64 seq;
@@ -366,6 +387,11 @@ static inline void sm_read_unlock(struct ib_sync_mem_domain *dom, int idx)
 	srcu_read_unlock(&dom->srcu, idx);
 }
 
+/* owner.c */
+void sm_owner_get(struct ib_sync_mem_owner *owner);
+void sm_owner_put(struct ib_sync_mem_owner *owner);
+struct ib_sync_mem_owner *sm_owner_find(const char *name);
+
 /* client.c */
 int sm_client_init(void);
 void sm_client_exit(void);
@@ -380,6 +406,12 @@ struct ib_sync_mem_client *sm_client_next(unsigned long *id);
 int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 		   unsigned int timeout_ms, bool read_result,
 		   struct ib_sync_mem_result *res);
+int sm_sync_domain_owner(struct ib_sync_mem_domain *dom,
+			 struct ib_sync_mem_owner *owner,
+			 enum ib_sync_mem_dir dir, unsigned int timeout_ms,
+			 bool read_result, struct ib_sync_mem_result *res);
+struct ib_sync_mem_client *sm_client_lookup(u32 id);
+void sm_unregister(struct ib_sync_mem_client *client);
 int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg);
 
 /* One client of sm_sync_batch() and its result. */
@@ -447,6 +479,8 @@ void sm_nl_exit(void);
 	"a lazy client of this kind could never be marked dirty: only sim clients can be lazy"
 extern struct ib_sync_mem_client_kind sm_region_kind;
 extern struct ib_sync_mem_client_kind sm_dmabuf_kind;
+int sm_region_init(void);
+void sm_region_exit(void);
 int sm_dmabuf_init(void);
 void sm_dmabuf_exit(void);
 void sm_dmabuf_set_hold(bool hold);

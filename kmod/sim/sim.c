@@ -40,6 +40,8 @@
 static struct dentry *sim_root, *sim_clients_dir;
 static DEFINE_MUTEX(sim_lock);	/* protects sim_list and sim_last_id */
 static LIST_HEAD(sim_list);
+/* The owner of every sim client. */
+static struct ib_sync_mem_owner *sim_owner;
 static u32 sim_last_id;
 
 /*
@@ -96,7 +98,7 @@ static void sim_sleep_until(ktime_t end)
 static int sim_sync(struct ib_sync_mem_client *client,
 		    enum ib_sync_mem_dir dir, ktime_t deadline)
 {
-	struct sim_client *s = ib_sync_mem_client_priv(client);
+	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
 	u32 lat = READ_ONCE(s->latency_us);
 	ktime_t end;
 
@@ -119,7 +121,7 @@ static int sim_sync(struct ib_sync_mem_client *client,
 static void sim_invalidate(struct ib_sync_mem_client *client,
 			   enum ib_sync_mem_inval reason)
 {
-	struct sim_client *s = ib_sync_mem_client_priv(client);
+	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
 
 	atomic_inc(&s->invalidations);
 }
@@ -127,7 +129,7 @@ static void sim_invalidate(struct ib_sync_mem_client *client,
 static void sim_prepare(struct ib_sync_mem_client *client,
 			enum ib_sync_mem_dir dir)
 {
-	struct sim_client *s = ib_sync_mem_client_priv(client);
+	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
 
 	atomic_inc(&s->prepares);
 }
@@ -135,14 +137,14 @@ static void sim_prepare(struct ib_sync_mem_client *client,
 static void sim_finish(struct ib_sync_mem_client *client,
 		       enum ib_sync_mem_dir dir)
 {
-	struct sim_client *s = ib_sync_mem_client_priv(client);
+	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
 
 	atomic_inc(&s->finishes);
 }
 
 static void sim_release(struct ib_sync_mem_client *client)
 {
-	struct sim_client *s = ib_sync_mem_client_priv(client);
+	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
 
 	debugfs_remove_recursive(s->dir);
 	kfree(s);
@@ -151,7 +153,7 @@ static void sim_release(struct ib_sync_mem_client *client)
 static int sim_fill_info(struct ib_sync_mem_client *client,
 			 struct sk_buff *msg)
 {
-	struct sim_client *s = ib_sync_mem_client_priv(client);
+	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
 
 	if (nla_put_u32(msg, IB_SYNC_MEM_A_SIM_LATENCY_US,
 			READ_ONCE(s->latency_us)) ||
@@ -264,6 +266,7 @@ struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
 				     const struct sim_config *cfg)
 {
 	struct ib_sync_mem_reg reg = {
+		.owner = sim_owner,
 		.name = name,
 		.ops = cfg->batch ? &sim_batch_ops : &sim_ops,
 		.size = cfg->size,
@@ -309,7 +312,7 @@ void sim_client_destroy(struct sim_client *s)
 	mutex_lock(&sim_lock);
 	list_del_init(&s->node);
 	mutex_unlock(&sim_lock);
-	ib_sync_mem_unregister(s->client);
+	ib_sync_mem_unregister(sim_owner, s->client);
 }
 EXPORT_SYMBOL_GPL(sim_client_destroy);
 
@@ -410,7 +413,7 @@ static ssize_t sim_del_write(struct file *file, const char __user *ubuf,
 		return -ENOENT;
 	if (ret)
 		return ret;
-	ib_sync_mem_unregister(found->client);
+	ib_sync_mem_unregister(sim_owner, found->client);
 	return count;
 }
 
@@ -493,7 +496,7 @@ sim_nl_create(struct ib_device *ibdev, const char *name, u32 flags,
 
 static void sim_nl_destroy(struct ib_sync_mem_client *client)
 {
-	sim_client_destroy(ib_sync_mem_client_priv(client));
+	sim_client_destroy(ib_sync_mem_client_priv(sim_owner, client));
 	/* Unregistered, the deletion not yet over: a test window. */
 	sim_hold_wait(&sim_hold_destroy);
 }
@@ -510,9 +513,14 @@ static int __init sim_init(void)
 {
 	int ret;
 
+	sim_owner = ib_sync_mem_owner_create(THIS_MODULE, "sim");
+	if (IS_ERR(sim_owner))
+		return PTR_ERR(sim_owner);
 	ret = ib_sync_mem_kind_register(&sim_kind);
-	if (ret)
+	if (ret) {
+		ib_sync_mem_owner_destroy(sim_owner);
 		return ret;
+	}
 	sim_root = debugfs_create_dir("ib_sync_mem_sim", NULL);
 	sim_clients_dir = debugfs_create_dir("clients", sim_root);
 	debugfs_create_file("new_client", 0200, sim_root, NULL, &sim_new_fops);
@@ -538,6 +546,7 @@ static void __exit sim_exit(void)
 	WARN_ON(!list_empty(&sim_list));
 	ib_sync_mem_kind_unregister(&sim_kind);
 	debugfs_remove_recursive(sim_root);
+	ib_sync_mem_owner_destroy(sim_owner);
 }
 
 module_init(sim_init);

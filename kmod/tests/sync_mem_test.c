@@ -88,7 +88,7 @@ static void tc_record_coherent(struct tc *t, s64 snap)
 static int tc_sync(struct ib_sync_mem_client *client, enum ib_sync_mem_dir dir,
 		   ktime_t deadline)
 {
-	struct tc *t = ib_sync_mem_client_priv(client);
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
 	struct completion *gate;
 	s64 snap;
 	long left;
@@ -130,7 +130,7 @@ static void tc_unreg_work(struct work_struct *work)
 static void tc_invalidate(struct ib_sync_mem_client *client,
 			  enum ib_sync_mem_inval reason)
 {
-	struct tc *t = ib_sync_mem_client_priv(client);
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
 
 	tc_gone(t);
 	atomic_inc(&t->invalidates);
@@ -167,7 +167,7 @@ static void tc_invalidate(struct ib_sync_mem_client *client,
 
 static void tc_release(struct ib_sync_mem_client *client)
 {
-	struct tc *t = ib_sync_mem_client_priv(client);
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
 
 	if (READ_ONCE(t->canary) != TC_LIVE)
 		atomic_inc(&kt_bad);
@@ -178,7 +178,7 @@ static void tc_release(struct ib_sync_mem_client *client)
 static void tc_prepare(struct ib_sync_mem_client *client,
 		       enum ib_sync_mem_dir dir)
 {
-	struct tc *t = ib_sync_mem_client_priv(client);
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
 
 	tc_gone(t);
 	atomic_inc(&t->prepares);
@@ -187,7 +187,7 @@ static void tc_prepare(struct ib_sync_mem_client *client,
 static void tc_finish(struct ib_sync_mem_client *client,
 		      enum ib_sync_mem_dir dir)
 {
-	struct tc *t = ib_sync_mem_client_priv(client);
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
 
 	tc_gone(t);
 	atomic_inc(&t->finishes);
@@ -195,7 +195,7 @@ static void tc_finish(struct ib_sync_mem_client *client,
 
 static int tc_fill_info(struct ib_sync_mem_client *client, struct sk_buff *msg)
 {
-	struct tc *t = ib_sync_mem_client_priv(client);
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
 	struct completion *gate = READ_ONCE(t->info_gate);
 
 	if (tc_gone(t))
@@ -250,6 +250,7 @@ struct ib_sync_mem_client *tc_register_ops(struct ib_device *ibdev,
 					   u32 flags)
 {
 	struct ib_sync_mem_reg reg = {
+		.owner = kt_owner,
 		.name = "kt",
 		.ops = ops,
 		.priv = t,
@@ -287,7 +288,7 @@ bool tc_register_all(struct ib_device *ibdev, struct tc *t, int n, u32 flags)
 /* Unregister; from here on a callback of @t is a failure. */
 void tc_unregister(struct tc *t)
 {
-	ib_sync_mem_unregister(t->client);
+	ib_sync_mem_unregister(kt_owner, t->client);
 	WRITE_ONCE(t->dead, true);
 }
 
@@ -338,7 +339,7 @@ int kt_invalidate_fn(void *arg)
 {
 	struct kt_caller *k = arg;
 
-	ib_sync_mem_invalidate(k->client, IB_SYNC_MEM_INVAL_MEMORY);
+	ib_sync_mem_invalidate(kt_owner, k->client, IB_SYNC_MEM_INVAL_MEMORY);
 	complete_all(&k->done);
 	return 0;
 }
@@ -350,7 +351,7 @@ int kt_unregister_fn(void *arg)
 	if (k->tc)
 		tc_unregister(k->tc);
 	else
-		ib_sync_mem_unregister(k->client);
+		ib_sync_mem_unregister(kt_owner, k->client);
 	complete_all(&k->done);
 	return 0;
 }
@@ -416,6 +417,7 @@ struct kt_case {
 static const struct kt_case kt_cases[] = {
 	{ "register_unregister", test_register_unregister },
 	{ "bad_input", test_bad_input },
+	{ "owners", test_owners },
 	{ "fanout_order", test_fanout_order },
 	{ "error_propagation", test_error_propagation },
 	{ "lazy", test_lazy },
@@ -618,11 +620,25 @@ DEFINE_SHOW_ATTRIBUTE(kt_waiters);
 
 static struct dentry *kt_root;
 
+struct ib_sync_mem_owner *kt_owner;
+struct ib_sync_mem_owner *kt_other;
+
 static int __init kt_init(void)
 {
+	kt_owner = ib_sync_mem_owner_create(THIS_MODULE, "ib_sync_mem_test");
+	if (IS_ERR(kt_owner))
+		return PTR_ERR(kt_owner);
+	kt_other = ib_sync_mem_owner_create(THIS_MODULE, "kt-other");
+	if (IS_ERR(kt_other)) {
+		ib_sync_mem_owner_destroy(kt_owner);
+		return PTR_ERR(kt_other);
+	}
 	kt_buf = cmd_out_init(&kt_out, KT_BUF_SIZE);
-	if (!kt_buf)
+	if (!kt_buf) {
+		ib_sync_mem_owner_destroy(kt_other);
+		ib_sync_mem_owner_destroy(kt_owner);
 		return -ENOMEM;
+	}
 	kt_root = debugfs_create_dir("ib_sync_mem_test", NULL);
 	debugfs_create_file("run", 0200, kt_root, NULL, &kt_run_fops);
 	debugfs_create_file("results", 0444, kt_root, NULL, &kt_results_fops);
@@ -640,6 +656,8 @@ static void __exit kt_exit(void)
 	WARN_ON(storm_active());
 	test_guarantees_exit();
 	kvfree(kt_buf);
+	ib_sync_mem_owner_destroy(kt_other);
+	ib_sync_mem_owner_destroy(kt_owner);
 }
 
 module_init(kt_init);

@@ -13,6 +13,13 @@
 
 #include "../ib_sync_mem/sync_mem.h"
 
+/*
+ * The owners of the test's clients (sync_mem_test.c): kt_owner's for the
+ * tc clients, kt_other for a second driver on the same devices.
+ */
+extern struct ib_sync_mem_owner *kt_owner;
+extern struct ib_sync_mem_owner *kt_other;
+
 /* Module parameters (sync_mem_test.c). */
 extern char *kt_dev;
 extern unsigned int kt_churn_iters;
@@ -178,6 +185,7 @@ unsigned int kt_waiters(struct wait_queue_head *wq);
 /* The cases, by file; each runs on @ibdev (the dev parameter's device). */
 void test_register_unregister(struct ib_device *ibdev);
 void test_bad_input(struct ib_device *ibdev);
+void test_owners(struct ib_device *ibdev);
 void test_fanout_order(struct ib_device *ibdev);
 void test_error_propagation(struct ib_device *ibdev);
 void test_lazy(struct ib_device *ibdev);

@@ -29,11 +29,11 @@ void test_register_unregister(struct ib_device *ibdev)
 	c = t->client;
 	id = ib_sync_mem_client_id(c);
 	KT_EXPECT(id != 0);
-	KT_EXPECT(ib_sync_mem_client_priv(c) == t);
+	KT_EXPECT(ib_sync_mem_client_priv(kt_owner, c) == t);
 	KT_EXPECT(!strcmp(ib_sync_mem_client_name(c), "kt"));
 	KT_EXPECT_EQ(atomic_read(&sm_counters.clients), before + 1);
 
-	found = ib_sync_mem_lookup(id);
+	found = ib_sync_mem_lookup(kt_owner, id);
 	KT_EXPECT(found == c);
 	if (found)
 		ib_sync_mem_put(found);
@@ -42,7 +42,7 @@ void test_register_unregister(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&t->syncs), 1);
 
 	tc_unregister(t);
-	KT_EXPECT(!ib_sync_mem_lookup(id));
+	KT_EXPECT(!ib_sync_mem_lookup(kt_owner, id));
 	KT_EXPECT_EQ(atomic_read(&t->releases), 1);
 	KT_EXPECT_EQ(atomic_read(&t->invalidates), 0);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.clients), before);
@@ -57,7 +57,9 @@ void test_bad_input(struct ib_device *ibdev)
 	int registered = atomic_read(&sm_counters.registered);
 	int refs = module_refcount(THIS_MODULE);
 	char longname[IB_SYNC_MEM_NAME_MAX + 1];
-	struct ib_sync_mem_reg reg = { .name = "kt", .ops = &tc_ops };
+	struct ib_sync_mem_reg reg = {
+		.owner = kt_owner, .name = "kt", .ops = &tc_ops,
+	};
 	struct tc *t = tc_alloc(1);
 
 	memset(longname, 'x', sizeof(longname) - 1);
@@ -85,17 +87,156 @@ void test_bad_input(struct ib_device *ibdev)
 	reg.flags = BIT(31);
 	KT_EXPECT_EQ(PTR_ERR(ib_sync_mem_register(ibdev, &reg)), -EINVAL);
 	reg.flags = 0;
+	reg.owner = NULL;
+	KT_EXPECT_EQ(PTR_ERR(ib_sync_mem_register(ibdev, &reg)), -EINVAL);
+	reg.owner = kt_owner;
 	KT_EXPECT_EQ(PTR_ERR(ib_sync_mem_register(NULL, &reg)), -ENODEV);
 
 	KT_EXPECT_EQ(ib_sync_mem_sync_device(ibdev, 0, 0, NULL), -EINVAL);
 	KT_EXPECT_EQ(ib_sync_mem_sync_device(ibdev, 4, 0, NULL), -EINVAL);
-	KT_EXPECT(!ib_sync_mem_lookup(0));
-	KT_EXPECT(!ib_sync_mem_lookup(U32_MAX));
+	KT_EXPECT(!ib_sync_mem_lookup(kt_owner, 0));
+	KT_EXPECT(!ib_sync_mem_lookup(kt_owner, U32_MAX));
 
 	/* Nothing leaked, no reference kept. */
 	KT_EXPECT_EQ(atomic_read(&sm_counters.clients), clients);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.registered), registered);
 	KT_EXPECT_EQ(module_refcount(THIS_MODULE), refs);
+	kvfree(t);
+}
+
+/* ---- owners ---- */
+
+/* A client of the second owner, kt_other: its own ops and private data. */
+struct kt_other_client {
+	atomic_t syncs;
+	atomic_t releases;
+};
+
+static int kt_other_sync(struct ib_sync_mem_client *client,
+			 enum ib_sync_mem_dir dir, ktime_t deadline)
+{
+	struct kt_other_client *o = ib_sync_mem_client_priv(kt_other, client);
+
+	atomic_inc(&o->syncs);
+	return 0;
+}
+
+static void kt_other_release(struct ib_sync_mem_client *client)
+{
+	struct kt_other_client *o = ib_sync_mem_client_priv(kt_other, client);
+
+	atomic_inc(&o->releases);
+}
+
+static const struct ib_sync_mem_ops kt_other_ops = {
+	.owner = THIS_MODULE,
+	.sync = kt_other_sync,
+	.release = kt_other_release,
+};
+
+/*
+ * Two owners on one device: neither finds, unregisters, invalidates or
+ * reads the private data of the other's client (-EPERM, NULL, and the
+ * client untouched), and a sync of one owner's clients runs exactly those.
+ * Owner names are unique while their owners exist.
+ */
+void test_owners(struct ib_device *ibdev)
+{
+	struct kt_other_client o = {};
+	struct ib_sync_mem_reg reg = {
+		.owner = kt_other, .name = "kt-b", .ops = &kt_other_ops,
+		.priv = &o,
+	};
+	struct ib_sync_mem_client *b, *found, *pair[2];
+	struct ib_sync_mem_result res = {};
+	struct ib_sync_mem_owner *tmp;
+	struct tc *t = tc_alloc(1);
+	u32 id_a, id_b;
+
+	if (!t || IS_ERR(tc_register(ibdev, t, 0))) {
+		kt_fail++;
+		goto out;
+	}
+	b = ib_sync_mem_register(ibdev, &reg);
+	if (IS_ERR(b)) {
+		kt_fail++;
+		tc_unregister(t);
+		goto out;
+	}
+	id_a = ib_sync_mem_client_id(t->client);
+	id_b = ib_sync_mem_client_id(b);
+	KT_EXPECT_EQ(atomic_read(&kt_other->clients), 1);
+
+	/* Lookup: another owner's client is not found. */
+	KT_EXPECT(!ib_sync_mem_lookup(kt_owner, id_b));
+	KT_EXPECT(!ib_sync_mem_lookup(kt_other, id_a));
+	found = ib_sync_mem_lookup(kt_other, id_b);
+	KT_EXPECT(found == b);
+	if (found)
+		ib_sync_mem_put(found);
+
+	/* Private data, unregister, invalidate: refused, nothing done. */
+	KT_EXPECT(!ib_sync_mem_client_priv(kt_owner, b));
+	KT_EXPECT(ib_sync_mem_client_priv(kt_other, b) == &o);
+	KT_EXPECT_EQ(ib_sync_mem_unregister(kt_owner, b), -EPERM);
+	KT_EXPECT_EQ(ib_sync_mem_invalidate(kt_owner, b,
+					    IB_SYNC_MEM_INVAL_MEMORY), -EPERM);
+	pair[0] = t->client;
+	pair[1] = b;
+	KT_EXPECT_EQ(ib_sync_mem_unregister_many(kt_owner, pair, 2), -EPERM);
+	KT_EXPECT_EQ(ib_sync_mem_unregister(NULL, b), -EPERM);
+	KT_EXPECT_EQ(READ_ONCE(b->state), SM_LIVE);
+	KT_EXPECT_EQ(READ_ONCE(t->client->state), SM_LIVE);
+	KT_EXPECT_EQ(atomic_read(&o.releases), 0);
+
+	/* A sync of one owner's clients runs those, and only those. */
+	KT_EXPECT_EQ(ib_sync_mem_sync_owner(ibdev, kt_other,
+					    IB_SYNC_MEM_TO_DEVICE, 0, &res), 0);
+	KT_EXPECT_EQ(res.clients, 1);
+	KT_EXPECT_EQ(res.skipped, 0);
+	KT_EXPECT_EQ(atomic_read(&o.syncs), 1);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 0);
+	KT_EXPECT_EQ(ib_sync_mem_sync_owner(ibdev, kt_owner,
+					    IB_SYNC_MEM_TO_CPU, 0, &res), 0);
+	KT_EXPECT_EQ(res.clients, 1);
+	KT_EXPECT_EQ(atomic_read(&o.syncs), 1);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 1);
+	KT_EXPECT_EQ(ib_sync_mem_sync_owner(ibdev, NULL, IB_SYNC_MEM_TO_CPU,
+					    0, NULL), -EINVAL);
+	KT_EXPECT_EQ(ib_sync_mem_sync_owner(ibdev, kt_owner, 4, 0, NULL),
+		     -EINVAL);
+	/* The device pass runs both. */
+	KT_EXPECT_EQ(ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_TO_DEVICE, 0,
+					     NULL), 0);
+	KT_EXPECT_EQ(atomic_read(&o.syncs), 2);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 2);
+
+	KT_EXPECT_EQ(ib_sync_mem_unregister(kt_other, b), 0);
+	KT_EXPECT_EQ(atomic_read(&o.releases), 1);
+	KT_EXPECT_EQ(atomic_read(&kt_other->clients), 0);
+	tc_unregister(t);
+
+	/* Names: unique while the owner exists, free once it is destroyed. */
+	KT_EXPECT_EQ(PTR_ERR(ib_sync_mem_owner_create(THIS_MODULE, "kt-other")),
+		     -EEXIST);
+	KT_EXPECT_EQ(PTR_ERR(ib_sync_mem_owner_create(THIS_MODULE, NULL)),
+		     -EINVAL);
+	KT_EXPECT_EQ(PTR_ERR(ib_sync_mem_owner_create(THIS_MODULE, "")),
+		     -EINVAL);
+	tmp = ib_sync_mem_owner_create(THIS_MODULE,
+				       "0123456789012345678901234567890123");
+	KT_EXPECT_EQ(PTR_ERR(tmp), -ENAMETOOLONG);
+	tmp = ib_sync_mem_owner_create(THIS_MODULE, "kt-tmp");
+	KT_EXPECT(!IS_ERR(tmp));
+	if (!IS_ERR(tmp)) {
+		KT_EXPECT(!strcmp(ib_sync_mem_owner_name(tmp), "kt-tmp"));
+		ib_sync_mem_owner_destroy(tmp);
+		tmp = ib_sync_mem_owner_create(THIS_MODULE, "kt-tmp");
+		KT_EXPECT(!IS_ERR(tmp));
+		if (!IS_ERR(tmp))
+			ib_sync_mem_owner_destroy(tmp);
+	}
+out:
 	kvfree(t);
 }
 
@@ -373,7 +514,7 @@ void test_invalidate_memory(struct ib_device *ibdev)
 
 	if (!t || !tc_register_all(ibdev, t, 2, 0))
 		goto out;
-	ib_sync_mem_invalidate(t[0].client, IB_SYNC_MEM_INVAL_MEMORY);
+	ib_sync_mem_invalidate(kt_owner, t[0].client, IB_SYNC_MEM_INVAL_MEMORY);
 	KT_EXPECT_EQ(atomic_read(&t[0].invalidates), 1);
 	KT_EXPECT_EQ(ib_sync_mem_sync(t[0].client, IB_SYNC_MEM_TO_DEVICE, 0),
 		     -ENXIO);
@@ -383,7 +524,7 @@ void test_invalidate_memory(struct ib_device *ibdev)
 	KT_EXPECT_EQ(res.skipped, 1);
 	KT_EXPECT_EQ(atomic_read(&t[0].syncs), 0);
 	/* A second invalidation is a no-op. */
-	ib_sync_mem_invalidate(t[0].client, IB_SYNC_MEM_INVAL_MEMORY);
+	ib_sync_mem_invalidate(kt_owner, t[0].client, IB_SYNC_MEM_INVAL_MEMORY);
 	KT_EXPECT_EQ(atomic_read(&t[0].invalidates), 1);
 	tc_unregister_all(t, 2);
 	KT_EXPECT_EQ(atomic_read(&t[0].releases), 1);

@@ -23,7 +23,7 @@ import (
 // Source is what a scrape asks: the subset of *genl.Conn it uses.
 type Source interface {
 	Devices(ctx context.Context) ([]genl.Device, error)
-	Clients(ctx context.Context, dev string) ([]genl.Client, error)
+	Clients(ctx context.Context, f genl.ClientFilter) ([]genl.Client, error)
 	Stats(ctx context.Context, r genl.StatsRequest) (*genl.Stats, error)
 	Close() error
 }
@@ -207,7 +207,7 @@ func (c *Collector) gather(ctx context.Context, a Source) ([]prometheus.Metric, 
 	if !c.perClient {
 		return ms, nil
 	}
-	cls, err := a.Clients(ctx, "")
+	cls, err := a.Clients(ctx, genl.ClientFilter{})
 	if err != nil {
 		return nil, err
 	}

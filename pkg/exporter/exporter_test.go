@@ -43,7 +43,7 @@ func (f *statsFake) Devices(context.Context) ([]genl.Device, error) {
 	return f.devices, f.call("Devices")
 }
 
-func (f *statsFake) Clients(context.Context, string) ([]genl.Client, error) {
+func (f *statsFake) Clients(context.Context, genl.ClientFilter) ([]genl.Client, error) {
 	return f.clients, f.call("Clients")
 }
 

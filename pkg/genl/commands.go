@@ -42,16 +42,20 @@ func (c *Conn) Device(ctx context.Context, name string) (*Device, error) {
 	return doOne(ctx, c, op, cmdDevGet, b, parseDevice)
 }
 
-// Clients lists the clients of device dev, or of every device if dev is
-// "", as they were at one moment: a dump that concurrent changes may have
-// made inconsistent is run again, and if that keeps happening the error
-// matches ErrDumpInterrupted.
-func (c *Conn) Clients(ctx context.Context, dev string) ([]Client, error) {
+// Clients lists the clients f selects (every client for the zero filter)
+// as they were at one moment: a dump that concurrent changes may have made
+// inconsistent is run again, and if that keeps happening the error matches
+// ErrDumpInterrupted. An unknown owner fails with ErrNotFound, an unknown
+// device with ErrNoDevice.
+func (c *Conn) Clients(ctx context.Context, f ClientFilter) ([]Client, error) {
 	op := "list clients"
-	if dev != "" {
-		op += " of " + dev
+	if f.Device != "" {
+		op += " of " + f.Device
 	}
-	b, err := encodeClientFilter(dev)
+	if f.Owner != "" {
+		op += " owned by " + f.Owner
+	}
+	b, err := encodeClientFilter(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}

@@ -126,7 +126,7 @@ func TestMethods(t *testing.T) {
 		want:  &Device{Index: 1, Name: "rxe0"},
 	}, {
 		name:  "Clients all",
-		call:  func(c *Conn) (any, error) { return c.Clients(bg, "") },
+		call:  func(c *Conn) (any, error) { return c.Clients(bg, ClientFilter{}) },
 		cmd:   cmdClientGet,
 		flags: dumpFlags,
 		sent:  []attr{flag(attrDumpEnd)},
@@ -135,7 +135,7 @@ func TestMethods(t *testing.T) {
 		want: []Client{simClientWant, kernelClientWant, regionClientWant, dmabufClientWant, futureClientWant},
 	}, {
 		name:  "Clients of a device",
-		call:  func(c *Conn) (any, error) { return c.Clients(bg, "rxe1") },
+		call:  func(c *Conn) (any, error) { return c.Clients(bg, ClientFilter{Device: "rxe1"}) },
 		cmd:   cmdClientGet,
 		flags: dumpFlags,
 		sent:  []attr{str(attrDevName, "rxe1"), flag(attrDumpEnd)},
@@ -413,7 +413,7 @@ func TestDumpGenerations(t *testing.T) {
 	}{{
 		name:     "consistent",
 		replies:  [][]msg{{{Attrs: withGen(simClientAttrs, 5)}, {Attrs: withGen(kernelClientAttrs, 5)}, endMsg(5, 5)}},
-		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, ClientFilter{}) },
 		wantReqs: 1,
 		want:     []Client{simClientWant, kernelClientWant},
 	}, {
@@ -422,7 +422,7 @@ func TestDumpGenerations(t *testing.T) {
 			{{Attrs: withGen(simClientAttrs, 5)}, {Attrs: withGen(kernelClientAttrs, 5)}, endMsg(5, 7)},
 			{{Attrs: withGen(kernelClientAttrs, 7)}, endMsg(7, 7)},
 		},
-		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, ClientFilter{}) },
 		wantReqs: 2,
 		want:     []Client{kernelClientWant},
 	}, {
@@ -431,13 +431,13 @@ func TestDumpGenerations(t *testing.T) {
 			{{Attrs: withGen(simClientAttrs, 5)}, {Attrs: withGen(kernelClientAttrs, 6)}, endMsg(6, 6)},
 			{{Attrs: withGen(simClientAttrs, 6)}, endMsg(6, 6)},
 		},
-		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, ClientFilter{}) },
 		wantReqs: 2,
 		want:     []Client{simClientWant},
 	}, {
 		name:     "empty dump that changed",
 		replies:  [][]msg{{endMsg(3, 4)}, {endMsg(4, 4)}},
-		call:     func(c *Conn) (any, error) { return c.Clients(bg, "rxe0") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, ClientFilter{Device: "rxe0"}) },
 		wantReqs: 2,
 		want:     []Client{},
 	}, {
@@ -449,19 +449,19 @@ func TestDumpGenerations(t *testing.T) {
 	}, {
 		name:     "never consistent",
 		replies:  [][]msg{{{Attrs: withGen(simClientAttrs, 1)}, endMsg(1, 2)}},
-		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, ClientFilter{}) },
 		wantReqs: dumpAttempts,
 		wantErr:  ErrDumpInterrupted,
 	}, {
 		name:     "a module without end messages",
 		replies:  [][]msg{{{Attrs: simClientAttrs}}},
-		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, ClientFilter{}) },
 		wantReqs: 1,
 		want:     []Client{simClientWant},
 	}, {
 		name:     "end message not last",
 		replies:  [][]msg{{endMsg(1, 1), {Attrs: withGen(simClientAttrs, 1)}}},
-		call:     func(c *Conn) (any, error) { return c.Clients(bg, "") },
+		call:     func(c *Conn) (any, error) { return c.Clients(bg, ClientFilter{}) },
 		wantReqs: 1,
 		wantErr:  errMalformed,
 	}} {
@@ -519,7 +519,7 @@ func TestDumpInterrupted(t *testing.T) {
 				}
 				return []msg{{Attrs: kernelClientAttrs}}, nil
 			})
-			got, err := c.Clients(bg, "")
+			got, err := c.Clients(bg, ClientFilter{})
 			if len(k.reqs) != tt.wantReqs {
 				t.Errorf("%d dumps, want %d", len(k.reqs), tt.wantReqs)
 			}

@@ -75,6 +75,7 @@ const (
 	attrGeneration        uint16 = 33
 	attrDumpEnd           uint16 = 34
 	attrEndGeneration     uint16 = 35
+	attrClientOwner       uint16 = 36
 )
 
 // enum ib_sync_mem_stats_attr, inside attrStats.

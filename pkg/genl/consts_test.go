@@ -78,6 +78,7 @@ var uapi = []struct {
 	{"IB_SYNC_MEM_A_GENERATION", "attrGeneration", int64(attrGeneration)},
 	{"IB_SYNC_MEM_A_DUMP_END", "attrDumpEnd", int64(attrDumpEnd)},
 	{"IB_SYNC_MEM_A_END_GENERATION", "attrEndGeneration", int64(attrEndGeneration)},
+	{"IB_SYNC_MEM_A_CLIENT_OWNER", "attrClientOwner", int64(attrClientOwner)},
 
 	{"IB_SYNC_MEM_A_STATS_UNSPEC", "statsUnspec", int64(statsUnspec)},
 	{"IB_SYNC_MEM_A_STATS_PAD", "statsPad", int64(statsPad)},

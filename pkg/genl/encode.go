@@ -57,7 +57,10 @@ type SimConfig struct {
 // a batch of at most SyncBatchMax, synced in that order (rejected whole if
 // one id is unknown).
 type SyncRequest struct {
-	Device  string
+	Device string
+	// Owner, with Device, syncs only that owner's clients of the device,
+	// in a pass of their own.
+	Owner   string
 	Clients []uint32
 	Dir     Direction // required
 	// Timeout bounds each client's waits, in whole milliseconds; nil
@@ -102,12 +105,25 @@ func encodeClientID(id uint32) ([]byte, error) {
 	return ae.Encode()
 }
 
-// encodeClientFilter restricts a client dump to one device, if dev is set.
-func encodeClientFilter(dev string) ([]byte, error) {
-	if dev == "" {
+// A ClientFilter selects the clients Conn.Clients lists: those of one
+// device, of one owner, or both; the zero filter lists every client.
+type ClientFilter struct {
+	Device string
+	Owner  string
+}
+
+func encodeClientFilter(f ClientFilter) ([]byte, error) {
+	if f.Device == "" && f.Owner == "" {
 		return nil, nil
 	}
-	return encodeDevice(dev)
+	ae := netlink.NewAttributeEncoder()
+	if f.Device != "" {
+		ae.String(attrDevName, f.Device)
+	}
+	if f.Owner != "" {
+		ae.String(attrClientOwner, f.Owner)
+	}
+	return ae.Encode()
 }
 
 func encodeRegister(r RegisterRequest) ([]byte, error) {
@@ -170,6 +186,12 @@ func encodeSync(r SyncRequest) ([]byte, error) {
 	ae := netlink.NewAttributeEncoder()
 	if r.Device != "" {
 		ae.String(attrDevName, r.Device)
+	}
+	if r.Owner != "" {
+		if r.Device == "" {
+			return nil, invalidf("an owner selects clients of a device: name the device")
+		}
+		ae.String(attrClientOwner, r.Owner)
 	}
 	if len(r.Clients) > SyncBatchMax {
 		return nil, invalidf("a batch names at most %d clients, not %d", SyncBatchMax, len(r.Clients))

@@ -55,7 +55,7 @@ func TestKernelErrors(t *testing.T) {
 		wantMsg:  "get client 9: no client with id 9",
 	}, {
 		name:     "unknown device in a dump filter",
-		call:     func(c *Conn) error { _, err := c.Clients(bg, "rxe9"); return err },
+		call:     func(c *Conn) error { _, err := c.Clients(bg, ClientFilter{Device: "rxe9"}); return err },
 		errno:    unix.ENODEV,
 		extack:   "no RDMA device rxe9",
 		sentinel: ErrNoDevice,
@@ -398,7 +398,7 @@ func TestContext(t *testing.T) {
 	c, k := dialFake(t, func(request) ([]msg, error) { return []msg{{}}, nil })
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
-	if _, err := c.Clients(ctx, ""); !errors.Is(err, context.Canceled) {
+	if _, err := c.Clients(ctx, ClientFilter{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Clients with a cancelled context: %v", err)
 	}
 	if _, err := c.Sync(ctx, SyncRequest{Device: "rxe0", Dir: DirToDevice}); !errors.Is(err, context.Canceled) {

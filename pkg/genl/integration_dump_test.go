@@ -54,7 +54,7 @@ func TestIntegrationDumpRace(t *testing.T) {
 				}
 			}
 		})
-		filter, err := encodeClientFilter(dev)
+		filter, err := encodeClientFilter(ClientFilter{Device: dev})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestIntegrationDumpRace(t *testing.T) {
 				}
 			}
 			// The public call retries: what it returns existed.
-			cs, err := c.Clients(bg, dev)
+			cs, err := c.Clients(bg, ClientFilter{Device: dev})
 			if err == nil {
 				listed++
 				got := make([]uint32, 0, len(cs))

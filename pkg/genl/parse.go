@@ -81,6 +81,8 @@ func parseClientAttr(ad *netlink.AttributeDecoder, c *Client) {
 		c.ID = ad.Uint32()
 	case attrClientName:
 		c.Name = ad.String()
+	case attrClientOwner:
+		c.Owner = ad.String()
 	case attrDevIndex:
 		c.DevIndex = ad.Uint32()
 	case attrDevName:

@@ -21,8 +21,12 @@ type Device struct {
 
 // A Client is a registered memory sync client.
 type Client struct {
-	ID          uint32
-	Name        string
+	ID   uint32
+	Name string
+	// Owner is the in-kernel owner the client is registered under: a
+	// driver's, or that of the kind that made it ("region", "dma-buf",
+	// "sim"). Not the netlink socket that created it (OwnerPortID).
+	Owner       string
 	DevIndex    uint32
 	DevName     string
 	Kind        Kind

@@ -671,6 +671,24 @@ int smnl_sync_dev(struct smnl *nl, const char *dev, uint32_t dir,
 	return smnl_sync_send(nl, m, dir, timeout_ms, res);
 }
 
+int smnl_sync_owner(struct smnl *nl, const char *dev, uint32_t id,
+		    const char *owner, uint32_t dir,
+		    struct smnl_sync_result *res)
+{
+	struct smnl_msg *m = malloc(sizeof(*m));
+
+	memset(res, 0, sizeof(*res));
+	if (!m)
+		return -ENOMEM;
+	smnl_msg_init(nl, m, IB_SYNC_MEM_CMD_SYNC, 0);
+	if (dev)
+		smnl_put_str(m, IB_SYNC_MEM_A_DEV_NAME, dev);
+	if (id)
+		smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_ID, id);
+	smnl_put_str(m, IB_SYNC_MEM_A_CLIENT_OWNER, owner);
+	return smnl_sync_send(nl, m, dir, 0, res);
+}
+
 int smnl_sync_client(struct smnl *nl, uint32_t id, uint32_t dir,
 		     uint32_t timeout_ms, int *client_err, uint64_t *ns)
 {

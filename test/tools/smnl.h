@@ -177,6 +177,13 @@ int smnl_sync_batch(struct smnl *nl, const uint32_t *ids, unsigned int n,
 		    uint32_t dir, uint32_t timeout_ms,
 		    struct smnl_sync_result *res);
 /* Sync every client of device @dev in one pass; as smnl_sync_batch(). */
+/*
+ * A SYNC naming @owner, with the device @dev and the client @id when given
+ * (NULL, 0: left out), sent as it is: the kernel decides what it means.
+ */
+int smnl_sync_owner(struct smnl *nl, const char *dev, uint32_t id,
+		    const char *owner, uint32_t dir,
+		    struct smnl_sync_result *res);
 int smnl_sync_dev(struct smnl *nl, const char *dev, uint32_t dir,
 		  uint32_t timeout_ms, struct smnl_sync_result *res);
 

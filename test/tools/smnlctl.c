@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 	int ret, i, rc = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: smnlctl list | get ID | del ID... | del-netlink | sync-batch IDS\n");
+		fprintf(stderr, "usage: smnlctl list | get ID | del ID... | del-netlink | sync-batch IDS | sync-owner ID OWNER\n");
 		return 2;
 	}
 	ret = smnl_open(&nl);
@@ -131,6 +131,16 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(argv[1], "sync-batch") && argc == 3) {
 		rc = sync_batch(argv[2]);
+	} else if (!strcmp(argv[1], "sync-owner") && argc == 4) {
+		/* A client and an owner, no device: as it is, for the kernel. */
+		struct smnl_sync_result res;
+
+		ret = smnl_sync_owner(&nl, NULL, strtoul(argv[2], NULL, 0),
+				      argv[3], IB_SYNC_MEM_SYNC_TO_DEVICE, &res);
+		if (ret)
+			rc = fail("sync-owner", ret);
+		else
+			printf("run %u\n", res.run);
 	} else {
 		fprintf(stderr, "smnlctl: unknown command %s\n", argv[1]);
 		rc = 2;

@@ -6,7 +6,15 @@
  * uses it: a GPU buffer, an FPGA window, a pinned user region, a dma-buf.
  * Whoever owns that memory registers a client on an RDMA device with a table
  * of ops; a producer about to hand memory to the device (or back to the CPU)
- * syncs one client or fans a sync out to every client of the device.
+ * syncs one client, the clients of one owner on the device, or every client
+ * of the device.
+ *
+ * Owners: a driver creates an owner once (ib_sync_mem_owner_create()) and
+ * registers every client under it. Lookup, unregister, invalidation and the
+ * private data of a client take the owner: another owner's client is not
+ * found (lookup), and a call with it does nothing and fails with -EPERM
+ * (or NULL), logging the bug. Syncs take no owner: syncing memory is never
+ * harmful, only late.
  *
  * Guarantees (each is exercised by the in-kernel test module, sync_mem_test.c
  * with test_core.c and test_guarantees.c):
@@ -92,6 +100,7 @@
 
 struct ib_device;
 struct ib_sync_mem_client;
+struct ib_sync_mem_owner;
 struct module;
 struct netlink_ext_ack;
 struct nlattr;
@@ -166,6 +175,7 @@ struct ib_sync_mem_ops {
 
 /**
  * struct ib_sync_mem_reg - a registration request
+ * @owner: required; the owner the client is registered under
  * @name: NUL-terminated, 1 to IB_SYNC_MEM_NAME_MAX - 1 bytes
  * @ops: the client's ops; must outlive the client
  * @priv: owner's private data, returned by ib_sync_mem_client_priv()
@@ -174,6 +184,7 @@ struct ib_sync_mem_ops {
  * @kind: a client kind number for userspace (0 for in-kernel clients)
  */
 struct ib_sync_mem_reg {
+	struct ib_sync_mem_owner *owner;
 	const char *name;
 	const struct ib_sync_mem_ops *ops;
 	void *priv;
@@ -200,30 +211,44 @@ struct ib_sync_mem_result {
 	u64 ns;
 };
 
+struct ib_sync_mem_owner *ib_sync_mem_owner_create(struct module *module,
+						   const char *name);
+void ib_sync_mem_owner_destroy(struct ib_sync_mem_owner *owner);
+const char *ib_sync_mem_owner_name(const struct ib_sync_mem_owner *owner);
+
 struct ib_sync_mem_client *
 ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg);
-void ib_sync_mem_unregister(struct ib_sync_mem_client *client);
-void ib_sync_mem_unregister_many(struct ib_sync_mem_client **clients,
-				 unsigned int n);
+int ib_sync_mem_unregister(struct ib_sync_mem_owner *owner,
+			   struct ib_sync_mem_client *client);
+int ib_sync_mem_unregister_many(struct ib_sync_mem_owner *owner,
+				struct ib_sync_mem_client **clients,
+				unsigned int n);
 
 int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		     enum ib_sync_mem_dir dir, unsigned int timeout_ms);
+int ib_sync_mem_sync_owner(struct ib_device *ibdev,
+			   struct ib_sync_mem_owner *owner,
+			   enum ib_sync_mem_dir dir, unsigned int timeout_ms,
+			   struct ib_sync_mem_result *result);
 int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 			    unsigned int timeout_ms,
 			    struct ib_sync_mem_result *result);
 
 void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client,
 			    enum ib_sync_mem_dir dir);
-void ib_sync_mem_invalidate(struct ib_sync_mem_client *client,
-			    enum ib_sync_mem_inval reason);
+int ib_sync_mem_invalidate(struct ib_sync_mem_owner *owner,
+			   struct ib_sync_mem_client *client,
+			   enum ib_sync_mem_inval reason);
 
 struct ib_device *ib_sync_mem_device_get(const char *name);
 
-struct ib_sync_mem_client *ib_sync_mem_lookup(u32 id);
+struct ib_sync_mem_client *ib_sync_mem_lookup(struct ib_sync_mem_owner *owner,
+					      u32 id);
 struct ib_sync_mem_client *ib_sync_mem_get(struct ib_sync_mem_client *client);
 void ib_sync_mem_put(struct ib_sync_mem_client *client);
 
-void *ib_sync_mem_client_priv(const struct ib_sync_mem_client *client);
+void *ib_sync_mem_client_priv(const struct ib_sync_mem_owner *owner,
+			      const struct ib_sync_mem_client *client);
 u32 ib_sync_mem_client_id(const struct ib_sync_mem_client *client);
 const char *ib_sync_mem_client_name(const struct ib_sync_mem_client *client);
 int ib_sync_mem_client_last_err(const struct ib_sync_mem_client *client);

@@ -99,11 +99,16 @@
  * --------------------------
  *
  * do: IB_SYNC_MEM_A_CLIENT_ID. dump: optional IB_SYNC_MEM_A_DEV_NAME or
- * IB_SYNC_MEM_A_DEV_INDEX restricts the dump to one device (and
+ * IB_SYNC_MEM_A_DEV_INDEX restricts the dump to one device, optional
+ * IB_SYNC_MEM_A_CLIENT_OWNER to one owner's clients (and
  * IB_SYNC_MEM_A_DUMP_END: see "Dumps"). Reply, per client:
  *
  *    IB_SYNC_MEM_A_CLIENT_ID: NLA_U32
  *    IB_SYNC_MEM_A_CLIENT_NAME: NLA_NUL_STRING
+ *    IB_SYNC_MEM_A_CLIENT_OWNER: NLA_NUL_STRING, the in-kernel owner it is
+ *       registered under: a driver's (ib_sync_mem_owner_create()), or that
+ *       of the kind that made it ("region", "dma-buf", "sim"). Not the
+ *       netlink socket that created it (OWNER_PORTID, OWNER_PID below).
  *    IB_SYNC_MEM_A_DEV_INDEX: NLA_U32
  *    IB_SYNC_MEM_A_DEV_NAME: NLA_NUL_STRING
  *    IB_SYNC_MEM_A_CLIENT_KIND: NLA_U32, enum ib_sync_mem_kind
@@ -135,7 +140,8 @@
  *          IB_SYNC_MEM_A_DMABUF_INODE: NLA_U64, the buffer's inode number
  *          (as in /proc/<pid>/fdinfo and /sys/kernel/debug/dma_buf/bufinfo)
  *
- * Errors: -ENOENT no such client, -ENODEV no such device (dump filter).
+ * Errors: -ENOENT no such client or owner (dump filter), -ENODEV no such
+ * device (dump filter).
  *
  * IB_SYNC_MEM_CMD_SYNC (CAP_NET_ADMIN)
  * ------------------------------------
@@ -143,7 +149,9 @@
  * Exactly one target:
  *
  *    IB_SYNC_MEM_A_DEV_NAME or IB_SYNC_MEM_A_DEV_INDEX: every client of the
- *       device, in one pass (concurrent device-wide syncs share passes)
+ *       device, in one pass (concurrent device-wide syncs share passes);
+ *       with IB_SYNC_MEM_A_CLIENT_OWNER, only that owner's clients of the
+ *       device, in a pass of its own (the reply counts and lists those)
  *    IB_SYNC_MEM_A_CLIENT_ID: one client
  *    IB_SYNC_MEM_A_SYNC_CLIENTS: NLA_NESTED, 1 to IB_SYNC_MEM_SYNC_BATCH_MAX
  *       IB_SYNC_MEM_A_CLIENT_ID attributes: a batch, synced in that order
@@ -196,9 +204,10 @@
  * each with its result in that pass (a sync of the client alone meanwhile
  * does not change it); a client synced again by a later pass on the same
  * CPU before the reply was built is left out. Errors: -ENODEV no such device or it went
- * away, -ENOENT unknown client id, -ENXIO a single client whose memory is
- * gone, -ETIMEDOUT waited past the timeout for a pass, -EINTR killed while
- * waiting, -EINVAL (a batch past IB_SYNC_MEM_SYNC_BATCH_MAX too), -EPERM.
+ * away, -ENOENT unknown client id or owner, -ENXIO a single client whose
+ * memory is gone, -ETIMEDOUT waited past the timeout for a pass, -EINTR
+ * killed while waiting, -EINVAL (a batch past IB_SYNC_MEM_SYNC_BATCH_MAX,
+ * an owner without a device, too), -EPERM.
  *
  * IB_SYNC_MEM_CMD_STATS_GET
  * -------------------------
@@ -335,6 +344,7 @@ enum ib_sync_mem_attr {
 	IB_SYNC_MEM_A_GENERATION,
 	IB_SYNC_MEM_A_DUMP_END,
 	IB_SYNC_MEM_A_END_GENERATION,
+	IB_SYNC_MEM_A_CLIENT_OWNER,
 
 	__IB_SYNC_MEM_A_MAX,
 	IB_SYNC_MEM_A_MAX = __IB_SYNC_MEM_A_MAX - 1
