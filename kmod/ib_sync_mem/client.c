@@ -650,6 +650,51 @@ err_dom:
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_register);
 
+/**
+ * ib_sync_mem_register_many() - register several clients on a device
+ * @ibdev: the RDMA device
+ * @regs: @n registration requests (each with its owner, name and ops)
+ * @n: how many
+ * @clients: set to the @n clients, in the order of @regs, on success
+ *
+ * ib_sync_mem_register() of each, all or nothing: if one fails, the ones
+ * registered before it are unregistered again (a device-wide pass may have
+ * synced them meanwhile) and @clients is left untouched.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or the error of the first registration that failed.
+ */
+int ib_sync_mem_register_many(struct ib_device *ibdev,
+			      const struct ib_sync_mem_reg *regs,
+			      unsigned int n,
+			      struct ib_sync_mem_client **clients)
+{
+	struct ib_sync_mem_client **c;
+	unsigned int i;
+	int ret = 0;
+
+	might_sleep();
+	c = kvcalloc(n, sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		c[i] = ib_sync_mem_register(ibdev, &regs[i]);
+		if (IS_ERR(c[i])) {
+			ret = PTR_ERR(c[i]);
+			break;
+		}
+	}
+	if (ret) {
+		while (i--)
+			sm_unregister(c[i]);
+	} else {
+		memcpy(clients, c, n * sizeof(*c));
+	}
+	kvfree(c);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_register_many);
+
 /* Take a client off its domain's list. Under dom->lock. */
 static void sm_unlist(struct ib_sync_mem_client *c)
 {
@@ -1019,13 +1064,14 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync);
 
 /**
- * sm_sync_batch() - ib_sync_mem_sync() of each of @n clients, in order
- * @e: the clients (referenced by the caller); each entry's @err, @ran and
+ * ib_sync_mem_sync_many() - ib_sync_mem_sync() of each of @n clients, in order
+ * @e: the clients (each referenced by the caller; one may appear several
+ *	times, it is synced that many times); each entry's @err, @ran and
  *	@ns are set when it was reached: the result, whether its ->sync ran
  *	(not for a lazy client already clean, nor an invalidated one), and
  *	the time of its call
  * @n: how many
- * @dir: a valid direction
+ * @dir: who uses the memory next
  * @timeout_ms: as for ib_sync_mem_sync(), for each client from the start
  *	of its own sync
  *
@@ -1038,11 +1084,15 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_sync);
  * clients' counters are timed whatever client_timing says (the time is
  * read anyway).
  *
- * Return: 0, or -EINTR if a fatal signal stopped the batch (the entries
- * from there on did not run).
+ * The netlink family's batch runs here too.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 (each entry's result is in its @err), -EINVAL for a bad @dir
+ * (no entry ran), or -EINTR if a fatal signal stopped the batch (the
+ * entries from there on did not run).
  */
-int sm_sync_batch(struct sm_batch_entry *e, unsigned int n,
-		  enum ib_sync_mem_dir dir, unsigned int timeout_ms)
+int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
+			  enum ib_sync_mem_dir dir, unsigned int timeout_ms)
 {
 	ktime_t timeout = ms_to_ktime(timeout_ms ?: READ_ONCE(sync_timeout_ms));
 	bool traced = trace_sync_end_enabled();
@@ -1051,6 +1101,9 @@ int sm_sync_batch(struct sm_batch_entry *e, unsigned int n,
 	unsigned int i;
 	int idx;
 
+	might_sleep();
+	if (!sm_dir_valid(dir))
+		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		struct ib_sync_mem_client *c = e[i].client;
 		struct ib_sync_mem_domain *dom = c->dom;
@@ -1087,6 +1140,7 @@ int sm_sync_batch(struct sm_batch_entry *e, unsigned int n,
 	}
 	return 0;
 }
+EXPORT_SYMBOL_GPL(ib_sync_mem_sync_many);
 
 /* Errors a caller's signal causes, not the memory. */
 static bool sm_err_interrupted(int err)
@@ -1646,8 +1700,9 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_lookup);
 #define SM_LOOKUP_CHUNK	64
 
 /**
- * sm_lookup_batch() - ib_sync_mem_lookup() of each entry's @id
- * @e: entries with @id set; @client is set, referenced
+ * sm_lookup_batch() - sm_client_lookup() of each of @ids
+ * @ids: client ids
+ * @e: entries; @client is set, referenced, for each id
  * @n: how many
  *
  * One hold of the id table's lock per SM_LOOKUP_CHUNK lookups instead of
@@ -1656,7 +1711,9 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_lookup);
  * Return: @n, or the index of the first id with no registered client
  * (then no entry holds a reference).
  */
-unsigned int sm_lookup_batch(struct sm_batch_entry *e, unsigned int n)
+unsigned int sm_lookup_batch(const u32 *ids,
+			     struct ib_sync_mem_batch_entry *e,
+			     unsigned int n)
 {
 	struct ib_sync_mem_client *c = NULL;
 	unsigned int i = 0, end, missing;
@@ -1665,7 +1722,7 @@ unsigned int sm_lookup_batch(struct sm_batch_entry *e, unsigned int n)
 		end = min(n, i + SM_LOOKUP_CHUNK);
 		xa_lock(&sm_clients);
 		for (; i < end; i++) {
-			c = xa_load(&sm_clients, e[i].id);
+			c = xa_load(&sm_clients, ids[i]);
 			if (c && (READ_ONCE(c->state) == SM_DEAD ||
 				  !kref_get_unless_zero(&c->kref)))
 				c = NULL;

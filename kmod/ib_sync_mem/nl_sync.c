@@ -166,9 +166,12 @@ out:
 	return ret;
 }
 
-/* Take a reference on every client a request names, or fail naming one. */
-static int sm_nl_resolve(struct genl_info *info, struct sm_batch_entry *r,
-			 u32 n)
+/*
+ * Take a reference on every client a request names, or fail naming one.
+ * @ids is scratch room for @n ids.
+ */
+static int sm_nl_resolve(struct genl_info *info,
+			 struct ib_sync_mem_batch_entry *r, u32 *ids, u32 n)
 {
 	struct nlattr *single = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
 	struct nlattr *attr = single;
@@ -176,13 +179,13 @@ static int sm_nl_resolve(struct genl_info *info, struct sm_batch_entry *r,
 	int rem;
 
 	if (single) {
-		r[0].id = nla_get_u32(single);
+		ids[0] = nla_get_u32(single);
 	} else {
 		nla_for_each_nested(attr, info->attrs[IB_SYNC_MEM_A_SYNC_CLIENTS],
 				    rem)
-			r[i++].id = nla_get_u32(attr);
+			ids[i++] = nla_get_u32(attr);
 	}
-	found = sm_lookup_batch(r, n);
+	found = sm_lookup_batch(ids, r, n);
 	if (found == n)
 		return 0;
 	/* The attribute of the first id not found, for the extack. */
@@ -202,8 +205,8 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 {
 	struct nlattr *single = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
 	struct sm_nl_results results;
-	u32 n = 0, i, run = 0, errors = 0;
-	struct sm_batch_entry *r;
+	u32 n = 0, i, run = 0, errors = 0, *ids;
+	struct ib_sync_mem_batch_entry *r;
 	int rem, first = 0, ret;
 	struct nlattr *attr;
 	struct sk_buff *msg;
@@ -224,15 +227,18 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 		}
 	}
 	r = kvcalloc(n, sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return -ENOMEM;
+	ids = kvcalloc(n, sizeof(*ids), GFP_KERNEL);
+	if (!r || !ids) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
 	/* Every id resolves before anything is synced. */
-	ret = sm_nl_resolve(info, r, n);
+	ret = sm_nl_resolve(info, r, ids, n);
 	if (ret)
 		goto out_free;
 
 	total = ktime_get_ns();
-	ret = sm_sync_batch(r, n, dir, timeout_ms);
+	ret = ib_sync_mem_sync_many(r, n, dir, timeout_ms);
 	if (ret)
 		goto out;
 	total = ktime_get_ns() - total;
@@ -288,6 +294,7 @@ out:
 	for (i = 0; i < n; i++)
 		ib_sync_mem_put(r[i].client);
 out_free:
+	kvfree(ids);
 	kvfree(r);
 	return ret;
 }

@@ -414,19 +414,9 @@ struct ib_sync_mem_client *sm_client_lookup(u32 id);
 void sm_unregister(struct ib_sync_mem_client *client);
 int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg);
 
-/* One client of sm_sync_batch() and its result. */
-struct sm_batch_entry {
-	u32 id;
-	struct ib_sync_mem_client *client;
-	int err;
-	bool ran;
-	u64 ns;
-};
-
-unsigned int sm_lookup_batch(struct sm_batch_entry *e, unsigned int n);
-
-int sm_sync_batch(struct sm_batch_entry *e, unsigned int n,
-		  enum ib_sync_mem_dir dir, unsigned int timeout_ms);
+unsigned int sm_lookup_batch(const u32 *ids,
+			     struct ib_sync_mem_batch_entry *e,
+			     unsigned int n);
 
 /*
  * What the core reports to the layer above it (the netlink family), which

@@ -418,6 +418,7 @@ static const struct kt_case kt_cases[] = {
 	{ "register_unregister", test_register_unregister },
 	{ "bad_input", test_bad_input },
 	{ "owners", test_owners },
+	{ "bulk", test_bulk },
 	{ "fanout_order", test_fanout_order },
 	{ "error_propagation", test_error_propagation },
 	{ "lazy", test_lazy },

@@ -186,6 +186,7 @@ unsigned int kt_waiters(struct wait_queue_head *wq);
 void test_register_unregister(struct ib_device *ibdev);
 void test_bad_input(struct ib_device *ibdev);
 void test_owners(struct ib_device *ibdev);
+void test_bulk(struct ib_device *ibdev);
 void test_fanout_order(struct ib_device *ibdev);
 void test_error_propagation(struct ib_device *ibdev);
 void test_lazy(struct ib_device *ibdev);

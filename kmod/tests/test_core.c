@@ -240,6 +240,156 @@ out:
 	kvfree(t);
 }
 
+/* ---- bulk calls ---- */
+
+#define BULK_N	8
+
+static void bulk_regs(struct ib_sync_mem_reg *regs, struct tc *t)
+{
+	int i;
+
+	for (i = 0; i < BULK_N; i++)
+		regs[i] = (struct ib_sync_mem_reg){
+			.owner = kt_owner, .name = "kt-bulk", .ops = &tc_ops,
+			.priv = &t[i], .flags = i == 1 ? IB_SYNC_MEM_F_LAZY : 0,
+		};
+}
+
+/* Syncs of a batch without pause until stopped, counting its ENODEVs. */
+struct bulk_syncer {
+	struct ib_sync_mem_batch_entry *e;
+	unsigned int n, rounds, enodev;
+	int ret;
+};
+
+static int bulk_syncer_fn(void *arg)
+{
+	struct bulk_syncer *b = arg;
+	unsigned int i;
+
+	while (!kthread_should_stop()) {
+		b->ret = ib_sync_mem_sync_many(b->e, b->n,
+					       IB_SYNC_MEM_TO_DEVICE, 0);
+		for (i = 0; i < b->n; i++)
+			b->enodev += b->e[i].err == -ENODEV;
+		b->rounds++;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * ib_sync_mem_register_many() is all or nothing; ib_sync_mem_sync_many()
+ * gives each entry its own result (ran, skipped as lazy and clean, -ENXIO
+ * invalidated, the client's error, a client twice), and under unregister
+ * churn no callback runs after its client's unregister returned.
+ */
+void test_bulk(struct ib_device *ibdev)
+{
+	int registered = atomic_read(&sm_counters.registered);
+	struct ib_sync_mem_client *c[BULK_N] = {}, *held[BULK_N];
+	struct ib_sync_mem_batch_entry e[5] = {};
+	struct ib_sync_mem_reg regs[BULK_N];
+	struct bulk_syncer b = {};
+	struct tc *t = tc_alloc(BULK_N);
+	struct task_struct *task;
+	int i;
+
+	if (!t) {
+		kt_fail++;
+		return;
+	}
+	/* A bad request in the middle: the first five come and go again. */
+	bulk_regs(regs, t);
+	regs[5].name = "";
+	KT_EXPECT_EQ(ib_sync_mem_register_many(ibdev, regs, BULK_N, c), -EINVAL);
+	KT_EXPECT(!c[0]);
+	KT_EXPECT_EQ(atomic_read(&sm_counters.registered), registered);
+	for (i = 0; i < BULK_N; i++)
+		KT_EXPECT_EQ(atomic_read(&t[i].releases), i < 5 ? 1 : 0);
+	kvfree(t);
+
+	t = tc_alloc(BULK_N);
+	if (!t) {
+		kt_fail++;
+		return;
+	}
+	bulk_regs(regs, t);
+	if (ib_sync_mem_register_many(ibdev, regs, BULK_N, c)) {
+		kt_fail++;
+		goto out;
+	}
+	KT_EXPECT_EQ(atomic_read(&sm_counters.registered), registered + BULK_N);
+	for (i = 0; i < BULK_N; i++)
+		t[i].client = c[i];
+
+	/* Each entry its own result. */
+	t[3].fail = -EIO;
+	KT_EXPECT_EQ(ib_sync_mem_invalidate(kt_owner, c[2],
+					    IB_SYNC_MEM_INVAL_MEMORY), 0);
+	e[0].client = c[0];
+	e[1].client = c[1];	/* lazy, never marked: clean */
+	e[2].client = c[2];	/* invalidated */
+	e[3].client = c[3];	/* fails with -EIO */
+	e[4].client = c[0];	/* again */
+	KT_EXPECT_EQ(ib_sync_mem_sync_many(e, 5, 0, 0), -EINVAL);
+	KT_EXPECT_EQ(atomic_read(&t[0].syncs), 0);
+	KT_EXPECT_EQ(ib_sync_mem_sync_many(e, 5, IB_SYNC_MEM_TO_DEVICE, 0), 0);
+	KT_EXPECT(e[0].ran && !e[0].err);
+	KT_EXPECT(!e[1].ran && !e[1].err);
+	KT_EXPECT(!e[2].ran && e[2].err == -ENXIO);
+	KT_EXPECT(e[3].ran && e[3].err == -EIO);
+	KT_EXPECT(e[4].ran && !e[4].err);
+	KT_EXPECT_EQ(atomic_read(&t[0].syncs), 2);
+	KT_EXPECT_EQ(atomic_read(&t[1].syncs), 0);
+	KT_EXPECT_EQ(atomic_read(&t[2].syncs), 0);
+	KT_EXPECT_EQ(atomic_read(&t[3].syncs), 1);
+	t[3].fail = 0;
+
+	/*
+	 * Churn: a thread syncs every client as a batch without pause while
+	 * they are unregistered one by one (the entries hold references).
+	 */
+	for (i = 0; i < BULK_N; i++)
+		held[i] = ib_sync_mem_get(c[i]);
+	b.e = kvcalloc(BULK_N, sizeof(*b.e), GFP_KERNEL);
+	if (!b.e) {
+		kt_fail++;
+		tc_unregister_all(t, BULK_N);
+		goto put;
+	}
+	b.n = BULK_N;
+	for (i = 0; i < BULK_N; i++)
+		b.e[i].client = held[i];
+	task = kthread_run(bulk_syncer_fn, &b, "kt_bulk");
+	if (IS_ERR(task)) {
+		kt_fail++;
+		tc_unregister_all(t, BULK_N);
+		goto put;
+	}
+	KT_EXPECT(KT_WAIT(READ_ONCE(b.rounds) >= 2, 60));
+	for (i = 0; i < BULK_N; i++) {
+		tc_unregister(&t[i]);
+		cond_resched();
+	}
+	/* Rounds after the last unregister: every entry ENODEV. */
+	i = READ_ONCE(b.rounds);
+	KT_EXPECT(KT_WAIT(READ_ONCE(b.rounds) >= i + 2, 60));
+	kthread_stop(task);
+	KT_EXPECT_EQ(b.ret, 0);
+	for (i = 0; i < BULK_N; i++)
+		KT_EXPECT(!b.e[i].ran && b.e[i].err == -ENODEV);
+	kt_diag("bulk: %u rounds, %u ENODEV entries", b.rounds, b.enodev);
+put:
+	kvfree(b.e);
+	for (i = 0; i < BULK_N; i++)
+		ib_sync_mem_put(held[i]);
+	for (i = 0; i < BULK_N; i++)
+		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
+out:
+	kvfree(t);
+}
+
 #define FANOUT_N 16
 
 void test_fanout_order(struct ib_device *ibdev)

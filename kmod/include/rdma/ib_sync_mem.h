@@ -216,8 +216,27 @@ struct ib_sync_mem_owner *ib_sync_mem_owner_create(struct module *module,
 void ib_sync_mem_owner_destroy(struct ib_sync_mem_owner *owner);
 const char *ib_sync_mem_owner_name(const struct ib_sync_mem_owner *owner);
 
+/**
+ * struct ib_sync_mem_batch_entry - one client of ib_sync_mem_sync_many()
+ * @client: the client; the caller holds a reference
+ * @err: set: its result (0, the error of ->sync, -ENXIO, -ENODEV)
+ * @ran: set: whether its ->sync ran (not for a lazy client already clean,
+ *	nor an invalidated or unregistered one)
+ * @ns: set: the time of its sync
+ */
+struct ib_sync_mem_batch_entry {
+	struct ib_sync_mem_client *client;
+	int err;
+	bool ran;
+	u64 ns;
+};
+
 struct ib_sync_mem_client *
 ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg);
+int ib_sync_mem_register_many(struct ib_device *ibdev,
+			      const struct ib_sync_mem_reg *regs,
+			      unsigned int n,
+			      struct ib_sync_mem_client **clients);
 int ib_sync_mem_unregister(struct ib_sync_mem_owner *owner,
 			   struct ib_sync_mem_client *client);
 int ib_sync_mem_unregister_many(struct ib_sync_mem_owner *owner,
@@ -226,6 +245,8 @@ int ib_sync_mem_unregister_many(struct ib_sync_mem_owner *owner,
 
 int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		     enum ib_sync_mem_dir dir, unsigned int timeout_ms);
+int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
+			  enum ib_sync_mem_dir dir, unsigned int timeout_ms);
 int ib_sync_mem_sync_owner(struct ib_device *ibdev,
 			   struct ib_sync_mem_owner *owner,
 			   enum ib_sync_mem_dir dir, unsigned int timeout_ms,
