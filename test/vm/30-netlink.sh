@@ -39,37 +39,6 @@ check "list --dev rxe0 has both" jq_of 'length == 2' ctl list --dev rxe0 -j
 check "list ID shows one" jq_of "length == 1 and .[0].id == $id1" ctl list id "$id1" -j
 check "list table shows nl-b, owned by sim" bash -c "syncmemctl list | grep -qE '^$id2 +rxe0 +nl-b +sim +sim +live '"
 
-# Owners: every client names the in-kernel owner it is registered under (the
-# sim's kind: sim; a driver's: its own); a list and a device sync select by
-# owner. A second owner on rxe0: one client of ib_sync_mem_test's.
-check "load ib_sync_mem_test (a driver's client)" insmod "$KO/ib_sync_mem_test.ko" dev=rxe0
-check "a driver's client on rxe0" run_step bulk_register 1
-drv=$(ctl list --dev rxe0 -j | jq -r '[.[] | select(.origin == "kernel") | .id] | if length == 1 then .[0] else empty end')
-check "... one, listed with owner ib_sync_mem_test" jq_of \
-	".[0].owner == \"ib_sync_mem_test\"" ctl list id "$drv" -j
-check "the sim's clients are owned by sim" jq_list \
-	"[.[] | select(.id == $id1 or .id == $id2) | .owner] == [\"sim\", \"sim\"]"
-check "list owner sim: exactly nl-a and nl-b" jq_of "[.[].id] == [$id1, $id2]" ctl list owner sim -j
-check "list dev rxe0 owner ib_sync_mem_test: exactly the driver's" jq_of "[.[].id] == [$drv]" \
-	ctl list dev rxe0 owner ib_sync_mem_test -j
-check "list owner nosuch: ENOENT, the kernel's message" fails_with \
-	'^Error: list clients owned by nosuch: no such owner' syncmemctl list owner nosuch
-check "sync dev rxe0 owner sim: runs nl-a and nl-b, not the driver's" jq_of \
-	".run == 2 and .errors == 0 and .skipped == 0 and ([.results[].id] | sort) == ([$id1, $id2] | sort)" \
-	ctl sync dev rxe0 owner sim -j
-check "sync dev rxe0 owner ib_sync_mem_test: runs the driver's only" jq_of \
-	".run == 1 and [.results[].id] == [$drv]" ctl sync dev rxe0 owner ib_sync_mem_test -j
-check "sync dev rxe0 owner nosuch: ENOENT, nothing runs" fails_with \
-	'^Error: sync: no such owner' syncmemctl sync dev rxe0 owner nosuch
-check "sync id ... owner sim: refused before the kernel" fails_with \
-	'^Error: owner selects clients of a device: give dev DEV too$' syncmemctl sync id "$id1" owner sim
-check "the kernel refuses an owner without a device: EINVAL, its message" fails_with \
-	'an owner selects clients of a device: name the device' "$SYNCMEM_BIN/smnlctl" sync-owner "$id1" sim
-check "an owner name of 32 bytes: refused by the kernel's policy" fails_with \
-	'^Error: list clients owned by [x]{32}: ' syncmemctl list owner "$(printf 'x%.0s' {1..32})"
-check "the driver unregisters its client" run_step bulk_unregister
-check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
-
 # Syncs: one client, the whole device, a batch; counters move.
 g0=$(syncs_of)
 a0=$(syncs_of --id "$id1")
@@ -303,6 +272,38 @@ wait "$holder" 2>/dev/null
 check "owned client gone when its process is killed" wait_until 30 lacks_client "$idk"
 check "persistent clients survive their creators" jq_list \
 	"([.[].id] | sort) == ([$id1, $id2] | sort)"
+
+# Owners: every client names the in-kernel owner it is registered under (the
+# sim's kind: sim; a driver's: its own); a list and a device sync select by
+# owner. A second owner on rxe0: one client of ib_sync_mem_test's.
+check "load ib_sync_mem_test (a driver's client)" insmod "$KO/ib_sync_mem_test.ko" dev=rxe0
+check "a driver's client on rxe0" run_step bulk_register 1
+drv=$(ctl list --dev rxe0 -j | jq -r '[.[] | select(.origin == "kernel") | .id] | if length == 1 then .[0] else empty end')
+check "... one, listed with owner ib_sync_mem_test" jq_of \
+	".[0].owner == \"ib_sync_mem_test\"" ctl list id "$drv" -j
+check "the sim's clients are owned by sim" jq_list \
+	"[.[] | select(.id == $id1 or .id == $id2) | .owner] == [\"sim\", \"sim\"]"
+check "list owner sim: exactly nl-a and nl-b" jq_of "[.[].id] == [$id1, $id2]" ctl list owner sim -j
+check "... also for an unprivileged caller" jq_of "[.[].id] == [$id1, $id2]" nobody syncmemctl list owner sim -j
+check "list dev rxe0 owner ib_sync_mem_test: exactly the driver's" jq_of "[.[].id] == [$drv]" \
+	ctl list dev rxe0 owner ib_sync_mem_test -j
+check "list owner nosuch: ENOENT, the kernel's message" fails_with \
+	'^Error: list clients owned by nosuch: no such owner' syncmemctl list owner nosuch
+check "sync dev rxe0 owner sim: runs nl-a and nl-b, not the driver's" jq_of \
+	".run == 2 and .errors == 0 and .skipped == 0 and ([.results[].id] | sort) == ([$id1, $id2] | sort)" \
+	ctl sync dev rxe0 owner sim -j
+check "sync dev rxe0 owner ib_sync_mem_test: runs the driver's only" jq_of \
+	".run == 1 and [.results[].id] == [$drv]" ctl sync dev rxe0 owner ib_sync_mem_test -j
+check "sync dev rxe0 owner nosuch: ENOENT, nothing runs" fails_with \
+	'^Error: sync: no such owner' syncmemctl sync dev rxe0 owner nosuch
+check "sync id ... owner sim: refused before the kernel" fails_with \
+	'^Error: owner selects clients of a device: give dev DEV too$' syncmemctl sync id "$id1" owner sim
+check "the kernel refuses an owner without a device: EINVAL, its message" fails_with \
+	'an owner selects clients of a device: name the device' "$SYNCMEM_BIN/smnlctl" sync-owner "$id1" sim
+check "an owner name of 32 bytes: refused by the kernel's policy" fails_with \
+	'^Error: list clients owned by [x]{32}: ' syncmemctl list owner "$(printf 'x%.0s' {1..32})"
+check "the driver unregisters its client" run_step bulk_unregister
+check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
 
 # Without CAP_NET_ADMIN: reading works, changing does not, and the
 # sensitive fields are left out.
