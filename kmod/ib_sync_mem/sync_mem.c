@@ -30,6 +30,71 @@ struct sm_stats __percpu *sm_global_stats;
 
 static struct ib_client sm_ib_client;
 
+/*
+ * Device listeners. sm_listen_lock orders their callbacks against the
+ * domains' insertion in and removal from sm_domains, which happen under it
+ * too: a listener is told of every device exactly once (by replay or when
+ * the device comes) and told of its removal exactly once.
+ */
+static LIST_HEAD(sm_listeners);
+static DEFINE_MUTEX(sm_listen_lock);
+
+/**
+ * ib_sync_mem_listen() - be told of RDMA devices as they come and go
+ * @l: the listener, with ->add and ->remove set; it must stay valid until
+ *	ib_sync_mem_unlisten()
+ *
+ * Calls @l->add for every device the registry is attached to now (the
+ * replay), before it returns, and later for every device that comes;
+ * @l->remove once for each of those when it goes, or at
+ * ib_sync_mem_unlisten(). A driver needs no ib_client of its own, and no
+ * client order: in ->add, clients can be registered on the device.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -EINVAL for a listener without both callbacks.
+ */
+int ib_sync_mem_listen(struct ib_sync_mem_listener *l)
+{
+	struct ib_sync_mem_domain *dom;
+	unsigned long index;
+
+	might_sleep();
+	if (!l || !l->add || !l->remove)
+		return -EINVAL;
+	mutex_lock(&sm_listen_lock);
+	/* Insertion and removal take the lock: these are all attached. */
+	xa_for_each(&sm_domains, index, dom)
+		l->add(l, dom->ibdev);
+	list_add_tail(&l->node, &sm_listeners);
+	mutex_unlock(&sm_listen_lock);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_listen);
+
+/**
+ * ib_sync_mem_unlisten() - stop being told of devices
+ * @l: a listener given to ib_sync_mem_listen()
+ *
+ * Calls @l->remove for every device still attached (each was added), so
+ * that a driver tears down in one place, then forgets @l: no callback of
+ * it runs when this returns.
+ *
+ * Context: process context; may sleep.
+ */
+void ib_sync_mem_unlisten(struct ib_sync_mem_listener *l)
+{
+	struct ib_sync_mem_domain *dom;
+	unsigned long index;
+
+	might_sleep();
+	mutex_lock(&sm_listen_lock);
+	list_del(&l->node);
+	xa_for_each(&sm_domains, index, dom)
+		l->remove(l, dom->ibdev);
+	mutex_unlock(&sm_listen_lock);
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_unlisten);
+
 static void sm_domain_release(struct kref *kref)
 {
 	struct ib_sync_mem_domain *dom =
@@ -153,6 +218,7 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_device_get);
 
 static int sm_add_one(struct ib_device *ibdev)
 {
+	struct ib_sync_mem_listener *l;
 	struct ib_sync_mem_domain *dom;
 	int i, ret;
 
@@ -184,6 +250,7 @@ static int sm_add_one(struct ib_device *ibdev)
 	atomic_set(&dom->result_readers, 0);
 	atomic_inc(&sm_counters.domains);
 
+	mutex_lock(&sm_listen_lock);
 	sm_generation_bump();
 	ret = xa_insert(&sm_domains, dom->index, dom, GFP_KERNEL);
 	if (ret)
@@ -192,9 +259,14 @@ static int sm_add_one(struct ib_device *ibdev)
 	ib_set_client_data(ibdev, &sm_ib_client, dom);
 	trace_domain_add(dom);
 	sm_event_dev(dom, SM_EV_DEV_NEW);
+	/* Clients can be registered on it now: the listeners may. */
+	list_for_each_entry(l, &sm_listeners, node)
+		l->add(l, ibdev);
+	mutex_unlock(&sm_listen_lock);
 	return 0;
 
 err_put:
+	mutex_unlock(&sm_listen_lock);
 	sm_domain_put(dom);
 	return ret;
 err_stats:
@@ -207,10 +279,19 @@ err_stats:
 static void sm_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct ib_sync_mem_domain *dom = client_data;
+	struct ib_sync_mem_listener *l;
 
-	/* No new lookups or dumps find the domain... */
+	/*
+	 * The listeners first, while the device is whole: a driver
+	 * unregisters its clients there, and they see no ->invalidate.
+	 * Then no new lookups or dumps find the domain...
+	 */
+	mutex_lock(&sm_listen_lock);
+	list_for_each_entry_reverse(l, &sm_listeners, node)
+		l->remove(l, ibdev);
 	sm_generation_bump();
 	xa_erase(&sm_domains, dom->index);
+	mutex_unlock(&sm_listen_lock);
 	/*
 	 * ...syncs that found it under RCU are inside its SRCU now (and
 	 * sm_domain_invalidate_all() waits for them)...
@@ -314,6 +395,8 @@ static void __exit ib_sync_mem_exit(void)
 	 * left. Removing the ib_client tears the domains down.
 	 */
 	ib_unregister_client(&sm_ib_client);
+	/* Listeners' modules use this one: they unlistened before it unloads. */
+	WARN_ON(!list_empty(&sm_listeners));
 	ib_sync_mem_kind_unregister(&sm_dmabuf_kind);
 	ib_sync_mem_kind_unregister(&sm_region_kind);
 	sm_nl_exit();

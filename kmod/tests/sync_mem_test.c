@@ -21,6 +21,8 @@
  *   storm_start DEV, storm_wait, `rdma link delete DEV`, storm_check
  *   fill_info_start, a dump with CAP_NET_ADMIN, fill_info_check
  *   killable_start, a netlink sync waiting for it (then SIGKILL), killable_check
+ *   listener_start, `rdma link add/delete` of other devices, listener_check
+ *	(test_listener.c)
  *   inval_dev_start DEV, `rdma link delete DEV`, inval_dev_check
  *   inval_race_start DEV, `rdma link delete DEV` (it must wait), inval_race_check
  *   dump_window_start DEV, `rdma link delete DEV`, a dump's first part,
@@ -503,6 +505,10 @@ static int kt_run(char *cmd)
 				kt_run_dev(fill_info_start));
 	if (!strcmp(cmd, "fill_info_check"))
 		return kt_step("fill_info_after_unregister", test_fill_info_check);
+	if (!strcmp(cmd, "listener_start"))
+		return kt_begin("device_listener", kt_run_dev(listener_start));
+	if (!strcmp(cmd, "listener_check"))
+		return kt_step("device_listener", test_listener_check);
 	if (!strcmp(cmd, "killable_start"))
 		return kt_begin("killable_waits", kt_run_dev(killable_start));
 	if (!strcmp(cmd, "killable_check"))
@@ -656,6 +662,7 @@ static void __exit kt_exit(void)
 	/* A two-step case never finished: its threads may still go on. */
 	WARN_ON(storm_active());
 	test_guarantees_exit();
+	test_listener_exit();
 	kvfree(kt_buf);
 	ib_sync_mem_owner_destroy(kt_other);
 	ib_sync_mem_owner_destroy(kt_owner);

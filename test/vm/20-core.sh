@@ -71,6 +71,16 @@ check "rdma link delete rxe1 during the storm" rdma link delete rxe1
 check "storm checked" run_step storm_check
 check "rxe1 is gone from the registry" lacks_device rxe1
 
+# A device listener: the replay tells of rxe0 before listen returns; rxe1
+# comes and goes twice. Each add registers a client that the remove syncs
+# and unregisters before the device's clients are invalidated.
+check "listener: listen (the replay adds rxe0)" run_step listener_start
+for round in 1 2; do
+	check "listener: rdma link add rxe1 (round $round)" rdma link add rxe1 type rxe netdev veth1
+	check "listener: rdma link delete rxe1 (round $round)" rdma link delete rxe1
+done
+check "listener: adds and removes paired, no ->invalidate" run_step listener_check
+
 # A dump inside a client's ->fill_info while the client is unregistered.
 check "fill_info: a client whose ->fill_info waits" run_step fill_info_start
 syncmemctl list -j >"$tmp/fill.json" 2>"$tmp/fill.err" &

@@ -303,6 +303,31 @@ struct ib_sync_mem_client_kind {
 	struct list_head node;
 };
 
+/**
+ * struct ib_sync_mem_listener - told of RDMA devices (ib_sync_mem_listen())
+ * @add: a device is attached: at ib_sync_mem_listen() for each one
+ *	attached then, later when one comes. Clients can be registered on it.
+ * @remove: a device told of by @add is going away, or the listener
+ *	unlistens. Called before the device's clients are invalidated: a
+ *	client unregistered here sees no ->invalidate; one still registered
+ *	after it gets ->invalidate(IB_SYNC_MEM_INVAL_DEVICE) as usual.
+ * @node: private to ib_sync_mem
+ *
+ * Both run in process context, one at a time for all listeners, with the
+ * registry's listener lock held and, when a device comes or goes, inside
+ * the RDMA core's client add or remove hook: they may sleep, register,
+ * sync and unregister clients, but must not call ib_sync_mem_listen() or
+ * ib_sync_mem_unlisten(), nor register or unregister an ib_client.
+ */
+struct ib_sync_mem_listener {
+	void (*add)(struct ib_sync_mem_listener *l, struct ib_device *ibdev);
+	void (*remove)(struct ib_sync_mem_listener *l, struct ib_device *ibdev);
+	struct list_head node;
+};
+
+int ib_sync_mem_listen(struct ib_sync_mem_listener *l);
+void ib_sync_mem_unlisten(struct ib_sync_mem_listener *l);
+
 int ib_sync_mem_kind_register(struct ib_sync_mem_client_kind *kind);
 void ib_sync_mem_kind_unregister(struct ib_sync_mem_client_kind *kind);
 
