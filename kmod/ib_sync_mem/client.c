@@ -14,6 +14,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitops.h>
+#include <linux/dma-fence.h>
 #include <linux/jump_label.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -119,14 +120,50 @@ DEFINE_XARRAY_ALLOC1(sm_clients);
 static u32 sm_next_id;
 static struct kmem_cache *sm_client_cache;
 
+#ifdef CONFIG_LOCKDEP
+/*
+ * A signalled fence, waited for at the start of every sync on kernels with
+ * lockdep: the kernel's own might-wait annotation (__dma_fence_might_wait())
+ * is not exported, and dma_fence_wait_timeout() makes it.
+ */
+static struct dma_fence *sm_stub_fence;
+
+static noinline void sm_fence_might_wait(void)
+{
+	dma_fence_wait_timeout(sm_stub_fence, false, 0);
+}
+#endif
+
+/*
+ * Every sync may sleep and may wait for dma_fences (a dma-buf client's
+ * ->sync does): say so where the caller is, whatever its clients do, so
+ * that a sync from atomic context (might_sleep()) or from a fence
+ * signalling section (lockdep, on debug kernels) is reported at once.
+ */
+static __always_inline void sm_sync_might_wait(void)
+{
+	might_sleep();
+#ifdef CONFIG_LOCKDEP
+	sm_fence_might_wait();
+#endif
+}
+
 int sm_client_init(void)
 {
 	sm_client_cache = KMEM_CACHE(ib_sync_mem_client, 0);
-	return sm_client_cache ? 0 : -ENOMEM;
+	if (!sm_client_cache)
+		return -ENOMEM;
+#ifdef CONFIG_LOCKDEP
+	sm_stub_fence = dma_fence_get_stub();
+#endif
+	return 0;
 }
 
 void sm_client_exit(void)
 {
+#ifdef CONFIG_LOCKDEP
+	dma_fence_put(sm_stub_fence);
+#endif
 	kmem_cache_destroy(sm_client_cache);
 }
 
@@ -1033,6 +1070,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	int idx, err, n = 0;
 	bool timed;
 
+	sm_sync_might_wait();
 	if (!sm_dir_valid(dir))
 		return -EINVAL;
 
@@ -1101,7 +1139,7 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 	unsigned int i;
 	int idx;
 
-	might_sleep();
+	sm_sync_might_wait();
 	if (!sm_dir_valid(dir))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
@@ -1496,6 +1534,7 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 	bool held = false;
 	int idx, err;
 
+	sm_sync_might_wait();
 	if (!sm_dir_valid(dir))
 		return -EINVAL;
 	/*
@@ -1585,7 +1624,7 @@ int ib_sync_mem_sync_owner(struct ib_device *ibdev,
 	struct ib_sync_mem_result res;
 	int err;
 
-	might_sleep();
+	sm_sync_might_wait();
 	if (!owner || !sm_dir_valid(dir))
 		return -EINVAL;
 	dom = sm_domain_get(ibdev);

@@ -89,7 +89,11 @@
  * removal waits for every callback in flight on the device.
  *
  * Context: every function here may sleep, except ib_sync_mem_mark_dirty(),
- * ib_sync_mem_get() and the accessors.
+ * ib_sync_mem_get() and the accessors; the ones that may say so with
+ * might_sleep(). A sync may also wait for dma_fences (a dma-buf client's
+ * does): every sync entry point tells lockdep so (on kernels with it), so
+ * a sync from inside a fence signalling section
+ * (dma_fence_begin_signalling()) is reported even when no client waits.
  */
 #ifndef _RDMA_IB_SYNC_MEM_H
 #define _RDMA_IB_SYNC_MEM_H
