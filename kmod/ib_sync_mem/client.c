@@ -1423,7 +1423,7 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
 		left = wait_event_killable_timeout(q->wq,
 						   READ_ONCE(q->done) >= want ||
 						   READ_ONCE(q->started) == READ_ONCE(q->done),
-						   sm_jiffies_left(deadline));
+						   ib_sync_mem_jiffies_left(deadline));
 		*idx = sm_read_lock(dom);
 		spin_lock(&q->lock);
 		if (left < 0) {
@@ -1823,6 +1823,21 @@ void *ib_sync_mem_client_priv(const struct ib_sync_mem_owner *owner,
 	return client->priv;
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_client_priv);
+
+/**
+ * ib_sync_mem_client_set_pinned() - how many pages a client keeps pinned
+ * @client: the client
+ * @pages: its pinned pages now (0 once released)
+ *
+ * For userspace's view of the client (IB_SYNC_MEM_A_CLIENT_PINNED_PAGES,
+ * reported for region clients). Any context.
+ */
+void ib_sync_mem_client_set_pinned(struct ib_sync_mem_client *client,
+				   u32 pages)
+{
+	atomic_set(&client->pinned_pages, pages);
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_client_set_pinned);
 
 /**
  * ib_sync_mem_client_id() - the client's id

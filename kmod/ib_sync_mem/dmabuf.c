@@ -55,9 +55,11 @@
 #include <linux/workqueue.h>
 #include <net/netlink.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
 #include <uapi/linux/ib_sync_mem.h>
 
-#include "sync_mem.h"
+#include "kinds.h"
+#include "compat.h"
 
 /* The owner of every dma-buf client. */
 static struct ib_sync_mem_owner *sm_dmabuf_owner;
@@ -136,7 +138,7 @@ static void sm_dmabuf_window(ktime_t deadline)
 	atomic_inc(&sm_dmabuf_nheld);
 	/* No time left: a timeout of 0 checks the condition, never sleeps. */
 	wait_event_killable_timeout(sm_dmabuf_hold_wq, !READ_ONCE(sm_dmabuf_hold),
-				    sm_jiffies_left(deadline));
+				    ib_sync_mem_jiffies_left(deadline));
 	atomic_dec(&sm_dmabuf_nheld);
 }
 
@@ -157,7 +159,7 @@ static int sm_dmabuf_wait(struct sm_dmabuf *d, enum ib_sync_mem_dir dir,
 	long ret;
 
 	ret = dma_resv_wait_timeout(d->buf->resv, sm_dmabuf_usage(dir), false,
-				    sm_jiffies_left(deadline));
+				    ib_sync_mem_jiffies_left(deadline));
 	if (ret < 0)
 		return ret;
 	return ret ? 0 : -ETIMEDOUT;
@@ -260,7 +262,7 @@ static int sm_dmabuf_bracket_until(struct sm_dmabuf *d,
 	bool gave_up;
 
 	if (!wait_event_timeout(d->idle, sm_dmabuf_claim(d),
-				sm_jiffies_left(deadline)) &&
+				ib_sync_mem_jiffies_left(deadline)) &&
 	    !wait_event_timeout(d->idle, sm_dmabuf_claim(d),
 				sm_dmabuf_grace(d, dir)))
 		return -ETIMEDOUT;
@@ -272,7 +274,7 @@ static int sm_dmabuf_bracket_until(struct sm_dmabuf *d,
 	kref_get(&d->ref);
 	queue_work(sm_dmabuf_wq, &d->work);
 
-	if (wait_for_completion_timeout(&w.done, sm_jiffies_left(deadline)) ||
+	if (wait_for_completion_timeout(&w.done, ib_sync_mem_jiffies_left(deadline)) ||
 	    wait_for_completion_timeout(&w.done, sm_dmabuf_grace(d, dir)))
 		return w.ret;
 	spin_lock(&d->wlock);

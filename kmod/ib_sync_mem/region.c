@@ -46,9 +46,10 @@
 #include <linux/workqueue.h>
 #include <net/netlink.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
 #include <uapi/linux/ib_sync_mem.h>
 
-#include "sync_mem.h"
+#include "kinds.h"
 #include "compat.h"
 
 #define SM_REGION_MAX_LEN	SZ_1G
@@ -143,7 +144,7 @@ static void sm_region_release_umem(struct sm_region *r)
 		return;
 	ib_umem_release(umem);
 	if (r->client)
-		atomic_set(&r->client->pinned_pages, 0);
+		ib_sync_mem_client_set_pinned(r->client, 0);
 }
 
 static void sm_region_unwatch(struct sm_region *r)
@@ -485,7 +486,7 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 		ret = PTR_ERR(c);
 		goto err_free;
 	}
-	atomic_set(&c->pinned_pages, ib_umem_num_pages(r->umem));
+	ib_sync_mem_client_set_pinned(c, ib_umem_num_pages(r->umem));
 	WRITE_ONCE(r->client, c);
 	/* Pairs with sm_region_notify(): one of us sees the other. */
 	smp_mb();

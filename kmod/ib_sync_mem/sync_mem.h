@@ -301,17 +301,6 @@ void sm_domain_put(struct ib_sync_mem_domain *dom);
 u64 sm_domain_passes(struct ib_sync_mem_domain *dom);
 
 /*
- * Jiffies left until @deadline, rounded up so that a wait given them never
- * ends before it; 0 once it has passed.
- */
-static inline long sm_jiffies_left(ktime_t deadline)
-{
-	s64 left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
-
-	return left > 0 ? nsecs_to_jiffies(left) + 1 : 0;
-}
-
-/*
  * The registry's generation, for dump consistency, a sequence count: even
  * while nothing changes, odd while a change of several objects (a device's
  * clients invalidated at its removal) is being made visible. A change of
@@ -460,22 +449,7 @@ void sm_event_domain_removed(struct ib_sync_mem_domain *dom);
 int sm_nl_init(void);
 void sm_nl_exit(void);
 
-/* region.c, dmabuf.c: the client kinds built into the module */
-/*
- * They refuse IB_SYNC_MEM_F_LAZY (-EOPNOTSUPP) with this message: nothing
- * can mark such a client dirty, so every sync of it would skip its ->sync.
- */
-#define SM_LAZY_UNMARKABLE \
-	"a lazy client of this kind could never be marked dirty: only sim clients can be lazy"
-extern struct ib_sync_mem_client_kind sm_region_kind;
-extern struct ib_sync_mem_client_kind sm_dmabuf_kind;
-int sm_region_init(void);
-void sm_region_exit(void);
-int sm_dmabuf_init(void);
-void sm_dmabuf_exit(void);
-void sm_dmabuf_set_hold(bool hold);
-int sm_dmabuf_held(void);
-void sm_region_rechecks(int *queued, int *done);
+#include "kinds.h"
 
 /* debugfs.c */
 void sm_debugfs_init(void);

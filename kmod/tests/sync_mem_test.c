@@ -108,7 +108,7 @@ static int tc_sync(struct ib_sync_mem_client *client, enum ib_sync_mem_dir dir,
 	complete(&t->entered);
 	gate = READ_ONCE(t->gate);
 	if (gate && t->gate_deadline) {
-		left = sm_jiffies_left(deadline);
+		left = ib_sync_mem_jiffies_left(deadline);
 		left = wait_for_completion_interruptible_timeout(gate, left);
 		if (left < 0)
 			return left;

@@ -98,6 +98,7 @@
 #ifndef _RDMA_IB_SYNC_MEM_H
 #define _RDMA_IB_SYNC_MEM_H
 
+#include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/types.h>
@@ -274,6 +275,22 @@ void ib_sync_mem_put(struct ib_sync_mem_client *client);
 
 void *ib_sync_mem_client_priv(const struct ib_sync_mem_owner *owner,
 			      const struct ib_sync_mem_client *client);
+void ib_sync_mem_client_set_pinned(struct ib_sync_mem_client *client,
+				   u32 pages);
+
+/**
+ * ib_sync_mem_jiffies_left() - a ->sync deadline as a wait's timeout
+ * @deadline: the absolute CLOCK_MONOTONIC time a ->sync was given
+ *
+ * Return: the jiffies left until @deadline, rounded up so that a wait
+ * given them never ends before it; 0 once it has passed.
+ */
+static inline long ib_sync_mem_jiffies_left(ktime_t deadline)
+{
+	s64 left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
+
+	return left > 0 ? nsecs_to_jiffies(left) + 1 : 0;
+}
 u32 ib_sync_mem_client_id(const struct ib_sync_mem_client *client);
 const char *ib_sync_mem_client_name(const struct ib_sync_mem_client *client);
 int ib_sync_mem_client_last_err(const struct ib_sync_mem_client *client);

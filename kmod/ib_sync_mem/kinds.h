@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The client kinds built into ib_sync_mem (region.c, dmabuf.c): what the
+ * rest of the module sees of them. The kinds themselves use only the
+ * public API (include/rdma/ib_sync_mem.h), as a driver outside would.
+ */
+#ifndef _IB_SYNC_MEM_KINDS_H
+#define _IB_SYNC_MEM_KINDS_H
+
+#include <rdma/ib_sync_mem.h>
+
+/* region.c, dmabuf.c: the client kinds built into the module */
+/*
+ * They refuse IB_SYNC_MEM_F_LAZY (-EOPNOTSUPP) with this message: nothing
+ * can mark such a client dirty, so every sync of it would skip its ->sync.
+ */
+#define SM_LAZY_UNMARKABLE \
+	"a lazy client of this kind could never be marked dirty: only sim clients can be lazy"
+extern struct ib_sync_mem_client_kind sm_region_kind;
+extern struct ib_sync_mem_client_kind sm_dmabuf_kind;
+int sm_region_init(void);
+void sm_region_exit(void);
+int sm_dmabuf_init(void);
+void sm_dmabuf_exit(void);
+void sm_dmabuf_set_hold(bool hold);
+int sm_dmabuf_held(void);
+void sm_region_rechecks(int *queued, int *done);
+
+#endif /* _IB_SYNC_MEM_KINDS_H */
