@@ -181,7 +181,7 @@ restore_base() {
 		echo "harness: delete the clients made over netlink (left by $1)"
 		in_time 30 "$SYNCMEM_BIN/smnlctl" del-netlink || return 0
 	fi
-	for m in ib_sync_mem_test ib_sync_mem_bench ib_sync_mem_sim ib_sync_mem; do
+	for m in ib_sync_mem_test ib_sync_mem_bench ib_sync_mem_outside ib_sync_mem_sim ib_sync_mem; do
 		[ -d /sys/module/"$m" ] || continue
 		echo "harness: rmmod $m (left by $1)"
 		in_time 30 rmmod "$m" || return 0

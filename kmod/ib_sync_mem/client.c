@@ -540,11 +540,11 @@ static void sm_client_release(struct kref *kref)
 	struct ib_sync_mem_client *c =
 		container_of(kref, struct ib_sync_mem_client, kref);
 	struct ib_sync_mem_domain *dom = c->dom;
-	struct module *owner = c->ops->owner;
 
-	if (c->ops->release)
-		c->ops->release(c);
-	module_put(owner);
+	/* Not c->ops: its module may be gone if it holds none (see register). */
+	if (c->release)
+		c->release(c);
+	module_put(c->module);
 	sm_owner_put(c->owner);
 	atomic_dec(&sm_counters.clients);
 	/*
@@ -561,6 +561,9 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
 	size_t len;
 
 	if (!reg || !reg->owner || !reg->ops || !reg->ops->sync || !reg->name)
+		return -EINVAL;
+	/* Without a module reference nothing may be called after unregister. */
+	if (!reg->ops->owner && reg->ops->release)
 		return -EINVAL;
 	if (reg->flags & ~IB_SYNC_MEM_F_ALL)
 		return -EINVAL;
@@ -581,8 +584,8 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
  * it include it. It holds a reference on @reg->ops->owner until released.
  *
  * Return: the client, holding one reference that ib_sync_mem_unregister()
- * drops, or an ERR_PTR: -EINVAL for a missing owner, name, ops or ->sync
- * or unknown flags, -ENAMETOOLONG for a name of IB_SYNC_MEM_NAME_MAX bytes or more,
+ * drops, or an ERR_PTR: -EINVAL for a missing owner, name, ops or ->sync,
+ * unknown flags, or ->release without ops->owner, -ENAMETOOLONG for a name of IB_SYNC_MEM_NAME_MAX bytes or more,
  * -ENODEV if the device has no domain (not attached or being removed),
  * -EBUSY if the ops' module is going away, -ENOSPC past max_clients or
  * max_clients_per_dev, -ENOMEM.
@@ -624,6 +627,9 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	c->dom = dom;
 	c->owner = reg->owner;
 	c->ops = reg->ops;
+	c->module = reg->ops->owner;
+	c->release = reg->ops->release;
+	c->has_info = !!reg->ops->fill_info;
 	c->priv = reg->priv;
 	c->size = reg->size;
 	c->flags = reg->flags;
@@ -1680,7 +1686,7 @@ int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg)
 {
 	int idx, ret = -ENOENT;
 
-	if (!c->ops->fill_info)
+	if (!c->has_info)
 		return -ENOENT;
 	idx = sm_read_lock(c->dom);
 	if (sm_client_enter(c)) {

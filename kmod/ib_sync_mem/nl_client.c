@@ -201,7 +201,7 @@ int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
 	    (nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_OWNER_PORTID, o.portid) ||
 	     nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_OWNER_PID, o.pid)))
 		goto cancel;
-	if (c->ops->fill_info) {
+	if (c->has_info) {
 		info = nla_nest_start(skb, IB_SYNC_MEM_A_CLIENT_INFO);
 		if (!info)
 			goto cancel;

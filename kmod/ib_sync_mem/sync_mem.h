@@ -213,7 +213,10 @@ enum {
  * @node: entry in the domain's clients list (SRCU)
  * @dom: the domain; a reference is held for the client's lifetime
  * @owner: who registered it; a reference is held for the client's lifetime
- * @ops: the owner's ops
+ * @ops: the owner's ops; read only while the client is registered (a
+ *	driver without a module reference may unload once it unregistered)
+ * @module: ops->owner, pinned while the client exists (may be NULL)
+ * @release: ops->release, kept for the last put
  * @priv: the owner's private data
  * @seq: registration sequence within the domain
  * @size: bytes behind the client
@@ -222,6 +225,7 @@ enum {
  *	whether to call one (sm_client_enter()); a pass that prepared the
  *	client counts from ->prepare to ->finish
  * @batch: its ops have ->prepare or ->finish
+ * @has_info: its ops have ->fill_info
  * @id: unique id, not reused soon (cyclic allocation)
  * @flags: IB_SYNC_MEM_F_*
  * @kind: userspace kind number
@@ -249,6 +253,8 @@ struct ib_sync_mem_client {
 	struct ib_sync_mem_domain *dom;
 	struct ib_sync_mem_owner *owner;
 	const struct ib_sync_mem_ops *ops;
+	struct module *module;
+	void (*release)(struct ib_sync_mem_client *client);
 	void *priv;
 	u64 seq;
 	u64 size;
@@ -260,6 +266,7 @@ struct ib_sync_mem_client {
 	u8 state;
 	u8 inval_reason;
 	bool batch;
+	bool has_info;
 	bool listed;
 	bool inval_called;
 	struct task_struct *inval_task;

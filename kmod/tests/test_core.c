@@ -50,9 +50,23 @@ out:
 	kvfree(t);
 }
 
+static int kt_nop_sync(struct ib_sync_mem_client *client,
+		       enum ib_sync_mem_dir dir, ktime_t deadline)
+{
+	return 0;
+}
+
+static void kt_nop_release(struct ib_sync_mem_client *client)
+{
+}
+
 void test_bad_input(struct ib_device *ibdev)
 {
 	static const struct ib_sync_mem_ops no_sync = { .owner = THIS_MODULE };
+	/* ->release without a module reference: it could outlive the module. */
+	static const struct ib_sync_mem_ops unpinned_release = {
+		.sync = kt_nop_sync, .release = kt_nop_release,
+	};
 	int clients = atomic_read(&sm_counters.clients);
 	int registered = atomic_read(&sm_counters.registered);
 	int refs = module_refcount(THIS_MODULE);
@@ -69,6 +83,8 @@ void test_bad_input(struct ib_device *ibdev)
 	reg.ops = NULL;
 	KT_EXPECT_EQ(PTR_ERR(ib_sync_mem_register(ibdev, &reg)), -EINVAL);
 	reg.ops = &no_sync;
+	KT_EXPECT_EQ(PTR_ERR(ib_sync_mem_register(ibdev, &reg)), -EINVAL);
+	reg.ops = &unpinned_release;
 	KT_EXPECT_EQ(PTR_ERR(ib_sync_mem_register(ibdev, &reg)), -EINVAL);
 	reg.ops = &tc_ops;
 	reg.name = NULL;

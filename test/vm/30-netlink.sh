@@ -305,6 +305,26 @@ check "an owner name of 32 bytes: refused by the kernel's policy" fails_with \
 check "the driver unregisters its client" run_step bulk_unregister
 check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
 
+# A driver on the public API only (ib_sync_mem_outside): its listener
+# registers one client per device under its owner, a device that comes
+# gets one, one that goes takes it with it (unregistered in the listener's
+# remove, never invalidated), and unload takes the rest: the driver holds
+# no module reference and unregisters them itself.
+OUTFS=/sys/kernel/debug/ib_sync_mem_outside/state
+outside_devs() { ctl list -j | jq -c '[.[] | select(.owner == "outside") | .dev] | sort'; }
+check "load ib_sync_mem_outside" insmod "$KO/ib_sync_mem_outside.ko"
+check "outside: one client, on rxe0 (the listener's replay)" expect devices "$(outside_devs)" '["rxe0"]'
+check "outside: its owner pass on rxe0" bash -c "echo 'sync rxe0' > $OUTFS"
+check "outside: ... ran its client once" grep -qE '^rxe0 [0-9]+ syncs 1 invalidates 0$' "$OUTFS"
+check "outside: rdma link add rxe1" rdma link add rxe1 type rxe netdev veth1
+check "outside: rxe1 has its client too" expect devices "$(outside_devs)" '["rxe0","rxe1"]'
+check "outside: rdma link delete rxe1" rdma link delete rxe1
+check "outside: rxe1's went with it" expect devices "$(outside_devs)" '["rxe0"]'
+check "outside: two adds, one remove, no error" grep -qx 'adds 2 removes 1 errors 0' "$OUTFS"
+check "outside: ... and rxe0's never invalidated" grep -qE '^rxe0 [0-9]+ syncs 1 invalidates 0$' "$OUTFS"
+check "outside: unload with its client registered" rmmod ib_sync_mem_outside
+check "outside: no client of it left" expect devices "$(outside_devs)" '[]'
+
 # Without CAP_NET_ADMIN: reading works, changing does not, and the
 # sensitive fields are left out.
 n=$(client_count)

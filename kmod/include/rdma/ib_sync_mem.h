@@ -44,7 +44,12 @@
  *   its client and must still unregister it (it may do so from
  *   ->invalidate).
  * - A client holds a reference on ops->owner: the module that implements the
- *   ops cannot be unloaded while one of its clients is registered.
+ *   ops cannot be unloaded while one of its clients exists. A driver that
+ *   unregisters all its clients itself before it goes (from its module's
+ *   exit, or a listener's ->remove) leaves ops->owner NULL: nothing of its
+ *   module is used once unregister returned, so it has no ->release
+ *   (registration refuses one, -EINVAL) and frees its data after
+ *   unregister.
  * - Concurrent device-wide syncs in the same direction coalesce: a caller
  *   that arrives while a pass runs waits for the next complete pass instead
  *   of starting its own (unless the module parameter coalesce=0). A pass
@@ -143,7 +148,9 @@ enum ib_sync_mem_inval {
 
 /**
  * struct ib_sync_mem_ops - what a client's owner implements
- * @owner: module implementing the ops; pinned while a client is registered
+ * @owner: module implementing the ops; pinned while a client exists, or
+ *	NULL (then no @release) for a driver that unregisters every client
+ *	before its module goes
  * @sync: required. Make the client's memory coherent for @dir. @deadline is
  *	the absolute CLOCK_MONOTONIC time by which a wait must give up with
  *	-ETIMEDOUT. Returns 0 or a negative errno. May sleep.
