@@ -90,8 +90,8 @@ static void bm_end(void)
 	seq_buf_printf(&bm_out, "\n");
 }
 
-/* The owner of the bench's clients. */
-static struct ib_sync_mem_owner *bm_owner;
+/* The owners of the bench's clients: most, and the one scoped unregisters. */
+static struct ib_sync_mem_owner *bm_owner, *bm_other;
 
 /* The no-op client every suite registers. */
 static int bm_noop_sync(struct ib_sync_mem_client *client,
@@ -411,11 +411,11 @@ static int bm_pass_fn(void *arg)
 }
 
 /*
- * What an unregister waits for: a client X, then @n clients whose ->sync
- * busy-waits @cb_us each; a pass over them all runs in a kthread, and once
- * it is inside the first of the @n, X is unregistered. X's callback is
- * over, so the unregister should take about as long as with nothing
- * syncing, never the rest of the pass. Reports the unregister's time and
+ * What an unregister waits for: a client X of another owner, then @n
+ * clients whose ->sync busy-waits @cb_us each; a pass over them all runs
+ * in a kthread, and once it is inside the first of the @n, X is
+ * unregistered. X's callback is over, so the unregister should take
+ * about as long as with nothing syncing, never the rest of the pass. Reports the unregister's time and
  * the pass's, whose mean per client is the time of one callback.
  */
 static int bm_scoped(struct ib_device *ibdev, unsigned int n,
@@ -435,14 +435,16 @@ static int bm_scoped(struct ib_device *ibdev, unsigned int n,
 		return -ENOMEM;
 	WRITE_ONCE(bm_delay_us, cb_us);
 	for (r = 0; r < reps; r++) {
-		x = bm_register(ibdev, &bm_noop_ops);
+		x = ib_sync_mem_register(ibdev, &(struct ib_sync_mem_reg){
+			.owner = bm_other, .name = "bench-x", .ops = &bm_noop_ops,
+		});
 		if (IS_ERR(x)) {
 			err = PTR_ERR(x);
 			break;
 		}
 		err = bm_register_n(ibdev, &bm_busy_ops, c, n);
 		if (err) {
-			ib_sync_mem_unregister(bm_owner, x);
+			ib_sync_mem_unregister(bm_other, x);
 			break;
 		}
 		atomic_set(&bm_busy_calls, 0);
@@ -450,14 +452,14 @@ static int bm_scoped(struct ib_device *ibdev, unsigned int n,
 		task = kthread_run(bm_pass_fn, &p, "sm_bench_pass");
 		if (IS_ERR(task)) {
 			err = PTR_ERR(task);
-			ib_sync_mem_unregister(bm_owner, x);
+			ib_sync_mem_unregister(bm_other, x);
 			bm_unregister_all(c, n);
 			break;
 		}
 		while (!atomic_read(&bm_busy_calls))
 			cond_resched();
 		t0 = ktime_get_ns();
-		ib_sync_mem_unregister(bm_owner, x);
+		ib_sync_mem_unregister(bm_other, x);
 		unreg_ns = ktime_get_ns() - t0;
 		wait_for_completion(&p.done);
 		bm_unregister_all(c, n);
@@ -1045,8 +1047,14 @@ static int __init bm_init(void)
 	bm_owner = ib_sync_mem_owner_create(THIS_MODULE, "bench");
 	if (IS_ERR(bm_owner))
 		return PTR_ERR(bm_owner);
+	bm_other = ib_sync_mem_owner_create(THIS_MODULE, "bench-other");
+	if (IS_ERR(bm_other)) {
+		ib_sync_mem_owner_destroy(bm_owner);
+		return PTR_ERR(bm_other);
+	}
 	bm_buf = cmd_out_init(&bm_out, BM_OUT_SIZE);
 	if (!bm_buf) {
+		ib_sync_mem_owner_destroy(bm_other);
 		ib_sync_mem_owner_destroy(bm_owner);
 		return -ENOMEM;
 	}
@@ -1061,6 +1069,7 @@ static void __exit bm_exit(void)
 	debugfs_remove_recursive(bm_root);
 	bm_release();
 	kvfree(bm_buf);
+	ib_sync_mem_owner_destroy(bm_other);
 	ib_sync_mem_owner_destroy(bm_owner);
 }
 
