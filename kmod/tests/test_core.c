@@ -640,7 +640,7 @@ void test_unregister_during_sync(struct ib_device *ibdev)
 	KT_EXPECT(!early);
 	complete_all(&gate);
 	wait_for_completion(&unreg.done);
-	KT_EXPECT(completion_done(&syncer.done));
+	/* The syncer may still be on its way out: the wait was for ->sync. */
 	wait_for_completion(&syncer.done);
 	KT_EXPECT_EQ(syncer.ret, 0);
 

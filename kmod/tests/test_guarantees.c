@@ -670,7 +670,10 @@ void test_unregister_many(struct ib_device *ibdev)
 	wait_for_completion(&m->done);
 	for (i = 0; i < MANY_N; i++)
 		WRITE_ONCE(t[i].dead, true);
-	KT_EXPECT(completion_done(&pass.done));
+	/*
+	 * The pass may still be finishing: the wait was for the callback of
+	 * the client in it, not for the pass.
+	 */
 	wait_for_completion(&pass.done);
 	KT_EXPECT_EQ(pass.ret, 0);
 	for (i = 0; i < MANY_N; i++) {
