@@ -23,9 +23,12 @@
  *                           allocating and freeing the same objects
  *   unregmany N REPS        unregistering N no-op clients while a kthread
  *                           syncs the device without pause: one by one and
- *                           with ib_sync_mem_unregister_many(), each with the
- *                           grace periods it waited for; and one by one
- *                           while nothing syncs
+ *                           with ib_sync_mem_unregister_many(); and one by
+ *                           one while nothing syncs
+ *   scoped N CB_US REPS     one client of another owner unregistered while
+ *                           a pass is inside the first of N clients whose
+ *                           ->sync busy-waits CB_US: its time, and the
+ *                           pass's
  *   scale IMPL THREADS CHURN MS REPS
  *                           device-wide syncs over 8 no-op clients for MS ms
  *                           from THREADS kthreads (one per CPU), with
@@ -338,8 +341,7 @@ static u64 bm_unreg_timed(struct ib_sync_mem_client **c, unsigned int n,
 
 /*
  * Unregistering N clients while a kthread keeps a sync in flight on the
- * device (each unregister has readers to wait for), one by one and in
- * bulk; and one by one with nothing syncing (no grace period to wait for).
+ * device, one by one and in bulk; and one by one with nothing syncing.
  */
 static int bm_unregmany(struct ib_device *ibdev, unsigned int n,
 			unsigned int reps)
@@ -415,8 +417,9 @@ static int bm_pass_fn(void *arg)
  * clients whose ->sync busy-waits @cb_us each; a pass over them all runs
  * in a kthread, and once it is inside the first of the @n, X is
  * unregistered. X's callback is over, so the unregister should take
- * about as long as with nothing syncing, never the rest of the pass. Reports the unregister's time and
- * the pass's, whose mean per client is the time of one callback.
+ * about as long as with nothing syncing, never the rest of the pass.
+ * Reports the unregister's time and the pass's, whose mean per client is
+ * the time of one callback.
  */
 static int bm_scoped(struct ib_device *ibdev, unsigned int n,
 		     unsigned int cb_us, unsigned int reps)

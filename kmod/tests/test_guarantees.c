@@ -445,8 +445,8 @@ struct batch_writer {
 };
 
 /*
- * An unregister no longer waits for a grace period when no pass runs, so
- * the writers could churn through their clients between two passes: each
+ * An unregister waits for its own client's callbacks only, so the writers
+ * could churn through their clients between two passes: each
  * new client waits until a pass has prepared it (the passes run without
  * pause), and its unregister comes at a random point after that.
  */
