@@ -585,10 +585,10 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
  *
  * Return: the client, holding one reference that ib_sync_mem_unregister()
  * drops, or an ERR_PTR: -EINVAL for a missing owner, name, ops or ->sync,
- * unknown flags, or ->release without ops->owner, -ENAMETOOLONG for a name of IB_SYNC_MEM_NAME_MAX bytes or more,
- * -ENODEV if the device has no domain (not attached or being removed),
- * -EBUSY if the ops' module is going away, -ENOSPC past max_clients or
- * max_clients_per_dev, -ENOMEM.
+ * unknown flags, or ->release without ops->owner, -ENAMETOOLONG for a
+ * name of IB_SYNC_MEM_NAME_MAX bytes or more, -ENODEV if the device has
+ * no domain (not attached or being removed), -EBUSY if the ops' module is
+ * going away, -ENOSPC past max_clients or max_clients_per_dev, -ENOMEM.
  */
 struct ib_sync_mem_client *
 ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)

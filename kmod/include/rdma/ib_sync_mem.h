@@ -298,6 +298,7 @@ static inline long ib_sync_mem_jiffies_left(ktime_t deadline)
 
 	return left > 0 ? nsecs_to_jiffies(left) + 1 : 0;
 }
+
 u32 ib_sync_mem_client_id(const struct ib_sync_mem_client *client);
 const char *ib_sync_mem_client_name(const struct ib_sync_mem_client *client);
 int ib_sync_mem_client_last_err(const struct ib_sync_mem_client *client);
