@@ -1453,7 +1453,8 @@ static int sm_sync_coalesced(struct ib_sync_mem_domain *dom,
  * sm_sync_coalesced() for *@held).
  */
 static __always_inline int
-__sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
+__sm_sync_domain(struct ib_sync_mem_domain *dom,
+		 struct ib_sync_mem_owner *owner, enum ib_sync_mem_dir dir,
 		 unsigned int timeout_ms, bool read_result,
 		 struct ib_sync_mem_result *res, int *idx, bool *held)
 {
@@ -1467,10 +1468,14 @@ __sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	 */
 	if (read_result)
 		atomic_inc(&dom->result_readers);
-	if (READ_ONCE(sm_coalesce))
+	/*
+	 * One owner's passes do not coalesce: another caller's pass would not
+	 * serve, and a device-wide one runs other owners' clients too.
+	 */
+	if (!owner && READ_ONCE(sm_coalesce))
 		err = sm_sync_coalesced(dom, dir, deadline, res, idx, held);
 	else
-		err = sm_run_pass(dom, dir, deadline, NULL, res, &dep);
+		err = sm_run_pass(dom, dir, deadline, owner, res, &dep);
 	if (read_result)
 		atomic_dec(&dom->result_readers);
 	return err;
@@ -1479,6 +1484,8 @@ __sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 /**
  * sm_sync_domain() - ib_sync_mem_sync_device() for a domain in hand
  * @dom: the domain, referenced by the caller
+ * @owner: NULL for every client of the device; an owner for only its
+ *	clients, in a pass of the caller's own (ib_sync_mem_sync_owner())
  * @dir: a valid direction
  * @timeout_ms: as for ib_sync_mem_sync_device()
  * @read_result: the caller reads res->ns or the pass's clients; without it
@@ -1492,7 +1499,8 @@ __sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
  * -ETIMEDOUT the caller's deadline passed while it waited for a pass,
  * -EINTR it was killed meanwhile, -ENOMEM.
  */
-int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
+int sm_sync_domain(struct ib_sync_mem_domain *dom,
+		   struct ib_sync_mem_owner *owner, enum ib_sync_mem_dir dir,
 		   unsigned int timeout_ms, bool read_result,
 		   struct ib_sync_mem_result *res)
 {
@@ -1500,8 +1508,8 @@ int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	int idx, err;
 
 	idx = sm_read_lock(dom);
-	err = __sm_sync_domain(dom, dir, timeout_ms, read_result, res, &idx,
-			       &held);
+	err = __sm_sync_domain(dom, owner, dir, timeout_ms, read_result, res,
+			       &idx, &held);
 	sm_read_unlock(dom, idx);
 	if (held)
 		sm_domain_put(dom);
@@ -1558,8 +1566,8 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 	}
 	idx = sm_read_lock(dom);
 	rcu_read_unlock();
-	err = __sm_sync_domain(dom, dir, timeout_ms, !!result, &res, &idx,
-			       &held);
+	err = __sm_sync_domain(dom, NULL, dir, timeout_ms, !!result, &res,
+			       &idx, &held);
 	sm_read_unlock(dom, idx);
 	if (held)
 		sm_domain_put(dom);
@@ -1568,40 +1576,6 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 	return err ?: res.err;
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync_device);
-
-/**
- * sm_sync_domain_owner() - a pass over one owner's clients of a domain
- * @dom: the domain, referenced by the caller
- * @owner: the owner
- * @dir: a valid direction
- * @timeout_ms: as for ib_sync_mem_sync_device()
- * @read_result: as for sm_sync_domain()
- * @res: counters of the pass, its first client error in res->err
- *
- * A pass of its own in the caller's task: passes of one owner do not
- * coalesce (device-wide passes do, and another owner's would not serve).
- *
- * Return: 0 when the pass ran, whatever its clients returned (res->err);
- * -ENODEV if the device is going away, -ENOMEM.
- */
-int sm_sync_domain_owner(struct ib_sync_mem_domain *dom,
-			 struct ib_sync_mem_owner *owner,
-			 enum ib_sync_mem_dir dir, unsigned int timeout_ms,
-			 bool read_result, struct ib_sync_mem_result *res)
-{
-	ktime_t deadline = sm_deadline(timeout_ms);
-	struct sm_pass_dep dep;
-	int idx, err;
-
-	if (read_result)
-		atomic_inc(&dom->result_readers);
-	idx = sm_read_lock(dom);
-	err = sm_run_pass(dom, dir, deadline, owner, res, &dep);
-	sm_read_unlock(dom, idx);
-	if (read_result)
-		atomic_dec(&dom->result_readers);
-	return err;
-}
 
 /**
  * ib_sync_mem_sync_owner() - make one owner's clients of a device coherent
@@ -1636,7 +1610,7 @@ int ib_sync_mem_sync_owner(struct ib_device *ibdev,
 	dom = sm_domain_get(ibdev);
 	if (!dom)
 		return -ENODEV;
-	err = sm_sync_domain_owner(dom, owner, dir, timeout_ms, !!result, &res);
+	err = sm_sync_domain(dom, owner, dir, timeout_ms, !!result, &res);
 	sm_domain_put(dom);
 	if (result)
 		*result = res;

@@ -111,11 +111,7 @@ static int sm_nl_sync_device(struct genl_info *info, enum ib_sync_mem_dir dir,
 	 * clients are results (res.err and each client's entry). A pass of
 	 * one owner's clients records, and so replies with, only theirs.
 	 */
-	if (owner)
-		err = sm_sync_domain_owner(dom, owner, dir, timeout_ms, true,
-					   &res);
-	else
-		err = sm_sync_domain(dom, dir, timeout_ms, true, &res);
+	err = sm_sync_domain(dom, owner, dir, timeout_ms, true, &res);
 	if (err) {
 		if (err == -ENODEV)
 			NL_SET_ERR_MSG(info->extack, "RDMA device went away");

@@ -399,13 +399,10 @@ bool sm_client_pass_result(const struct ib_sync_mem_client *client, u64 pass,
 			   u64 *ns, int *err);
 struct ib_sync_mem_client *sm_client_next(unsigned long *id);
 
-int sm_sync_domain(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
+int sm_sync_domain(struct ib_sync_mem_domain *dom,
+		   struct ib_sync_mem_owner *owner, enum ib_sync_mem_dir dir,
 		   unsigned int timeout_ms, bool read_result,
 		   struct ib_sync_mem_result *res);
-int sm_sync_domain_owner(struct ib_sync_mem_domain *dom,
-			 struct ib_sync_mem_owner *owner,
-			 enum ib_sync_mem_dir dir, unsigned int timeout_ms,
-			 bool read_result, struct ib_sync_mem_result *res);
 struct ib_sync_mem_client *sm_client_lookup(u32 id);
 void sm_unregister(struct ib_sync_mem_client *client);
 int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg);
