@@ -27,6 +27,18 @@ static void sm_owner_release(struct kref *kref)
 	kfree(container_of(kref, struct ib_sync_mem_owner, kref));
 }
 
+/* The owner of that name, or NULL. Under sm_owners_lock. */
+static struct ib_sync_mem_owner *sm_owner_named(const char *name)
+{
+	struct ib_sync_mem_owner *o;
+
+	lockdep_assert_held(&sm_owners_lock);
+	list_for_each_entry(o, &sm_owners, node)
+		if (!strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
 void sm_owner_get(struct ib_sync_mem_owner *owner)
 {
 	kref_get(&owner->kref);
@@ -51,7 +63,7 @@ void sm_owner_put(struct ib_sync_mem_owner *owner)
 struct ib_sync_mem_owner *ib_sync_mem_owner_create(struct module *module,
 						   const char *name)
 {
-	struct ib_sync_mem_owner *owner, *o;
+	struct ib_sync_mem_owner *owner;
 	size_t len;
 
 	might_sleep();
@@ -72,12 +84,10 @@ struct ib_sync_mem_owner *ib_sync_mem_owner_create(struct module *module,
 	strscpy(owner->name, name, sizeof(owner->name));
 
 	mutex_lock(&sm_owners_lock);
-	list_for_each_entry(o, &sm_owners, node) {
-		if (!strcmp(o->name, name)) {
-			mutex_unlock(&sm_owners_lock);
-			kfree(owner);
-			return ERR_PTR(-EEXIST);
-		}
+	if (sm_owner_named(name)) {
+		mutex_unlock(&sm_owners_lock);
+		kfree(owner);
+		return ERR_PTR(-EEXIST);
 	}
 	owner->id = ++sm_owner_last_id;
 	list_add_tail(&owner->node, &sm_owners);
@@ -134,16 +144,12 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_owner_name);
  */
 struct ib_sync_mem_owner *sm_owner_find(const char *name)
 {
-	struct ib_sync_mem_owner *o, *found = NULL;
+	struct ib_sync_mem_owner *o;
 
 	mutex_lock(&sm_owners_lock);
-	list_for_each_entry(o, &sm_owners, node) {
-		if (!strcmp(o->name, name)) {
-			sm_owner_get(o);
-			found = o;
-			break;
-		}
-	}
+	o = sm_owner_named(name);
+	if (o)
+		sm_owner_get(o);
 	mutex_unlock(&sm_owners_lock);
-	return found;
+	return o;
 }
