@@ -169,36 +169,34 @@ func completeDevices(dial dialer) cobra.CompletionFunc {
 	}
 }
 
-// completeClients completes client ids, described by their names.
-func completeClients(dial dialer) cobra.CompletionFunc {
+// completeFromClients completes what word makes of each registered
+// client; a client it makes nothing of ("") adds none, nor does a repeat.
+func completeFromClients(dial dialer, word func(genl.Client) cobra.Completion) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		var ids []cobra.Completion
+		var words []cobra.Completion
 		_ = withConn(dial, func(c api) error {
 			cs, err := c.Clients(cmd.Context(), genl.ClientFilter{})
 			for _, cl := range cs {
-				ids = append(ids, cobra.CompletionWithDesc(fmt.Sprint(cl.ID), cl.DevName+" "+cl.Name))
-			}
-			return err
-		})
-		return ids, cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
-// completeOwners completes the owners of the registered clients.
-func completeOwners(dial dialer) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		var owners []cobra.Completion
-		_ = withConn(dial, func(c api) error {
-			cs, err := c.Clients(cmd.Context(), genl.ClientFilter{})
-			for _, cl := range cs {
-				if cl.Owner != "" && !slices.Contains(owners, cl.Owner) {
-					owners = append(owners, cl.Owner)
+				if w := word(cl); w != "" && !slices.Contains(words, w) {
+					words = append(words, w)
 				}
 			}
 			return err
 		})
-		return owners, cobra.ShellCompDirectiveNoFileComp
+		return words, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// completeClients completes client ids, described by their names.
+func completeClients(dial dialer) cobra.CompletionFunc {
+	return completeFromClients(dial, func(cl genl.Client) cobra.Completion {
+		return cobra.CompletionWithDesc(fmt.Sprint(cl.ID), cl.DevName+" "+cl.Name)
+	})
+}
+
+// completeOwners completes the owners of the registered clients.
+func completeOwners(dial dialer) cobra.CompletionFunc {
+	return completeFromClients(dial, func(cl genl.Client) cobra.Completion { return cl.Owner })
 }
 
 // badFlag reports an invalid flag value, found before reaching the kernel.
