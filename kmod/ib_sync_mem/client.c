@@ -345,6 +345,52 @@ bool sm_client_pass_result(const struct ib_sync_mem_client *client, u64 pass,
  * time it ended, so that a pass reads the clock once per client. With @acc
  * (a pass), the domain's and module's counters are left to the caller.
  */
+/*
+ * sm_revalidate() - map again what moved, before a ->sync of @c
+ *
+ * Called when @c->moves and @c->revalidated differ. Another caller may be
+ * revalidating: wait for it (killable; its own deadline bounds it), then
+ * look again. A move reported while ->revalidate ran leaves the client to
+ * be revalidated again: that ->revalidate may have mapped the old place.
+ */
+static noinline int sm_revalidate(struct ib_sync_mem_client *c,
+				  ktime_t deadline)
+{
+	u64 moves, start, end;
+	int err = 0;
+
+	if (mutex_lock_killable(&c->reval_lock))
+		return -EINTR;
+	spin_lock_irq(&c->move_lock);
+	moves = c->moves;
+	start = c->moved_start;
+	end = c->moved_end;
+	spin_unlock_irq(&c->move_lock);
+	if (moves != c->revalidated) {
+		err = c->ops->revalidate(c, start, end - start, deadline);
+		trace_client_revalidate(c, start, end - start, err);
+	}
+	if (!err) {
+		spin_lock_irq(&c->move_lock);
+		if (c->moves == moves) {
+			c->moved_start = 0;
+			c->moved_end = 0;
+		}
+		/* Pairs with the acquire of sm_moved(). */
+		smp_store_release(&c->revalidated, moves);
+		spin_unlock_irq(&c->move_lock);
+	}
+	mutex_unlock(&c->reval_lock);
+	return err;
+}
+
+/* Has @c moved since its last revalidation? */
+static __always_inline bool sm_moved(struct ib_sync_mem_client *c)
+{
+	/* Pairs with the releases of the move_lock's unlock and above. */
+	return READ_ONCE(c->moves) != smp_load_acquire(&c->revalidated);
+}
+
 static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 					enum ib_sync_mem_dir dir,
 					ktime_t deadline, u64 pass, u64 *now,
@@ -352,9 +398,12 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 {
 	bool timed = now;
 	u64 t, ns = 0;
-	int err;
+	int err = 0;
 
-	err = c->ops->sync(c, dir, deadline);
+	if (unlikely(sm_moved(c)))
+		err = sm_revalidate(c, deadline);
+	if (!err)
+		err = c->ops->sync(c, dir, deadline);
 	if (timed) {
 		t = ktime_get_ns();
 		ns = t - *now;
@@ -636,6 +685,8 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	c->kind = reg->kind;
 	c->state = SM_LIVE;
 	c->batch = reg->ops->prepare || reg->ops->finish;
+	spin_lock_init(&c->move_lock);
+	mutex_init(&c->reval_lock);
 	kref_init(&c->kref);
 	strscpy(c->name, reg->name, sizeof(c->name));
 
@@ -957,11 +1008,79 @@ int ib_sync_mem_unregister_many(struct ib_sync_mem_owner *owner,
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_unregister_many);
 
+/* Record a move of [@offset, @offset + @len) of @c, checked by the caller. */
+static int sm_move(struct ib_sync_mem_client *c, u64 offset, u64 len)
+{
+	unsigned long flags;
+	int err;
+
+	if (!c->ops->revalidate)
+		return -EOPNOTSUPP;
+	err = sm_state_errno(c);
+	if (err)
+		return err;
+	spin_lock_irqsave(&c->move_lock, flags);
+	if (c->moved_start == c->moved_end) {
+		c->moved_start = offset;
+		c->moved_end = offset + len;
+	} else {
+		c->moved_start = min(c->moved_start, offset);
+		c->moved_end = max(c->moved_end, offset + len);
+	}
+	/* Read by sm_moved() without the lock. */
+	WRITE_ONCE(c->moves, c->moves + 1);
+	spin_unlock_irqrestore(&c->move_lock, flags);
+	trace_client_move(c, offset, len, 0);
+	return 0;
+}
+
+/**
+ * ib_sync_mem_invalidate_range() - a range of a client's memory moved
+ * @owner: the owner it was registered under
+ * @client: the client (the caller holds a reference)
+ * @offset: where the range starts, in bytes from the start of the memory
+ * @len: its length in bytes
+ *
+ * The mapping of the range is gone and will come back
+ * (IB_SYNC_MEM_INVAL_MOVED): the client stays live, and the next sync that
+ * calls its ->sync calls its ->revalidate first, with the span of every
+ * range moved since its last successful revalidation. A sync whose ->sync
+ * began before this call may still be running on the old mapping when it
+ * returns (a dma-buf mapping stays valid until the exporter's fences
+ * signal). A range cannot go for good: memory that goes, goes whole
+ * (ib_sync_mem_invalidate() with IB_SYNC_MEM_INVAL_MEMORY).
+ *
+ * Context: any; never sleeps and takes only a spinlock of the client: it
+ * may be called from a dma-buf move_notify (the reservation lock held) or
+ * an mmu_interval_notifier's invalidate, non-blocking ones included.
+ * Return: 0, -EPERM (nothing done) if @client is not @owner's, -EOPNOTSUPP
+ * if its ops have no ->revalidate, -EINVAL for @len 0, -ERANGE for a range
+ * past the client's size (a client of size 0 takes any range), -ENXIO or
+ * -ENODEV if the client is invalidated or unregistered.
+ */
+int ib_sync_mem_invalidate_range(struct ib_sync_mem_owner *owner,
+				 struct ib_sync_mem_client *client,
+				 u64 offset, u64 len)
+{
+	u64 end;
+
+	if (!sm_owned(owner, client, __func__))
+		return -EPERM;
+	if (!len)
+		return -EINVAL;
+	if (check_add_overflow(offset, len, &end) ||
+	    (client->size && end > client->size))
+		return -ERANGE;
+	return sm_move(client, offset, len);
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_invalidate_range);
+
 /**
  * ib_sync_mem_invalidate() - the memory behind a client went away
  * @owner: the owner it was registered under
  * @client: the client
- * @reason: IB_SYNC_MEM_INVAL_MEMORY, usually
+ * @reason: IB_SYNC_MEM_INVAL_MEMORY, usually; IB_SYNC_MEM_INVAL_MOVED is
+ *	ib_sync_mem_invalidate_range() of the whole client
  *
  * Marks the client invalidated, waits for its callbacks in flight (as
  * ib_sync_mem_unregister() does), then calls its ->invalidate once, in the
@@ -973,7 +1092,9 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_unregister_many);
  * client may be gone when this returns). Must not be called from a
  * callback of @client. Does nothing if the client is not live.
  *
- * Return: 0, or -EPERM (and nothing done) if @client is not @owner's.
+ * Return: 0, -EPERM (and nothing done) if @client is not @owner's, -EINVAL
+ * for an unknown @reason; for IB_SYNC_MEM_INVAL_MOVED, what
+ * ib_sync_mem_invalidate_range() returns.
  */
 int ib_sync_mem_invalidate(struct ib_sync_mem_owner *owner,
 			   struct ib_sync_mem_client *client,
@@ -984,6 +1105,11 @@ int ib_sync_mem_invalidate(struct ib_sync_mem_owner *owner,
 	might_sleep();
 	if (!sm_owned(owner, client, __func__))
 		return -EPERM;
+	if (reason == IB_SYNC_MEM_INVAL_MOVED)
+		return sm_move(client, 0, client->size ?: U64_MAX);
+	if (reason != IB_SYNC_MEM_INVAL_MEMORY &&
+	    reason != IB_SYNC_MEM_INVAL_DEVICE)
+		return -EINVAL;
 	mutex_lock(&dom->lock);
 	if (client->state != SM_LIVE) {
 		mutex_unlock(&dom->lock);

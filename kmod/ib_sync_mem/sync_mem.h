@@ -244,6 +244,15 @@ enum {
  *	successfully had seen before it began
  * @last_err: result of the last sync (written only when it changes)
  * @pinned_pages: pages the client keeps pinned (region clients)
+ * @move_lock: protects @moves and the moved span (never held across a
+ *	callback: ib_sync_mem_invalidate_range() may be called in atomic
+ *	context, the exporter's reservation lock held)
+ * @moves: ranges moved (ib_sync_mem_invalidate_range() calls), ever
+ * @revalidated: @moves a successful ->revalidate covered; the client must
+ *	be revalidated before its next ->sync while the two differ
+ * @moved_start: start of the span moved since then
+ * @moved_end: its end (exclusive)
+ * @reval_lock: one ->revalidate at a time
  * @stats: per-CPU counters
  * @rcu: frees the object after the SRCU grace period that follows release
  * @name: NUL-terminated name
@@ -276,6 +285,12 @@ struct ib_sync_mem_client {
 	atomic64_t clean[SM_DIRTY_DIRS];
 	int last_err;
 	atomic_t pinned_pages;
+	spinlock_t move_lock;	/* see above */
+	u64 moves;
+	u64 revalidated;
+	u64 moved_start;
+	u64 moved_end;
+	struct mutex reval_lock;	/* see above */
 	struct sm_stats __percpu *stats;
 	struct rcu_head rcu;
 	char name[IB_SYNC_MEM_NAME_MAX];

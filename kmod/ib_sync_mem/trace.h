@@ -8,6 +8,8 @@
  *   ib_sync_mem:sync_end        it ends: clients run, errors, ns, result
  *   ib_sync_mem:client_sync     one client's ->sync ran: ns, result
  *   ib_sync_mem:client_register / client_unregister / client_invalidate
+ *   ib_sync_mem:client_move     a range of a client's memory moved
+ *   ib_sync_mem:client_revalidate  its ->revalidate ran: the span, result
  *   ib_sync_mem:domain_add / domain_remove
  *
  * dir is enum ib_sync_mem_dir: 1 to-device, 2 to-cpu, 3 bidirectional.
@@ -126,6 +128,36 @@ DEFINE_EVENT(sm_client_class, client_unregister,
 	TP_PROTO(struct ib_sync_mem_client *c), TP_ARGS(c));
 DEFINE_EVENT(sm_client_class, client_invalidate,
 	TP_PROTO(struct ib_sync_mem_client *c), TP_ARGS(c));
+
+DECLARE_EVENT_CLASS(sm_range_class,
+	TP_PROTO(struct ib_sync_mem_client *c, u64 offset, u64 len, int err),
+	TP_ARGS(c, offset, len, err),
+	TP_STRUCT__entry(
+		__field(u32, dev_index)
+		__field(u32, client)
+		__field(s32, err)
+		__field(u64, offset)
+		__field(u64, len)
+	),
+	TP_fast_assign(
+		__entry->dev_index = c->dom->index;
+		__entry->client = c->id;
+		__entry->err = err;
+		__entry->offset = offset;
+		__entry->len = len;
+	),
+	TP_printk("dev_index=%u client=%u offset=%llu len=%llu err=%d",
+		  __entry->dev_index, __entry->client, __entry->offset,
+		  __entry->len, __entry->err)
+);
+
+/* A move has no result: its err is 0. */
+DEFINE_EVENT(sm_range_class, client_move,
+	TP_PROTO(struct ib_sync_mem_client *c, u64 offset, u64 len, int err),
+	TP_ARGS(c, offset, len, err));
+DEFINE_EVENT(sm_range_class, client_revalidate,
+	TP_PROTO(struct ib_sync_mem_client *c, u64 offset, u64 len, int err),
+	TP_ARGS(c, offset, len, err));
 
 DECLARE_EVENT_CLASS(sm_domain_class,
 	TP_PROTO(struct ib_sync_mem_domain *dom),

@@ -212,12 +212,41 @@ static int tc_fill_info(struct ib_sync_mem_client *client, struct sk_buff *msg)
 	return 0;
 }
 
+static int tc_revalidate(struct ib_sync_mem_client *client, u64 offset,
+			 u64 len, ktime_t deadline)
+{
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
+	struct completion *gate = READ_ONCE(t->reval_gate);
+
+	if (tc_gone(t))
+		return -EFAULT;
+	if (atomic_read(&t->invalidates))
+		atomic_inc(&t->after_inval);
+	WRITE_ONCE(t->reval_syncs, atomic_read(&t->syncs));
+	WRITE_ONCE(t->reval_off, offset);
+	WRITE_ONCE(t->reval_len, len);
+	atomic_inc(&t->revalidates);
+	complete(&t->reval_entered);
+	if (gate)
+		wait_for_completion_timeout(gate, 60 * HZ);
+	return t->reval_fail;
+}
+
 const struct ib_sync_mem_ops tc_ops = {
 	.owner = THIS_MODULE,
 	.sync = tc_sync,
 	.invalidate = tc_invalidate,
 	.release = tc_release,
 	.fill_info = tc_fill_info,
+};
+
+const struct ib_sync_mem_ops tc_move_ops = {
+	.owner = THIS_MODULE,
+	.sync = tc_sync,
+	.invalidate = tc_invalidate,
+	.release = tc_release,
+	.fill_info = tc_fill_info,
+	.revalidate = tc_revalidate,
 };
 
 const struct ib_sync_mem_ops tc_batch_ops = {
@@ -241,6 +270,7 @@ struct tc *tc_alloc(int n)
 		init_completion(&t[i].entered);
 		init_completion(&t[i].info_entered);
 		init_completion(&t[i].inval_entered);
+		init_completion(&t[i].reval_entered);
 		INIT_WORK(&t[i].unreg_work, tc_unreg_work);
 	}
 	return t;
@@ -437,6 +467,8 @@ static const struct kt_case kt_cases[] = {
 	{ "invalidate_unregister", test_invalidate_unregister },
 	{ "module_refcount", test_module_refcount },
 	{ "invalidate_memory", test_invalidate_memory },
+	{ "moves", test_moves },
+	{ "move_during_revalidate", test_move_during_revalidate },
 	{ "churn", test_churn },
 };
 

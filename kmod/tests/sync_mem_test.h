@@ -98,6 +98,13 @@ enum tc_inval_mode {
  * @prepares: ->prepare calls (batch ops)
  * @finishes: ->finish calls (batch ops)
  * @after_inval: ->sync calls after ->invalidate
+ * @revalidates: ->revalidate calls (tc_move_ops)
+ * @reval_off: the offset the last ->revalidate was given
+ * @reval_len: its length
+ * @reval_syncs: @syncs when the last ->revalidate began
+ * @reval_fail: errno ->revalidate returns, negative
+ * @reval_gate: ->revalidate waits for it if set (at most 60 s)
+ * @reval_entered: completed once per ->revalidate entered
  * @order: records the order of ->sync calls
  * @order_pos: next slot of @order
  * @written: the producer's generation of the memory (tests bump it)
@@ -128,6 +135,13 @@ struct tc {
 	atomic_t prepares;
 	atomic_t finishes;
 	atomic_t after_inval;
+	atomic_t revalidates;
+	u64 reval_off;
+	u64 reval_len;
+	int reval_syncs;
+	int reval_fail;
+	struct completion *reval_gate;
+	struct completion reval_entered;
 	int *order;
 	atomic_t *order_pos;
 	atomic64_t written;
@@ -142,6 +156,7 @@ struct tc {
 
 extern const struct ib_sync_mem_ops tc_ops;
 extern const struct ib_sync_mem_ops tc_batch_ops;
+extern const struct ib_sync_mem_ops tc_move_ops;
 
 struct tc *tc_alloc(int n);
 struct ib_sync_mem_client *tc_register(struct ib_device *ibdev, struct tc *t,
@@ -197,6 +212,8 @@ void test_coalescing(struct ib_device *ibdev);
 void test_unregister_during_sync(struct ib_device *ibdev);
 void test_module_refcount(struct ib_device *ibdev);
 void test_invalidate_memory(struct ib_device *ibdev);
+void test_moves(struct ib_device *ibdev);
+void test_move_during_revalidate(struct ib_device *ibdev);
 void test_churn(struct ib_device *ibdev);
 int storm_start(const char *name);
 int storm_wait(void);

@@ -33,7 +33,7 @@ check "the test module lists its cases" test -n "$cases"
 
 # The tracepoints: all of them exist, and one client's life reads in order.
 events="sync_start sync_end client_sync client_register client_unregister
-client_invalidate domain_add domain_remove"
+client_invalidate client_move client_revalidate domain_add domain_remove"
 missing=0
 for e in $events; do
 	[ -d "$TR/events/ib_sync_mem/$e" ] || { echo "missing event $e" >&2; missing=1; }

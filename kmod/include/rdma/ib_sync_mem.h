@@ -17,7 +17,7 @@
  * harmful, only late.
  *
  * Guarantees (each is exercised by the in-kernel test module, sync_mem_test.c
- * with test_core.c and test_guarantees.c):
+ * with test_core.c, test_guarantees.c and test_moves.c):
  *
  * - After ib_sync_mem_unregister() returns, no callback of that client is
  *   running and none will run again (except ops->release, which runs when the
@@ -65,6 +65,9 @@
  *   other way.
  * - Every ->prepare is paired with exactly one ->finish, also when the
  *   client is unregistered or invalidated during the pass.
+ * - A client that moved (ib_sync_mem_invalidate_range()) is revalidated
+ *   once, with the span of what moved, before its next ->sync; a move
+ *   reported while ->revalidate runs is revalidated by the sync after.
  *
  * Rules for callbacks:
  *
@@ -82,23 +85,39 @@
  *   ib_sync_mem_unregister() from another task waits for it to return.
  * - ->release runs when the last reference is dropped, from unregister or
  *   from the put of whoever held the client last.
+ * - Memory that moves (a dma-buf exporter migrating a buffer, an
+ *   mmu_interval_notifier range): the owner reports the move with
+ *   ib_sync_mem_invalidate_range(), which never sleeps and takes only a
+ *   spinlock of the client, so it may be called from a dma-buf importer's
+ *   move_notify (the exporter's reservation lock held) or an
+ *   mmu_interval_notifier's invalidate, even a non-blocking one. The next
+ *   sync that runs the client's ->sync calls ->revalidate first, outside
+ *   every registry lock (it may take the reservation lock). A lazy client
+ *   that owes no sync is not revalidated until it does.
+ * - What may be held where: ib_sync_mem_unregister() and
+ *   ib_sync_mem_invalidate() wait for the client's ->sync and ->revalidate
+ *   in flight, so they must not be called with a lock those take (for a
+ *   dma-buf client, its reservation lock); ib_sync_mem_invalidate_range()
+ *   may be. Callbacks run with no lock of the registry held.
  *
  * Waits: ib_sync_mem_unregister() and ib_sync_mem_invalidate() wait, not
  * interruptibly, for the callbacks of their own client in flight, never
- * for other clients: its ->sync and ->fill_info calls, each bounded by the
- * deadline its caller gave, and, for a client with ->prepare or ->finish,
- * a pass that prepared it until that pass's ->finish. None when none runs.
+ * for other clients: its ->sync, ->revalidate and ->fill_info calls, each
+ * bounded by the deadline its caller gave, and, for a client with
+ * ->prepare or ->finish, a pass that prepared it until that pass's
+ * ->finish. None when none runs.
  * A caller waiting for another caller's pass in ib_sync_mem_sync_device()
  * is not in flight and can be killed (-EINTR). ib_sync_mem_unregister_many()
  * takes all its clients off their lists first, then waits for each. Device
  * removal waits for every callback in flight on the device.
  *
  * Context: every function here may sleep, except ib_sync_mem_mark_dirty(),
- * ib_sync_mem_get() and the accessors; the ones that may say so with
- * might_sleep(). A sync may also wait for dma_fences (a dma-buf client's
- * does): every sync entry point tells lockdep so (on kernels with it), so
- * a sync from inside a fence signalling section
- * (dma_fence_begin_signalling()) is reported even when no client waits.
+ * ib_sync_mem_invalidate_range(), ib_sync_mem_get() and the accessors;
+ * the ones that may say so with might_sleep(). A sync may also wait for
+ * dma_fences (a dma-buf client's does): every sync entry point tells
+ * lockdep so (on kernels with it), so a sync from inside a fence
+ * signalling section (dma_fence_begin_signalling()) is reported even when
+ * no client waits.
  */
 #ifndef _RDMA_IB_SYNC_MEM_H
 #define _RDMA_IB_SYNC_MEM_H
@@ -133,13 +152,18 @@ enum ib_sync_mem_dir {
 
 /**
  * enum ib_sync_mem_inval - why a client was invalidated
- * @IB_SYNC_MEM_INVAL_DEVICE: its RDMA device is going away
+ * @IB_SYNC_MEM_INVAL_DEVICE: its RDMA device is going away (terminal)
  * @IB_SYNC_MEM_INVAL_MEMORY: the memory behind it went away (unmapped,
- *	process exit, buffer released)
+ *	process exit, buffer released; terminal)
+ * @IB_SYNC_MEM_INVAL_MOVED: the memory moved and its mapping will come
+ *	back: not terminal. The client stays live; the next sync that calls
+ *	its ->sync calls its ->revalidate first (see
+ *	ib_sync_mem_invalidate_range()). Never given to ->invalidate.
  */
 enum ib_sync_mem_inval {
 	IB_SYNC_MEM_INVAL_DEVICE = 1,
 	IB_SYNC_MEM_INVAL_MEMORY = 2,
+	IB_SYNC_MEM_INVAL_MOVED = 3,
 };
 
 /* Client flags (struct ib_sync_mem_reg.flags). */
@@ -169,6 +193,16 @@ enum ib_sync_mem_inval {
  *	CAP_NET_ADMIN callers see). Returns 0 or -EMSGSIZE. Called like @sync,
  *	only while the client is live: never after unregister returned, never
  *	concurrently with or after @invalidate.
+ * @revalidate: optional; required to be moved (ib_sync_mem_invalidate_range()).
+ *	Map again what moved: [@offset, @offset + @len) covers every range
+ *	moved since the last successful revalidation (merged into one span).
+ *	Called by a sync, before the ->sync it is about to call, in the
+ *	syncing task, with @deadline as that ->sync gets, outside every lock
+ *	of the registry: it may take the exporter's reservation lock. Returns
+ *	0, or an errno that becomes the sync's result (no ->sync runs; the
+ *	next sync calls it again). Never concurrently with itself, @invalidate
+ *	or after it; it may run concurrently with a ->sync that began before
+ *	the move (on the old mapping).
  */
 struct ib_sync_mem_ops {
 	struct module *owner;
@@ -183,6 +217,8 @@ struct ib_sync_mem_ops {
 		       enum ib_sync_mem_dir dir);
 	int (*fill_info)(struct ib_sync_mem_client *client,
 			 struct sk_buff *msg);
+	int (*revalidate)(struct ib_sync_mem_client *client, u64 offset,
+			  u64 len, ktime_t deadline);
 };
 
 /**
@@ -272,6 +308,9 @@ void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client,
 int ib_sync_mem_invalidate(struct ib_sync_mem_owner *owner,
 			   struct ib_sync_mem_client *client,
 			   enum ib_sync_mem_inval reason);
+int ib_sync_mem_invalidate_range(struct ib_sync_mem_owner *owner,
+				 struct ib_sync_mem_client *client,
+				 u64 offset, u64 len);
 
 struct ib_device *ib_sync_mem_device_get(const char *name);
 
