@@ -303,8 +303,10 @@ esac
 
 [ "$mode" = test ] && kmemleak_end
 # Lock debugging turns itself off after the first splat or taint that
-# makes it unreliable; a debug-lane pass needs it on until the end.
-if [ -r /proc/lockdep_stats ]; then
+# makes it unreliable; a debug-lane pass needs it on until the end, or
+# until test/vm/90-splats.sh asks for a report on purpose (it records it
+# before).
+if [ -r /proc/lockdep_stats ] && [ ! -e "$out/debug_locks" ]; then
 	awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats > "$out/debug_locks"
 fi
 dmesg > "$out/dmesg.txt"

@@ -16,6 +16,7 @@
 #include <linux/bitops.h>
 #include <linux/dma-fence.h>
 #include <linux/jump_label.h>
+#include <linux/lockdep.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -122,15 +123,27 @@ static struct kmem_cache *sm_client_cache;
 
 #ifdef CONFIG_LOCKDEP
 /*
- * A signalled fence, waited for at the start of every sync on kernels with
- * lockdep: the kernel's own might-wait annotation (__dma_fence_might_wait())
- * is not exported, and dma_fence_wait_timeout() makes it.
+ * What lockdep knows of a sync, on kernels with it: every sync takes
+ * sm_sync_map for a moment and, inside it, waits for a signalled fence (the
+ * kernel's own might-wait annotation, __dma_fence_might_wait(), is not
+ * exported; dma_fence_wait_timeout() makes it). That records "a sync may
+ * wait for fences" (sm_sync_map, then dma_fence_map) whatever the clients
+ * do. A sync inside a fence signalling section (dma_fence_map held) records
+ * the reverse order and lockdep reports the cycle. The fence wait alone
+ * would not: __dma_fence_might_wait() lets go of a signalling section's
+ * map before it takes it. Nothing is held across a callback: a ->sync may
+ * sync other clients.
  */
+static struct lockdep_map sm_sync_map = {
+	.name = "ib_sync_mem_sync",
+};
 static struct dma_fence *sm_stub_fence;
 
 static noinline void sm_fence_might_wait(void)
 {
+	lock_map_acquire(&sm_sync_map);
 	dma_fence_wait_timeout(sm_stub_fence, false, 0);
+	lock_map_release(&sm_sync_map);
 }
 #endif
 

@@ -29,6 +29,8 @@
  *	dump_window_flip, the rest of the dump, dump_window_check
  *   bulk_register N, ..., bulk_unregister    (no result of their own)
  *   urelease_hold PORTID, urelease_release   (no result of their own)
+ *   splat_atomic, splat_signalling           (the debug kernel's report is
+ *                                             the result; test_splats.c)
  *
  * It looks into the registry's internal structures (sync_mem.h) to wait for
  * exact states instead of sleeping and hoping. The cases are in
@@ -578,6 +580,10 @@ static int kt_run(char *cmd)
 	}
 	if (sscanf(cmd, "urelease_hold %u", &portid) == 1)
 		return urelease_hold(portid);
+	if (!strcmp(cmd, "splat_atomic"))
+		return kt_run_dev(splat_atomic);
+	if (!strcmp(cmd, "splat_signalling"))
+		return kt_run_dev(splat_signalling);
 	if (!strcmp(cmd, "urelease_held"))
 		return urelease_held();
 	if (!strcmp(cmd, "urelease_release")) {

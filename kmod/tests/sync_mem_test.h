@@ -247,6 +247,10 @@ int urelease_held(void);
 void urelease_release(void);
 void test_guarantees_exit(void);
 
+/* test_splats.c: steps that make the debug kernel report a bad sync. */
+int splat_atomic(struct ib_device *ibdev);
+int splat_signalling(struct ib_device *ibdev);
+
 /* test_fence.c: the debugfs "fence" file. */
 struct dentry;
 void test_fence_init(struct dentry *root);
