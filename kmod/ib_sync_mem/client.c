@@ -188,7 +188,7 @@ void sm_pass_queue_init(struct sm_pass_queue *q)
 
 static bool sm_dir_valid(enum ib_sync_mem_dir dir)
 {
-	return dir >= IB_SYNC_MEM_TO_DEVICE && dir <= IB_SYNC_MEM_BIDIRECTIONAL;
+	return dir >= IB_SYNC_MEM_TO_DEVICE && dir <= SM_NR_DIRS;
 }
 
 static ktime_t sm_deadline(unsigned int timeout_ms)
@@ -397,6 +397,20 @@ static noinline int sm_revalidate(struct ib_sync_mem_client *c,
 	return err;
 }
 
+/*
+ * An inbound sync of @c: its owner's flush, else the module's read-back
+ * through the NIC.
+ */
+static noinline int sm_flush_inbound(struct ib_sync_mem_client *c,
+				     ktime_t deadline)
+{
+	if (c->ops->flush_inbound)
+		return c->ops->flush_inbound(c, deadline);
+	if (c->ops->inbound_target)
+		return sm_inbound_flush(c, deadline);
+	return -EOPNOTSUPP;
+}
+
 /* Has @c moved since its last revalidation? */
 static __always_inline bool sm_moved(struct ib_sync_mem_client *c)
 {
@@ -415,8 +429,12 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 
 	if (unlikely(sm_moved(c)))
 		err = sm_revalidate(c, deadline);
-	if (!err)
+	if (err)
+		;
+	else if (dir != IB_SYNC_MEM_INBOUND)
 		err = c->ops->sync(c, dir, deadline);
+	else
+		err = sm_flush_inbound(c, deadline);
 	if (timed) {
 		t = ktime_get_ns();
 		ns = t - *now;
@@ -446,6 +464,8 @@ static unsigned int sm_dirty_dirs(enum ib_sync_mem_dir dir)
 		return BIT(SM_CPU_WROTE);
 	case IB_SYNC_MEM_TO_CPU:
 		return BIT(SM_DEVICE_WROTE);
+	case IB_SYNC_MEM_INBOUND:
+		return BIT(SM_NIC_WROTE);
 	default:
 		return BIT(SM_CPU_WROTE) | BIT(SM_DEVICE_WROTE);
 	}
@@ -1166,11 +1186,14 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 	sm_generation_end();
 	mutex_unlock(&dom->lock);
 
+	/* Inbound flushes in flight end now, with -ENODEV. */
+	sm_inbound_stop(dom);
 	/*
 	 * Every callback runs inside a read-side section: passes and syncs
 	 * that saw the clients live are over after this.
 	 */
 	synchronize_srcu_expedited(&dom->srcu);
+	sm_inbound_destroy(dom);
 
 	for (;;) {
 		mutex_lock(&dom->lock);

@@ -208,6 +208,10 @@ static int sm_dmabuf_bracket(struct sm_dmabuf *d, enum ib_sync_mem_dir dir)
 			ret = dma_buf_end_cpu_access(d->buf, DMA_BIDIRECTIONAL);
 		d->cpu_open = false;
 		break;
+	default:
+		/* Inbound is never a ->sync; a dma-buf has no inbound yet. */
+		ret = -EINVAL;
+		break;
 	}
 	return ret;
 }

@@ -128,7 +128,29 @@ static int sm_region_sync(struct ib_sync_mem_client *client,
 		dma_sync_sgtable_for_cpu(dma, sgt, DMA_BIDIRECTIONAL);
 		dma_sync_sgtable_for_device(dma, sgt, DMA_BIDIRECTIONAL);
 		break;
+	default:
+		/* Inbound is never a ->sync: ->inbound_target below. */
+		return -EINVAL;
 	}
+	return 0;
+}
+
+/*
+ * Inbound: the module reads the region's first bytes through the NIC.
+ * The address is the device's for the pinned pages (on a virtual-DMA
+ * device, the kernel's).
+ */
+static int sm_region_inbound_target(struct ib_sync_mem_client *client,
+				    u64 *dma_addr)
+{
+	struct sm_region *r = ib_sync_mem_client_priv(sm_region_owner, client);
+
+	/* The device may not write a read-only region: nothing came in. */
+	if (!sm_region_writable(r))
+		return -EACCES;
+	/* The registry never runs this after ->invalidate: r->umem is there. */
+	*dma_addr = sg_dma_address(r->umem->sgt_append.sgt.sgl) +
+		    ib_umem_offset(r->umem);
 	return 0;
 }
 
@@ -201,6 +223,7 @@ static int sm_region_fill_info(struct ib_sync_mem_client *client,
 static const struct ib_sync_mem_ops sm_region_ops = {
 	.owner = THIS_MODULE,
 	.sync = sm_region_sync,
+	.inbound_target = sm_region_inbound_target,
 	.invalidate = sm_region_invalidate,
 	.release = sm_region_release,
 	.fill_info = sm_region_fill_info,

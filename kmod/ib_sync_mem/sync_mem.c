@@ -241,6 +241,7 @@ static int sm_add_one(struct ib_device *ibdev)
 	strscpy(dom->name, dev_name(&ibdev->dev), sizeof(dom->name));
 	kref_init(&dom->kref);
 	mutex_init(&dom->lock);
+	mutex_init(&dom->inbound_lock);
 	INIT_LIST_HEAD(&dom->clients);
 	for (i = 0; i < ARRAY_SIZE(dom->passes); i++)
 		sm_pass_queue_init(&dom->passes[i]);

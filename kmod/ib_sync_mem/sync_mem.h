@@ -28,6 +28,9 @@
  */
 #define SM_HIST_BUCKETS	32
 
+/* Directions, enum ib_sync_mem_dir: 1 to SM_NR_DIRS. */
+#define SM_NR_DIRS	IB_SYNC_MEM_INBOUND
+
 /**
  * struct sm_stats - per-CPU sync counters of a client, a domain or the module
  * @syncs: ->sync calls made
@@ -104,6 +107,8 @@ struct sm_pass_queue {
 	wait_queue_head_t wq;
 };
 
+struct sm_inbound;
+
 /**
  * struct ib_sync_mem_domain - the registry of one RDMA device
  * @ibdev: the device; NULL once the ib_client remove hook ran
@@ -129,6 +134,9 @@ struct sm_pass_queue {
  *	passes measure and record those only while there are any
  * @npasses: passes run on this domain, per CPU (sm_domain_passes())
  * @stats: per-CPU sync counters of all clients of this domain
+ * @inbound_lock: serialises the module's inbound flushes on the device
+ *	and the creation of @inbound
+ * @inbound: the kernel QP of those flushes, made at the first (inbound.c)
  *
  * Read-side scheme, in two parts. The list and the client objects on it
  * are read under sleepable RCU, as mm/mmu_notifier.c does: callbacks may
@@ -163,13 +171,15 @@ struct ib_sync_mem_domain {
 	u64 next_seq;
 	bool dying;
 	u32 nbatch;
-	struct sm_pass_queue passes[IB_SYNC_MEM_BIDIRECTIONAL];
+	struct sm_pass_queue passes[SM_NR_DIRS];
 	wait_queue_head_t inval_wq;
 	wait_queue_head_t idle_wq;
 	atomic_t nl_creating;
 	atomic_t result_readers;
 	u64 __percpu *npasses;
 	struct sm_stats __percpu *stats;
+	struct mutex inbound_lock;	/* see above */
+	struct sm_inbound *inbound;
 };
 
 /**
@@ -200,11 +210,13 @@ enum sm_client_state {
 /*
  * The dirty state of a lazy client, per direction: [SM_CPU_WROTE] the CPU
  * wrote, a to-device sync is owed; [SM_DEVICE_WROTE] the device wrote, a
- * to-cpu sync is owed. A bidirectional sync covers both.
+ * to-cpu sync is owed; [SM_NIC_WROTE] the NIC wrote, an inbound flush is
+ * owed. A bidirectional sync covers the first two.
  */
 enum {
 	SM_CPU_WROTE,
 	SM_DEVICE_WROTE,
+	SM_NIC_WROTE,
 	SM_DIRTY_DIRS,
 };
 
@@ -469,6 +481,12 @@ int sm_nl_init(void);
 void sm_nl_exit(void);
 
 #include "kinds.h"
+
+/* inbound.c: the module's inbound flush, an RDMA READ through the NIC */
+int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline);
+void sm_inbound_stop(struct ib_sync_mem_domain *dom);
+void sm_inbound_destroy(struct ib_sync_mem_domain *dom);
+u64 sm_inbound_reads(struct ib_sync_mem_domain *dom, u64 *last);
 
 /* debugfs.c */
 void sm_debugfs_init(void);

@@ -12,7 +12,8 @@
  *   ib_sync_mem:client_revalidate  its ->revalidate ran: the span, result
  *   ib_sync_mem:domain_add / domain_remove
  *
- * dir is enum ib_sync_mem_dir: 1 to-device, 2 to-cpu, 3 bidirectional.
+ * dir is enum ib_sync_mem_dir: 1 to-device, 2 to-cpu, 3 bidirectional,
+ * 4 inbound.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM ib_sync_mem
@@ -26,7 +27,8 @@
 #define sm_show_dir(d)						\
 	__print_symbolic(d, { IB_SYNC_MEM_TO_DEVICE, "to-device" },	\
 			    { IB_SYNC_MEM_TO_CPU, "to-cpu" },		\
-			    { IB_SYNC_MEM_BIDIRECTIONAL, "bidirectional" })
+			    { IB_SYNC_MEM_BIDIRECTIONAL, "bidirectional" },	\
+			    { IB_SYNC_MEM_INBOUND, "inbound" })
 
 TRACE_EVENT(sync_start,
 	TP_PROTO(struct ib_sync_mem_domain *dom, u32 client, int dir),

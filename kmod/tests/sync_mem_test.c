@@ -234,6 +234,32 @@ static int tc_revalidate(struct ib_sync_mem_client *client, u64 offset,
 	return t->reval_fail;
 }
 
+static int tc_flush_inbound(struct ib_sync_mem_client *client,
+			    ktime_t deadline)
+{
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
+
+	if (tc_gone(t))
+		return -EFAULT;
+	if (atomic_read(&t->invalidates))
+		atomic_inc(&t->after_inval);
+	atomic_inc(&t->flushes);
+	return t->target_fail;
+}
+
+static int tc_inbound_target(struct ib_sync_mem_client *client, u64 *addr)
+{
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
+
+	if (tc_gone(t))
+		return -EFAULT;
+	if (atomic_read(&t->invalidates))
+		atomic_inc(&t->after_inval);
+	atomic_inc(&t->targets);
+	*addr = t->target;
+	return t->target_fail;
+}
+
 const struct ib_sync_mem_ops tc_ops = {
 	.owner = THIS_MODULE,
 	.sync = tc_sync,
@@ -249,6 +275,22 @@ const struct ib_sync_mem_ops tc_move_ops = {
 	.release = tc_release,
 	.fill_info = tc_fill_info,
 	.revalidate = tc_revalidate,
+};
+
+const struct ib_sync_mem_ops tc_inbound_ops = {
+	.owner = THIS_MODULE,
+	.sync = tc_sync,
+	.invalidate = tc_invalidate,
+	.release = tc_release,
+	.flush_inbound = tc_flush_inbound,
+};
+
+const struct ib_sync_mem_ops tc_target_ops = {
+	.owner = THIS_MODULE,
+	.sync = tc_sync,
+	.invalidate = tc_invalidate,
+	.release = tc_release,
+	.inbound_target = tc_inbound_target,
 };
 
 const struct ib_sync_mem_ops tc_batch_ops = {
@@ -471,6 +513,8 @@ static const struct kt_case kt_cases[] = {
 	{ "invalidate_memory", test_invalidate_memory },
 	{ "moves", test_moves },
 	{ "move_during_revalidate", test_move_during_revalidate },
+	{ "inbound", test_inbound },
+	{ "inbound_read", test_inbound_read },
 	{ "churn", test_churn },
 };
 

@@ -105,6 +105,10 @@ enum tc_inval_mode {
  * @reval_fail: errno ->revalidate returns, negative
  * @reval_gate: ->revalidate waits for it if set (at most 60 s)
  * @reval_entered: completed once per ->revalidate entered
+ * @flushes: ->flush_inbound calls (tc_inbound_ops)
+ * @targets: ->inbound_target calls (tc_target_ops)
+ * @target: the DMA address ->inbound_target gives
+ * @target_fail: errno ->inbound_target and ->flush_inbound return
  * @order: records the order of ->sync calls
  * @order_pos: next slot of @order
  * @written: the producer's generation of the memory (tests bump it)
@@ -142,6 +146,10 @@ struct tc {
 	int reval_fail;
 	struct completion *reval_gate;
 	struct completion reval_entered;
+	atomic_t flushes;
+	atomic_t targets;
+	u64 target;
+	int target_fail;
 	int *order;
 	atomic_t *order_pos;
 	atomic64_t written;
@@ -157,6 +165,8 @@ struct tc {
 extern const struct ib_sync_mem_ops tc_ops;
 extern const struct ib_sync_mem_ops tc_batch_ops;
 extern const struct ib_sync_mem_ops tc_move_ops;
+extern const struct ib_sync_mem_ops tc_inbound_ops;
+extern const struct ib_sync_mem_ops tc_target_ops;
 
 struct tc *tc_alloc(int n);
 struct ib_sync_mem_client *tc_register(struct ib_device *ibdev, struct tc *t,
@@ -214,6 +224,8 @@ void test_module_refcount(struct ib_device *ibdev);
 void test_invalidate_memory(struct ib_device *ibdev);
 void test_moves(struct ib_device *ibdev);
 void test_move_during_revalidate(struct ib_device *ibdev);
+void test_inbound(struct ib_device *ibdev);
+void test_inbound_read(struct ib_device *ibdev);
 void test_churn(struct ib_device *ibdev);
 int storm_start(const char *name);
 int storm_wait(void);

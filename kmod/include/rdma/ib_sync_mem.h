@@ -143,11 +143,16 @@ struct sk_buff;
  * @IB_SYNC_MEM_TO_DEVICE: the CPU wrote, the device reads next
  * @IB_SYNC_MEM_TO_CPU: the device wrote, the CPU reads next
  * @IB_SYNC_MEM_BIDIRECTIONAL: both of the above
+ * @IB_SYNC_MEM_INBOUND: the NIC wrote (its completion arrived), the
+ *	accelerator or the CPU reads next: make the NIC's writes visible
+ *	there (ops->flush_inbound, or the module's read-back through the NIC
+ *	for a client with ops->inbound_target). Not part of bidirectional.
  */
 enum ib_sync_mem_dir {
 	IB_SYNC_MEM_TO_DEVICE = 1,
 	IB_SYNC_MEM_TO_CPU = 2,
 	IB_SYNC_MEM_BIDIRECTIONAL = 3,
+	IB_SYNC_MEM_INBOUND = 4,
 };
 
 /**
@@ -175,9 +180,20 @@ enum ib_sync_mem_inval {
  * @owner: module implementing the ops; pinned while a client exists, or
  *	NULL (then no @release) for a driver that unregisters every client
  *	before its module goes
- * @sync: required. Make the client's memory coherent for @dir. @deadline is
- *	the absolute CLOCK_MONOTONIC time by which a wait must give up with
- *	-ETIMEDOUT. Returns 0 or a negative errno. May sleep.
+ * @sync: required. Make the client's memory coherent for @dir (never
+ *	IB_SYNC_MEM_INBOUND: see @flush_inbound). @deadline is the absolute
+ *	CLOCK_MONOTONIC time by which a wait must give up with -ETIMEDOUT.
+ *	Returns 0 or a negative errno. May sleep.
+ * @flush_inbound: optional. Make what the NIC wrote into the memory
+ *	visible to its next reader with the owner's own mechanism (an
+ *	HDP-style flush register, a read through the accelerator's BAR).
+ *	Called instead of @sync, like it, for IB_SYNC_MEM_INBOUND.
+ * @inbound_target: optional, for a client without @flush_inbound: set
+ *	*@dma_addr to a DMA address, on the client's RDMA device, of 8 bytes
+ *	of the memory the NIC writes into. The module then flushes inbound by
+ *	an RDMA READ of them on a kernel QP of the device in loopback: PCIe
+ *	orders it behind the NIC's earlier writes. Called like @sync. Without
+ *	either op, an inbound sync of the client fails with -EOPNOTSUPP.
  * @invalidate: optional. The device or the memory is gone (@reason); no sync
  *	runs after it. Called once, never concurrently with @sync, outside the
  *	registry's locks; it may unregister the client (see the rules above).
@@ -219,6 +235,10 @@ struct ib_sync_mem_ops {
 			 struct sk_buff *msg);
 	int (*revalidate)(struct ib_sync_mem_client *client, u64 offset,
 			  u64 len, ktime_t deadline);
+	int (*flush_inbound)(struct ib_sync_mem_client *client,
+			     ktime_t deadline);
+	int (*inbound_target)(struct ib_sync_mem_client *client,
+			      u64 *dma_addr);
 };
 
 /**

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The module's inbound flush: after the NIC wrote into memory and the
+ * completion arrived, make its writes visible to the next reader (an
+ * accelerator reading its own memory does not see writes still in flight
+ * behind the completion). The technique GPU communication libraries write
+ * by hand (NCCL's flush by RDMA READ): a read by the NIC of a few bytes of
+ * that memory. PCIe orders a read behind the posted writes before it on
+ * the same path, so when the read's response is back, the writes are home.
+ *
+ * Per RDMA device, made at its first flush and gone with the device: a PD,
+ * a CQ, an RC QP connected to itself (loopback), a one-page fast-register
+ * MR and an 8-byte buffer the reads land in. A flush registers the page of
+ * the client's target (ops->inbound_target(): a DMA address on the device)
+ * with the MR, posts an RDMA READ of 8 bytes of it, and waits for the
+ * READ's completion, until the caller's deadline (killable); a fenced local
+ * invalidation follows it. Flushes on one device run one at a time (they
+ * are one round trip each); a flush that gave up at its deadline leaves
+ * its READ in flight, and the next one waits for it first.
+ *
+ * When the device goes (sm_domain_invalidate_all()), the QP is moved to
+ * the error state before the wait for syncs in flight: a READ in flight
+ * completes in error and its flush ends with -ENODEV at once. Once no sync
+ * runs, the QP is drained and everything is freed, before the ib_client
+ * remove hook returns.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ipv6.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+#include "sync_mem.h"
+
+/* Send queue: a flush posts three WRs; one may still be in flight. */
+#define SM_INBOUND_SQ	16
+#define SM_INBOUND_CQ	(SM_INBOUND_SQ + 4)
+/* What a flush reads. */
+#define SM_INBOUND_LEN	8
+
+/**
+ * struct sm_inbound - the inbound flusher of one RDMA device
+ * @pd: its protection domain
+ * @cq: the completion queue of @qp (soft-irq polling)
+ * @qp: an RC QP connected to itself
+ * @mr: the fast-register MR of the page a READ targets
+ * @buf: where READs land (@buf_dma on the device)
+ * @buf_dma: DMA address of @buf
+ * @port: the port @qp uses
+ * @read_cqe: the READ's completion
+ * @wr_cqe: the completion of the unsignalled WRs (only on error)
+ * @lock: protects the fields below
+ * @inflight: a READ is posted and has not completed
+ * @stopped: the device is going away: no more READs
+ * @broken: a WR completed in error: the QP is unusable
+ * @status: the completion status of the last READ
+ * @reads: READs that completed successfully
+ * @last: the 8 bytes the last successful READ brought back
+ * @wq: flushes waiting for a READ to complete
+ */
+struct sm_inbound {
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_mr *mr;
+	u64 *buf;
+	u64 buf_dma;
+	u32 port;
+	struct ib_cqe read_cqe;
+	struct ib_cqe wr_cqe;
+	spinlock_t lock;	/* see above */
+	bool inflight;
+	bool stopped;
+	bool broken;
+	enum ib_wc_status status;
+	u64 reads;
+	u64 last;
+	wait_queue_head_t wq;
+};
+
+static void sm_inbound_read_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sm_inbound *f = container_of(wc->wr_cqe, struct sm_inbound,
+					    read_cqe);
+	unsigned long flags;
+
+	ib_dma_sync_single_for_cpu(f->pd->device, f->buf_dma, SM_INBOUND_LEN,
+				   DMA_FROM_DEVICE);
+	spin_lock_irqsave(&f->lock, flags);
+	f->status = wc->status;
+	f->inflight = false;
+	if (wc->status == IB_WC_SUCCESS) {
+		f->reads++;
+		f->last = READ_ONCE(*f->buf);
+	} else {
+		f->broken = true;
+	}
+	spin_unlock_irqrestore(&f->lock, flags);
+	wake_up_all(&f->wq);
+}
+
+/* Only an unsignalled WR that failed gets here (or a drained one). */
+static void sm_inbound_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sm_inbound *f = container_of(wc->wr_cqe, struct sm_inbound,
+					    wr_cqe);
+	unsigned long flags;
+
+	if (wc->status == IB_WC_SUCCESS)
+		return;
+	spin_lock_irqsave(&f->lock, flags);
+	f->broken = true;
+	spin_unlock_irqrestore(&f->lock, flags);
+	wake_up_all(&f->wq);
+}
+
+/*
+ * The source GID of a RoCE port: a RoCE v2 GID of an IPv4 address if there
+ * is one (resolved like any IPv4 peer, here the device itself), else the
+ * first RoCE v2 GID, else the first one. Returns its index or an errno.
+ */
+static int sm_inbound_gid(struct ib_device *ibdev, u32 port, int tbl_len,
+			  union ib_gid *gid)
+{
+	const struct ib_gid_attr *attr;
+	int i, best = -ENOENT, rank = 0, r;
+
+	for (i = 0; i < tbl_len; i++) {
+		attr = rdma_get_gid_attr(ibdev, port, i);
+		if (IS_ERR(attr))
+			continue;
+		r = 1;
+		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP)
+			r = ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw) ?
+			    3 : 2;
+		if (r > rank) {
+			rank = r;
+			best = i;
+			*gid = attr->gid;
+		}
+		rdma_put_gid_attr(attr);
+	}
+	return best;
+}
+
+/* Connect @f->qp to itself: INIT, RTR (to its own QP number), RTS. */
+static int sm_inbound_connect(struct sm_inbound *f)
+{
+	struct ib_device *ibdev = f->pd->device;
+	struct ib_port_attr pattr;
+	struct ib_qp_attr a = {};
+	union ib_gid gid;
+	int ret, idx;
+
+	ret = ib_query_port(ibdev, f->port, &pattr);
+	if (ret)
+		return ret;
+	if (pattr.state != IB_PORT_ACTIVE)
+		return -ENETDOWN;
+
+	a.qp_state = IB_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = f->port;
+	a.qp_access_flags = IB_ACCESS_REMOTE_READ;
+	ret = ib_modify_qp(f->qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = pattr.active_mtu;
+	a.dest_qp_num = f->qp->qp_num;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.type = rdma_ah_find_type(ibdev, f->port);
+	rdma_ah_set_port_num(&a.ah_attr, f->port);
+	if (rdma_protocol_roce(ibdev, f->port)) {
+		idx = sm_inbound_gid(ibdev, f->port, pattr.gid_tbl_len, &gid);
+		if (idx < 0)
+			return idx;
+		rdma_ah_set_grh(&a.ah_attr, &gid, 0, idx, 64, 0);
+	} else if (rdma_protocol_ib(ibdev, f->port)) {
+		rdma_ah_set_dlid(&a.ah_attr, pattr.lid);
+	} else {
+		/* iWARP connects through the iw_cm only. */
+		return -EOPNOTSUPP;
+	}
+	ret = ib_modify_qp(f->qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = 0;
+	a.timeout = 14;
+	a.retry_cnt = 6;
+	a.rnr_retry = 6;
+	a.max_rd_atomic = 1;
+	return ib_modify_qp(f->qp, &a, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void sm_inbound_free(struct sm_inbound *f)
+{
+	if (f->qp)
+		ib_destroy_qp(f->qp);
+	if (f->mr)
+		ib_dereg_mr(f->mr);
+	if (f->cq)
+		ib_free_cq(f->cq);
+	if (f->buf_dma)
+		ib_dma_unmap_single(f->pd->device, f->buf_dma, SM_INBOUND_LEN,
+				    DMA_FROM_DEVICE);
+	kfree(f->buf);
+	if (f->pd)
+		ib_dealloc_pd(f->pd);
+	kfree(f);
+}
+
+static struct sm_inbound *sm_inbound_create(struct ib_device *ibdev)
+{
+	struct ib_qp_init_attr qa = {};
+	struct sm_inbound *f;
+	int ret = -ENOMEM;
+	u64 dma;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+	spin_lock_init(&f->lock);
+	init_waitqueue_head(&f->wq);
+	f->read_cqe.done = sm_inbound_read_done;
+	f->wr_cqe.done = sm_inbound_wr_done;
+	f->port = rdma_start_port(ibdev);
+
+	f->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(f->pd)) {
+		ret = PTR_ERR(f->pd);
+		f->pd = NULL;
+		goto err;
+	}
+	f->buf = kzalloc(SM_INBOUND_LEN, GFP_KERNEL);
+	if (!f->buf)
+		goto err;
+	dma = ib_dma_map_single(ibdev, f->buf, SM_INBOUND_LEN,
+				DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ibdev, dma))
+		goto err;
+	f->buf_dma = dma;
+	f->cq = ib_alloc_cq(ibdev, f, SM_INBOUND_CQ, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(f->cq)) {
+		ret = PTR_ERR(f->cq);
+		f->cq = NULL;
+		goto err;
+	}
+	f->mr = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(f->mr)) {
+		ret = PTR_ERR(f->mr);
+		f->mr = NULL;
+		goto err;
+	}
+	qa.send_cq = f->cq;
+	qa.recv_cq = f->cq;
+	qa.cap.max_send_wr = SM_INBOUND_SQ;
+	qa.cap.max_recv_wr = 1;		/* ib_drain_qp() posts one */
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qa.qp_type = IB_QPT_RC;
+	f->qp = ib_create_qp(f->pd, &qa);
+	if (IS_ERR(f->qp)) {
+		ret = PTR_ERR(f->qp);
+		f->qp = NULL;
+		goto err;
+	}
+	ret = sm_inbound_connect(f);
+	if (ret)
+		goto err;
+	return f;
+
+err:
+	sm_inbound_free(f);
+	return ERR_PTR(ret);
+}
+
+/* The device's flusher, made at the first flush. Under dom->inbound_lock. */
+static struct sm_inbound *sm_inbound_get(struct ib_sync_mem_domain *dom)
+{
+	struct sm_inbound *f = dom->inbound;
+	struct ib_device *ibdev;
+
+	if (f)
+		return f;
+	ibdev = READ_ONCE(dom->ibdev);
+	if (!ibdev || READ_ONCE(dom->dying))
+		return ERR_PTR(-ENODEV);
+	f = sm_inbound_create(ibdev);
+	if (IS_ERR(f)) {
+		pr_err_ratelimited("%s: no QP for inbound flushes: %pe\n",
+				   dom->name, f);
+		return f;
+	}
+	/* sm_inbound_stop() reads it without the lock. */
+	smp_store_release(&dom->inbound, f);
+	return f;
+}
+
+/* Wait for @f's READ in flight, until @deadline; under dom->inbound_lock. */
+static int sm_inbound_wait(struct sm_inbound *f, ktime_t deadline)
+{
+	long left;
+
+	left = wait_event_killable_timeout(f->wq,
+					   !READ_ONCE(f->inflight) ||
+					   READ_ONCE(f->stopped),
+					   ib_sync_mem_jiffies_left(deadline));
+	if (left < 0)
+		return -EINTR;
+	if (READ_ONCE(f->stopped))
+		return -ENODEV;
+	if (!left)
+		return -ETIMEDOUT;
+	return 0;
+}
+
+/* Post: register the page of @addr, READ 8 bytes of it, invalidate. */
+static int sm_inbound_post(struct sm_inbound *f, u64 addr)
+{
+	u64 page = addr & PAGE_MASK;
+	struct ib_send_wr inv = {};
+	struct ib_reg_wr reg = {};
+	struct ib_rdma_wr rdma = {};
+	struct scatterlist sg;
+	struct ib_sge sge;
+	int n;
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = page;
+	sg_dma_len(&sg) = PAGE_SIZE;
+	n = ib_map_mr_sg(f->mr, &sg, 1, NULL, PAGE_SIZE);
+	if (n != 1)
+		return n < 0 ? n : -EINVAL;
+	ib_update_fast_reg_key(f->mr, ib_inc_rkey(f->mr->rkey));
+
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.wr_cqe = &f->wr_cqe;
+	reg.wr.next = &rdma.wr;
+	reg.mr = f->mr;
+	reg.key = f->mr->rkey;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
+
+	sge.addr = f->buf_dma;
+	sge.length = SM_INBOUND_LEN;
+	sge.lkey = f->pd->local_dma_lkey;
+	rdma.wr.opcode = IB_WR_RDMA_READ;
+	rdma.wr.wr_cqe = &f->read_cqe;
+	rdma.wr.send_flags = IB_SEND_SIGNALED;
+	rdma.wr.sg_list = &sge;
+	rdma.wr.num_sge = 1;
+	rdma.wr.next = &inv;
+	/* 8 bytes inside the page, whatever the target's alignment. */
+	rdma.remote_addr = addr & ~7ULL;
+	rdma.rkey = f->mr->rkey;
+
+	/* The MR is free again for the next flush once the READ is done. */
+	inv.opcode = IB_WR_LOCAL_INV;
+	inv.wr_cqe = &f->wr_cqe;
+	inv.send_flags = IB_SEND_FENCE;
+	inv.ex.invalidate_rkey = f->mr->rkey;
+
+	return ib_post_send(f->qp, &reg.wr, NULL);
+}
+
+/**
+ * sm_inbound_flush() - flush a client's inbound writes by a READ of the NIC
+ * @c: the client, live, its caller counted in its busy count
+ * @deadline: the caller's
+ *
+ * Return: 0 once the READ completed; -ETIMEDOUT at @deadline, -EINTR if
+ * the caller was killed, -ENODEV if the device is going away, -EIO if the
+ * device's flush QP failed, an errno of ops->inbound_target, or of making
+ * the QP.
+ */
+int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
+{
+	struct ib_sync_mem_domain *dom = c->dom;
+	struct sm_inbound *f;
+	u64 addr;
+	int ret;
+
+	ret = c->ops->inbound_target(c, &addr);
+	if (ret)
+		return ret;
+	if (mutex_lock_killable(&dom->inbound_lock))
+		return -EINTR;
+	f = sm_inbound_get(dom);
+	if (IS_ERR(f)) {
+		ret = PTR_ERR(f);
+		goto out;
+	}
+	/* A READ a flush before gave up on first. */
+	ret = sm_inbound_wait(f, deadline);
+	if (ret)
+		goto out;
+	spin_lock_irq(&f->lock);
+	ret = f->broken ? -EIO : 0;
+	if (!ret)
+		f->inflight = true;
+	spin_unlock_irq(&f->lock);
+	if (ret)
+		goto out;
+	ret = sm_inbound_post(f, addr);
+	if (ret) {
+		spin_lock_irq(&f->lock);
+		f->inflight = false;
+		spin_unlock_irq(&f->lock);
+		goto out;
+	}
+	ret = sm_inbound_wait(f, deadline);
+	if (!ret && f->status != IB_WC_SUCCESS)
+		ret = f->status == IB_WC_WR_FLUSH_ERR && f->stopped ? -ENODEV :
+		      -EIO;
+out:
+	mutex_unlock(&dom->inbound_lock);
+	return ret;
+}
+
+/**
+ * sm_inbound_stop() - the device is going away: end the READs in flight
+ * @dom: its domain, dying
+ *
+ * Moves the QP to the error state: a READ in flight completes in error, its
+ * flush returns -ENODEV; no flush posts another. Does not wait.
+ */
+void sm_inbound_stop(struct ib_sync_mem_domain *dom)
+{
+	/* Pairs with the release in sm_inbound_get(). */
+	struct sm_inbound *f = smp_load_acquire(&dom->inbound);
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+
+	if (!f)
+		return;
+	spin_lock_irq(&f->lock);
+	f->stopped = true;
+	spin_unlock_irq(&f->lock);
+	wake_up_all(&f->wq);
+	ib_modify_qp(f->qp, &a, IB_QP_STATE);
+}
+
+/**
+ * sm_inbound_destroy() - free the device's flusher
+ * @dom: its domain; no sync runs on it any more
+ */
+void sm_inbound_destroy(struct ib_sync_mem_domain *dom)
+{
+	struct sm_inbound *f;
+
+	mutex_lock(&dom->inbound_lock);
+	f = dom->inbound;
+	dom->inbound = NULL;
+	mutex_unlock(&dom->inbound_lock);
+	if (!f)
+		return;
+	/* Every completion of the QP has run when this returns. */
+	ib_drain_qp(f->qp);
+	sm_inbound_free(f);
+}
+
+/**
+ * sm_inbound_reads() - READs of the device's flusher that completed
+ * @dom: the domain
+ * @last: set to the 8 bytes the last one read (0 if none)
+ *
+ * For the tests. Return: how many completed successfully.
+ */
+u64 sm_inbound_reads(struct ib_sync_mem_domain *dom, u64 *last)
+{
+	struct sm_inbound *f;
+	u64 n = 0;
+
+	*last = 0;
+	mutex_lock(&dom->inbound_lock);
+	f = dom->inbound;
+	if (f) {
+		spin_lock_irq(&f->lock);
+		n = f->reads;
+		*last = f->last;
+		spin_unlock_irq(&f->lock);
+	}
+	mutex_unlock(&dom->inbound_lock);
+	return n;
+}
+EXPORT_SYMBOL_NS_GPL(sm_inbound_reads, "IB_SYNC_MEM_INTERNAL");
