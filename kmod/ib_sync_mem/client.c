@@ -397,9 +397,15 @@ static noinline int sm_revalidate(struct ib_sync_mem_client *c,
 	return err;
 }
 
+/* Can @c be synced inbound at all? */
+static bool sm_inbound_capable(const struct ib_sync_mem_client *c)
+{
+	return c->ops->flush_inbound || c->ops->inbound_target;
+}
+
 /*
  * An inbound sync of @c: its owner's flush, else the module's read-back
- * through the NIC.
+ * through the NIC. (A pass runs a client that can do neither: its result.)
  */
 static noinline int sm_flush_inbound(struct ib_sync_mem_client *c,
 				     ktime_t deadline)
@@ -429,12 +435,9 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 
 	if (unlikely(sm_moved(c)))
 		err = sm_revalidate(c, deadline);
-	if (err)
-		;
-	else if (dir != IB_SYNC_MEM_INBOUND)
-		err = c->ops->sync(c, dir, deadline);
-	else
-		err = sm_flush_inbound(c, deadline);
+	if (!err)
+		err = dir == IB_SYNC_MEM_INBOUND ? sm_flush_inbound(c, deadline) :
+		      c->ops->sync(c, dir, deadline);
 	if (timed) {
 		t = ktime_get_ns();
 		ns = t - *now;
@@ -1241,6 +1244,9 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	sm_sync_might_wait();
 	if (!sm_dir_valid(dir))
 		return -EINVAL;
+	/* Bad input, not a sync that failed: nothing runs or is counted. */
+	if (dir == IB_SYNC_MEM_INBOUND && !sm_inbound_capable(client))
+		return -EOPNOTSUPP;
 
 	trace_sync_start(dom, client->id, dir);
 	idx = sm_read_lock(dom);
@@ -1318,6 +1324,12 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 		/* A caller killed in a batch stops there. */
 		if (fatal_signal_pending(current))
 			return -EINTR;
+		if (dir == IB_SYNC_MEM_INBOUND && !sm_inbound_capable(c)) {
+			e[i].err = -EOPNOTSUPP;
+			e[i].ran = false;
+			e[i].ns = 0;
+			continue;
+		}
 		t0 = now;
 		trace_sync_start(dom, c->id, dir);
 		idx = sm_read_lock(dom);

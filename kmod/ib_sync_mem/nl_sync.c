@@ -255,13 +255,17 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 	 * One client that cannot be synced at all fails the command; one
 	 * whose ->sync ran and returned these errnos is a result.
 	 */
-	if (single && !r[0].ran && (first == -ENXIO || first == -ENODEV)) {
+	if (single && !r[0].ran &&
+	    (first == -ENXIO || first == -ENODEV || first == -EOPNOTSUPP)) {
 		if (first == -ENXIO)
 			NL_SET_ERR_MSG_ATTR(info->extack, single,
 					    "client's memory is gone (invalidated)");
-		else
+		else if (first == -ENODEV)
 			NL_SET_ERR_MSG_ATTR(info->extack, single,
 					    "client's device is gone");
+		else
+			NL_SET_ERR_MSG_ATTR(info->extack, single,
+					    "client's kind cannot sync inbound");
 		ret = first;
 		goto out;
 	}

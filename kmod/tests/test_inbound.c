@@ -26,6 +26,7 @@ static int in_sync(struct tc *t, enum ib_sync_mem_dir dir)
 
 void test_inbound(struct ib_device *ibdev)
 {
+	struct ib_sync_mem_batch_entry e[2] = {};
 	struct ib_sync_mem_result res = {};
 	struct tc *t = tc_alloc(3);
 
@@ -41,22 +42,33 @@ void test_inbound(struct ib_device *ibdev)
 			PTR_ERR(t[1].client), PTR_ERR(t[2].client));
 		goto out;
 	}
+	/* Bad input: nothing runs, nothing is counted. */
 	KT_EXPECT_EQ(in_sync(&t[0], IN), -EOPNOTSUPP);
-	KT_EXPECT_EQ(ib_sync_mem_client_last_err(t[0].client), -EOPNOTSUPP);
+	KT_EXPECT_EQ(ib_sync_mem_client_last_err(t[0].client), 0);
 	KT_EXPECT_EQ(atomic_read(&t[0].syncs), 0);
+	e[0].client = t[0].client;
+	e[1].client = t[1].client;
+	KT_EXPECT_EQ(ib_sync_mem_sync_many(e, 2, IN, 0), 0);
+	KT_EXPECT_EQ(e[0].err, -EOPNOTSUPP);
+	KT_EXPECT_EQ(e[0].ran, false);
+	KT_EXPECT_EQ(e[1].err, 0);
+	KT_EXPECT_EQ(e[1].ran, true);
+	KT_EXPECT_EQ(atomic_read(&t[1].flushes), 1);
+	KT_EXPECT_EQ(ib_sync_mem_client_last_err(t[0].client), 0);
 	KT_EXPECT_EQ(in_sync(&t[0], IN + 1), -EINVAL);
 	KT_EXPECT_EQ(in_sync(&t[0], 0), -EINVAL);
 
 	/* The owner's flush, not ->sync; and ->sync for the others. */
 	KT_EXPECT_EQ(in_sync(&t[1], IN), 0);
-	KT_EXPECT_EQ(atomic_read(&t[1].flushes), 1);
+	KT_EXPECT_EQ(atomic_read(&t[1].flushes), 2);
 	KT_EXPECT_EQ(atomic_read(&t[1].syncs), 0);
 	KT_EXPECT_EQ(in_sync(&t[1], IB_SYNC_MEM_BIDIRECTIONAL), 0);
-	KT_EXPECT_EQ(atomic_read(&t[1].flushes), 1);
+	KT_EXPECT_EQ(atomic_read(&t[1].flushes), 2);
 	KT_EXPECT_EQ(atomic_read(&t[1].syncs), 1);
 	t[1].target_fail = -EIO;
 	KT_EXPECT_EQ(in_sync(&t[1], IN), -EIO);
-	KT_EXPECT_EQ(atomic_read(&t[1].flushes), 2);
+	KT_EXPECT_EQ(ib_sync_mem_client_last_err(t[1].client), -EIO);
+	KT_EXPECT_EQ(atomic_read(&t[1].flushes), 3);
 	t[1].target_fail = 0;
 
 	/* Lazy: its own dirty state, owed only by an inbound mark. */
@@ -81,7 +93,7 @@ void test_inbound(struct ib_device *ibdev)
 	KT_EXPECT_EQ(res.errors, 1);
 	KT_EXPECT_EQ(res.skipped, 1);
 	KT_EXPECT_EQ(res.err, -EOPNOTSUPP);
-	KT_EXPECT_EQ(atomic_read(&t[1].flushes), 3);
+	KT_EXPECT_EQ(atomic_read(&t[1].flushes), 4);
 	KT_EXPECT_EQ(atomic_read(&t[1].syncs), 1);
 	tc_unregister_all(t, 3);
 out:
