@@ -424,9 +424,12 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 		goto out;
 	}
 	ret = sm_inbound_wait(f, deadline);
-	if (!ret && f->status != IB_WC_SUCCESS)
-		ret = f->status == IB_WC_WR_FLUSH_ERR && f->stopped ? -ENODEV :
-		      -EIO;
+	if (!ret) {
+		spin_lock_irq(&f->lock);
+		if (f->status != IB_WC_SUCCESS)
+			ret = f->stopped ? -ENODEV : -EIO;
+		spin_unlock_irq(&f->lock);
+	}
 out:
 	mutex_unlock(&dom->inbound_lock);
 	return ret;
