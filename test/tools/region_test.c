@@ -174,9 +174,15 @@ static void test_basic(void)
 		    (unsigned long long)ns);
 	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 1000, &cerr, &ns);
 	ktap_result(ret == 0 && cerr == 0, "sync bidirectional: 0");
+	/* The module's RDMA READ of the region through the device. */
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == 0, "sync inbound: 0 (%llu ns)",
+		    (unsigned long long)ns);
+	if (ret || cerr)
+		ktap_diag("sync: %s/%s \"%s\"", errstr(ret), errstr(cerr), nl.extack);
 	ret = smnl_client_get(&nl, id, &c);
-	ktap_result(ret == 0 && c.syncs == 3 && c.errors == 0,
-		    "the client's stats count 3 syncs, 0 errors");
+	ktap_result(ret == 0 && c.syncs == 4 && c.errors == 0,
+		    "the client's stats count 4 syncs, 0 errors");
 	ktap_diag("syncs %llu errors %llu bytes %llu",
 		  (unsigned long long)c.syncs, (unsigned long long)c.errors,
 		  (unsigned long long)c.bytes);
@@ -193,7 +199,7 @@ static void test_basic(void)
 /*
  * A read-only region (pinned without write): the device may only read it,
  * so nothing is ever synced from the device into its pages. to-device
- * syncs; to-cpu and bidirectional are refused with -EACCES. A writable
+ * syncs; to-cpu, bidirectional and inbound are refused with -EACCES. A writable
  * registration of memory the process cannot write is refused at pinning.
  */
 static void test_read_only(void)
@@ -227,6 +233,9 @@ static void test_read_only(void)
 		    errstr(ret), errstr(cerr));
 	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 1000, &cerr, &ns);
 	ktap_result(ret == 0 && cerr == -EACCES, "read-only: sync bidirectional refused: -EACCES (%s/%s)",
+		    errstr(ret), errstr(cerr));
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND, 1000, &cerr, &ns);
+	ktap_result(ret == 0 && cerr == -EACCES, "read-only: sync inbound refused: -EACCES (%s/%s)",
 		    errstr(ret), errstr(cerr));
 	ktap_result(smnl_unregister(&nl, id) == 0, "read-only: unregister: 0");
 	munmap(buf, len);
