@@ -26,6 +26,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/etherdevice.h>
 #include <linux/ipv6.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -117,12 +118,14 @@ static void sm_inbound_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * The source GID of a RoCE port: a RoCE v2 GID of an IPv4 address if there
- * is one (resolved like any IPv4 peer, here the device itself), else the
- * first RoCE v2 GID, else the first one. Returns its index or an errno.
+ * The GID of a RoCE port the QP sends from and to: a RoCE v2 GID of an
+ * IPv4 address if there is one, else the first RoCE v2 GID, else the first
+ * one; and the MAC address of its net device, the destination MAC of a
+ * loopback (the core resolves no address for a kernel QP). Returns its
+ * index or an errno.
  */
 static int sm_inbound_gid(struct ib_device *ibdev, u32 port, int tbl_len,
-			  union ib_gid *gid)
+			  union ib_gid *gid, u8 *mac)
 {
 	const struct ib_gid_attr *attr;
 	int i, best = -ENOENT, rank = 0, r;
@@ -135,7 +138,7 @@ static int sm_inbound_gid(struct ib_device *ibdev, u32 port, int tbl_len,
 		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP)
 			r = ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw) ?
 			    3 : 2;
-		if (r > rank) {
+		if (r > rank && !rdma_read_gid_l2_fields(attr, NULL, mac)) {
 			rank = r;
 			best = i;
 			*gid = attr->gid;
@@ -151,6 +154,7 @@ static int sm_inbound_connect(struct sm_inbound *f)
 	struct ib_device *ibdev = f->pd->device;
 	struct ib_port_attr pattr;
 	struct ib_qp_attr a = {};
+	u8 mac[ETH_ALEN];
 	union ib_gid gid;
 	int ret, idx;
 
@@ -179,10 +183,12 @@ static int sm_inbound_connect(struct sm_inbound *f)
 	a.ah_attr.type = rdma_ah_find_type(ibdev, f->port);
 	rdma_ah_set_port_num(&a.ah_attr, f->port);
 	if (rdma_protocol_roce(ibdev, f->port)) {
-		idx = sm_inbound_gid(ibdev, f->port, pattr.gid_tbl_len, &gid);
+		idx = sm_inbound_gid(ibdev, f->port, pattr.gid_tbl_len, &gid,
+				     mac);
 		if (idx < 0)
 			return idx;
 		rdma_ah_set_grh(&a.ah_attr, &gid, 0, idx, 64, 0);
+		memcpy(a.ah_attr.roce.dmac, mac, ETH_ALEN);
 	} else if (rdma_protocol_ib(ibdev, f->port)) {
 		rdma_ah_set_dlid(&a.ah_attr, pattr.lid);
 	} else {

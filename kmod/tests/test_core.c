@@ -109,7 +109,8 @@ void test_bad_input(struct ib_device *ibdev)
 	KT_EXPECT_EQ(PTR_ERR(ib_sync_mem_register(NULL, &reg)), -ENODEV);
 
 	KT_EXPECT_EQ(ib_sync_mem_sync_device(ibdev, 0, 0, NULL), -EINVAL);
-	KT_EXPECT_EQ(ib_sync_mem_sync_device(ibdev, 4, 0, NULL), -EINVAL);
+	KT_EXPECT_EQ(ib_sync_mem_sync_device(ibdev, SM_NR_DIRS + 1, 0,
+					     NULL), -EINVAL);
 	KT_EXPECT(!ib_sync_mem_lookup(kt_owner, 0));
 	KT_EXPECT(!ib_sync_mem_lookup(kt_owner, U32_MAX));
 
@@ -219,7 +220,8 @@ void test_owners(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&t->syncs), 1);
 	KT_EXPECT_EQ(ib_sync_mem_sync_owner(ibdev, NULL, IB_SYNC_MEM_TO_CPU,
 					    0, NULL), -EINVAL);
-	KT_EXPECT_EQ(ib_sync_mem_sync_owner(ibdev, kt_owner, 4, 0, NULL),
+	KT_EXPECT_EQ(ib_sync_mem_sync_owner(ibdev, kt_owner, SM_NR_DIRS + 1,
+					    0, NULL),
 		     -EINVAL);
 	/* The device pass runs both. */
 	KT_EXPECT_EQ(ib_sync_mem_sync_device(ibdev, IB_SYNC_MEM_TO_DEVICE, 0,
