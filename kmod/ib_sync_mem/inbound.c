@@ -81,6 +81,18 @@ struct sm_inbound {
 	wait_queue_head_t wq;
 };
 
+/* A WR failed: the QP is in the error state for good. Under f->lock. */
+static void sm_inbound_failed(struct sm_inbound *f, const char *what,
+			      struct ib_wc *wc)
+{
+	/* A removal's flush of the WRs in flight is no failure. */
+	if (!f->broken && !f->stopped)
+		pr_err("%s: inbound flushes: %s failed: %s (%d); none after it\n",
+		       dev_name(&f->pd->device->dev), what,
+		       ib_wc_status_msg(wc->status), wc->status);
+	f->broken = true;
+}
+
 static void sm_inbound_read_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sm_inbound *f = container_of(wc->wr_cqe, struct sm_inbound,
@@ -96,7 +108,7 @@ static void sm_inbound_read_done(struct ib_cq *cq, struct ib_wc *wc)
 		f->reads++;
 		f->last = READ_ONCE(*f->buf);
 	} else {
-		f->broken = true;
+		sm_inbound_failed(f, "RDMA READ", wc);
 	}
 	spin_unlock_irqrestore(&f->lock, flags);
 	wake_up_all(&f->wq);
@@ -112,7 +124,8 @@ static void sm_inbound_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status == IB_WC_SUCCESS)
 		return;
 	spin_lock_irqsave(&f->lock, flags);
-	f->broken = true;
+	sm_inbound_failed(f, wc->opcode == IB_WC_REG_MR ? "REG_MR" :
+			  "LOCAL_INV", wc);
 	spin_unlock_irqrestore(&f->lock, flags);
 	wake_up_all(&f->wq);
 }

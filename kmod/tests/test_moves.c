@@ -70,8 +70,8 @@ static void mv_bad_input(struct tc *plain, struct tc *t)
 void test_moves(struct ib_device *ibdev)
 {
 	struct ib_sync_mem_result res = {};
+	static DEFINE_SPINLOCK(lock);
 	struct ib_sync_mem_client *held;
-	DEFINE_SPINLOCK(lock);
 	unsigned long flags;
 	struct tc *t = tc_alloc(3);
 	int ret;
