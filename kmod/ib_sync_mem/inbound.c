@@ -124,8 +124,8 @@ static void sm_inbound_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status == IB_WC_SUCCESS)
 		return;
 	spin_lock_irqsave(&f->lock, flags);
-	sm_inbound_failed(f, wc->opcode == IB_WC_REG_MR ? "REG_MR" :
-			  "LOCAL_INV", wc);
+	/* An error completion's opcode is not reliable. */
+	sm_inbound_failed(f, "a registration or invalidation", wc);
 	spin_unlock_irqrestore(&f->lock, flags);
 	wake_up_all(&f->wq);
 }
