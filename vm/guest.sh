@@ -70,6 +70,10 @@ setup() {
 		modprobe veth || return 1
 		ip link add veth0 type veth peer name veth1 || return 1
 		ip link set veth0 up && ip link set veth1 up || return 1
+		# An IPv4 address: a RoCE v2 GID the module's inbound flush
+		# (a QP of rxe0 in loopback) can send from also without IPv6,
+		# which the debug kernel does not have.
+		ip addr add 192.168.76.1/32 dev veth0 || return 1
 		rdma link add rxe0 type rxe netdev veth0 || return 1
 	fi
 	if [ ! -f "$SYNCMEM_KO/ib_sync_mem.ko" ]; then

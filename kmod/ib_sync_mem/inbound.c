@@ -151,6 +151,9 @@ static int sm_inbound_gid(struct ib_device *ibdev, u32 port, int tbl_len,
 		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP)
 			r = ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw) ?
 			    3 : 2;
+		/* RoCE v2 over IPv6 needs the kernel's IPv6. */
+		if (r == 2 && !IS_ENABLED(CONFIG_IPV6))
+			r = 0;
 		if (r > rank && !rdma_read_gid_l2_fields(attr, NULL, mac)) {
 			rank = r;
 			best = i;
@@ -198,8 +201,11 @@ static int sm_inbound_connect(struct sm_inbound *f)
 	if (rdma_protocol_roce(ibdev, f->port)) {
 		idx = sm_inbound_gid(ibdev, f->port, pattr.gid_tbl_len, &gid,
 				     mac);
-		if (idx < 0)
-			return idx;
+		if (idx < 0) {
+			pr_err_ratelimited("%s: no GID to flush inbound from (without IPv6, RoCE v2 needs an IPv4 address on the net device)\n",
+					   dev_name(&ibdev->dev));
+			return -ENETUNREACH;
+		}
 		rdma_ah_set_grh(&a.ah_attr, &gid, 0, idx, 64, 0);
 		memcpy(a.ah_attr.roce.dmac, mac, ETH_ALEN);
 	} else if (rdma_protocol_ib(ibdev, f->port)) {
@@ -405,7 +411,7 @@ static int sm_inbound_post(struct sm_inbound *f, u64 addr)
  * Return: 0 once the READ completed; -ETIMEDOUT at @deadline, -EINTR if
  * the caller was killed, -ENODEV if the device is going away, -EIO if the
  * device's flush QP failed, an errno of ops->inbound_target, or of making
- * the QP.
+ * the QP; -ENETUNREACH if the port has no GID the QP can send from.
  */
 int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 {
