@@ -137,6 +137,7 @@ static struct kmem_cache *sm_client_cache;
 static struct lockdep_map sm_sync_map = {
 	.name = "ib_sync_mem_sync",
 };
+
 static struct dma_fence *sm_stub_fence;
 
 static noinline void sm_fence_might_wait(void)
