@@ -428,11 +428,21 @@ enum ib_sync_mem_dmabuf_attr {
 	IB_SYNC_MEM_A_DMABUF_MAX = __IB_SYNC_MEM_A_DMABUF_MAX - 1
 };
 
-/* IB_SYNC_MEM_A_SYNC_DIR; the same numbers as enum ib_sync_mem_dir. */
+/*
+ * IB_SYNC_MEM_A_SYNC_DIR; the same numbers as enum ib_sync_mem_dir.
+ * Inbound: the NIC wrote the memory (an RDMA WRITE or a READ's response
+ * landed, its completion arrived); the accelerator or the CPU reads next.
+ * It makes the NIC's writes visible there: the client's own flush (an
+ * accelerator's HDP-style flush), or the module's read-back through the
+ * NIC (an RDMA READ of a few bytes of the memory on a kernel QP in
+ * loopback, ordered behind the NIC's earlier writes). A client that can do
+ * neither fails it with EOPNOTSUPP. Bidirectional does not include it.
+ */
 enum ib_sync_mem_sync_dir {
 	IB_SYNC_MEM_SYNC_TO_DEVICE = 1,
 	IB_SYNC_MEM_SYNC_TO_CPU = 2,
 	IB_SYNC_MEM_SYNC_BIDIRECTIONAL = 3,
+	IB_SYNC_MEM_SYNC_INBOUND = 4,
 };
 
 /*
