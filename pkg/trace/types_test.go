@@ -46,6 +46,9 @@ func TestNames(t *testing.T) {
 	if ErrnoName(syscall.EIO) != "EIO" || ErrnoName(syscall.Errno(4000)) != "errno 4000" {
 		t.Errorf("ErrnoName: %q %q", ErrnoName(syscall.EIO), ErrnoName(syscall.Errno(4000)))
 	}
+	if n := ErrnoName(syscall.Errno(95)); n != "EOPNOTSUPP" {
+		t.Errorf("ErrnoName(95) = %q, want EOPNOTSUPP, the kernel's name", n)
+	}
 }
 
 func TestSub(t *testing.T) {
