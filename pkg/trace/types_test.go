@@ -37,7 +37,8 @@ func TestUnits(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	if genl.DirToDevice.String() != "to-device" || genl.DirToCPU.String() != "to-cpu" ||
-		genl.DirBidirectional.String() != "bidirectional" || genl.Direction(9).String() != "dir-9" {
+		genl.DirBidirectional.String() != "bidirectional" || genl.DirInbound.String() != "inbound" ||
+		genl.Direction(9).String() != "dir-9" {
 		t.Error("Dir names")
 	}
 	if KindClient.String() != "client" || KindPass.String() != "pass" || KindRefused.String() != "refused" {
