@@ -87,13 +87,14 @@ func parseSize(flag, s string) (uint64, error) {
 	return r.Num().Uint64(), nil
 }
 
-// parseErrno parses an errno as a number or a name (EIO). Any 32-bit
-// number goes: the kernel decides which errnos it takes.
+// parseErrno parses an errno as a number or a name (EIO; the names
+// errnoName prints, and x/sys's, such as ENOTSUP for EOPNOTSUPP). Any
+// 32-bit number goes: the kernel decides which errnos it takes.
 func parseErrno(flag, s string) (syscall.Errno, error) {
 	t := strings.TrimSpace(s)
 	if name := strings.ToUpper(t); strings.HasPrefix(name, "E") {
 		for e := syscall.Errno(1); e < 4096; e++ {
-			if unix.ErrnoName(e) == name {
+			if errnoName(e) == name || unix.ErrnoName(e) == name {
 				return e, nil
 			}
 		}

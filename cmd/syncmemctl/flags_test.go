@@ -32,6 +32,7 @@ func TestParseErrno(t *testing.T) {
 		ok   bool
 	}{
 		{"5", 5, true}, {"EIO", 5, true}, {"etimedout", 110, true}, {"0", 0, true}, {"5000", 5000, true},
+		{"EOPNOTSUPP", 95, true}, {"ENOTSUP", 95, true},
 		{"EFOO", 0, false}, {"-5", 0, false}, {"x", 0, false}, {"4294967296", 0, false},
 	} {
 		got, err := parseErrno("fail-errno", tt.in)
@@ -57,7 +58,7 @@ func TestFormat(t *testing.T) {
 			t.Errorf("size(%d) = %q, want %q", b, got, want)
 		}
 	}
-	if errnoName(0) != "ok" || errnoName(5) != "EIO" || errnoName(5000) != "errno 5000" {
+	if errnoName(0) != "ok" || errnoName(5) != "EIO" || errnoName(95) != "EOPNOTSUPP" || errnoName(5000) != "errno 5000" {
 		t.Error("errnoName")
 	}
 }

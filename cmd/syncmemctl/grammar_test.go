@@ -34,6 +34,8 @@ func TestKeywordsAreFlags(t *testing.T) {
 			[]string{"sync", "--id", "3", "--id", "4,5", "--dir", "to-cpu", "--timeout", "5s"},
 			func(f *fakeAPI) any { return f.syncReq }},
 		{[]string{"sync", "dev", "rxe0"}, []string{"sync", "--dev", "rxe0"}, func(f *fakeAPI) any { return f.syncReq }},
+		{[]string{"sync", "id", "3", "dir", "inbound"}, []string{"sync", "--id", "3", "--dir", "inbound"},
+			func(f *fakeAPI) any { return f.syncReq }},
 		{[]string{"sync", "dev", "rxe0", "owner", "sim"}, []string{"sync", "--dev", "rxe0", "--owner", "sim"},
 			func(f *fakeAPI) any { return f.syncReq }},
 		{[]string{"list", "owner", "sim"}, []string{"list", "--owner", "sim"}, func(f *fakeAPI) any { return f.owner }},
@@ -223,7 +225,7 @@ func TestKeywordCompletion(t *testing.T) {
 		{[]string{"__complete", "list", "owner", ""}, []string{"sim", "nv_peer"}},
 		{[]string{"__complete", "sync", "dev", ""}, []string{"rxe0", "rxe1"}},
 		{[]string{"__complete", "sync", "dev", "rxe0", "d"}, []string{"dir"}},
-		{[]string{"__complete", "sync", "dir", ""}, []string{"to-device", "to-cpu", "bidirectional"}},
+		{[]string{"__complete", "sync", "dir", ""}, []string{"to-device", "to-cpu", "bidirectional", "inbound"}},
 		{[]string{"__complete", "stats", "id", ""}, []string{"3", "4", "5"}},
 	} {
 		out := stdoutOf(t, readFake(), tt.args...)

@@ -60,6 +60,22 @@ func TestMonitorJSONCount(t *testing.T) {
 	}
 }
 
+// TestMonitorInbound: a failed inbound sync is named "inbound", in lines
+// and in JSON.
+func TestMonitorInbound(t *testing.T) {
+	ev := genl.Event{Type: genl.EventSyncFailed, DevIndex: 1, DevName: "rxe0", Dir: genl.DirInbound,
+		Err: unix.EOPNOTSUPP, Client: &genl.Client{ID: 8}}
+	r := runFake(t, &fakeAPI{events: []genl.Event{ev}}, "monitor", "count", "1")
+	if want := "[sync,failed] id 8 dev rxe0 dir inbound err EOPNOTSUPP\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("exit %d stderr %q\ngot  %q\nwant %q", r.code, r.stderr, r.stdout, want)
+	}
+	r = runFake(t, &fakeAPI{events: []genl.Event{ev}}, "-j", "monitor", "count", "1")
+	want := `{"event":"sync-failed","id":8,"dev":"rxe0","dev_index":1,"dir":"inbound","err":"EOPNOTSUPP"}` + "\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("exit %d stderr %q\ngot  %q\nwant %q", r.code, r.stderr, r.stdout, want)
+	}
+}
+
 // TestMonitorReload: the module going away and coming back, and events
 // lost, are lines of their own, and the monitor goes on; --rcvbuf sets the
 // receive buffer.

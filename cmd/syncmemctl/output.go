@@ -49,10 +49,14 @@ func (t *table) row(cols ...string) { fmt.Fprintln(t.tw, strings.Join(cols, "\t"
 func (t *table) flush() error       { return t.tw.Flush() }
 
 // errnoName is "EIO" for 5, "ok" for 0, "errno 5000" for numbers without a
-// name.
+// name. 95 is EOPNOTSUPP, the kernel's name, which the UAPI header uses
+// (x/sys names it ENOTSUP, glibc's alias of the same number).
 func errnoName(e syscall.Errno) string {
 	if e == 0 {
 		return "ok"
+	}
+	if e == unix.EOPNOTSUPP {
+		return "EOPNOTSUPP"
 	}
 	if n := unix.ErrnoName(e); n != "" {
 		return n

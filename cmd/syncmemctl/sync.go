@@ -29,8 +29,12 @@ clients in the order given (id ID, repeated or comma-separated; at most
 2048, an id may repeat). Needs CAP_NET_ADMIN.
 
 dir is to-device (the default: the CPU wrote, the device reads next),
-to-cpu or bidirectional. timeout bounds each client's waits, in whole
-milliseconds; without it the module's sync_timeout_ms applies.
+to-cpu (the device wrote, the CPU reads next), bidirectional (both) or
+inbound (the NIC wrote, by RDMA; the accelerator or the CPU reads next: a
+client that cannot make the NIC's writes visible there fails with
+EOPNOTSUPP; bidirectional does not include it). timeout bounds each
+client's waits, in whole milliseconds; without it the module's
+sync_timeout_ms applies.
 
 Prints the totals and each client's result: its id, "ok" or the errno name
 (EIO, ETIMEDOUT...), and the time its sync took. The command fails when a
@@ -38,6 +42,7 @@ client's sync failed, after printing the results.`,
 		Example: `  syncmemctl sync dev rxe0
   syncmemctl sync dev rxe0 owner sim
   syncmemctl sync id 3 dir to-cpu
+  syncmemctl sync id 3 dir inbound
   syncmemctl sync id 3,4 timeout 500ms
   syncmemctl sync --dev rxe0 --dir bidirectional
   syncmemctl -j sync dev rxe0 | jq '.results[] | select(.err)'`,
@@ -54,7 +59,7 @@ client's sync failed, after printing the results.`,
 				return err
 			}
 			if req.Dir, err = genl.ParseDirection(dir); err != nil {
-				return badFlag("dir", dir, "want to-device, to-cpu or bidirectional")
+				return badFlag("dir", dir, "want %s", genl.DirectionNames())
 			}
 			if changed(cmd, "timeout") {
 				if err := wholeDuration("timeout", timeout, time.Millisecond, "milliseconds"); err != nil {
@@ -82,10 +87,13 @@ client's sync failed, after printing the results.`,
 	ownerFlag(cmd, &owner, "with dev: sync only this owner's clients of the device", dial)
 	idFlag(cmd, &ids, "sync these clients, in this order", dial)
 	f := cmd.Flags()
-	f.StringVar(&dir, "dir", "to-device", "direction: to-device, to-cpu or bidirectional")
+	f.StringVar(&dir, "dir", genl.DirToDevice.String(), "direction: "+genl.DirectionNames())
 	f.DurationVar(&timeout, "timeout", 0, "bound on each client's waits (default: the module's sync_timeout_ms)")
-	_ = cmd.RegisterFlagCompletionFunc("dir", cobra.FixedCompletions(
-		[]string{"to-device", "to-cpu", "bidirectional"}, cobra.ShellCompDirectiveNoFileComp))
+	var dirs []string
+	for _, d := range genl.Directions() {
+		dirs = append(dirs, d.String())
+	}
+	_ = cmd.RegisterFlagCompletionFunc("dir", cobra.FixedCompletions(dirs, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -203,7 +203,9 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"sync", "--dev", "rxe0", "--id", "3"}, "name one target"},
 		{[]string{"sync", "id", "3", "owner", "sim"}, "owner selects clients of a device: give dev DEV too"},
 		{[]string{"sync", "--id", "3,,4"}, `invalid --id "": want a positive client id`},
-		{[]string{"sync", "id", "3", "dir", "up"}, `invalid --dir "up": want to-device, to-cpu or bidirectional`},
+		{[]string{"sync", "id", "3", "dir", "up"}, `invalid --dir "up": want to-device, to-cpu, bidirectional or inbound`},
+		{[]string{"sync", "id", "3", "dir", "in"}, `invalid --dir "in": want to-device, to-cpu, bidirectional or inbound`},
+		{[]string{"sync", "id", "3", "dir", "4"}, `invalid --dir "4": want to-device, to-cpu, bidirectional or inbound`},
 		{[]string{"sync", "--id", "3", "--timeout", "1500us"}, `invalid --timeout "1.5ms": must be a whole number of milliseconds`},
 		{[]string{"sync", "--id", "3", "--timeout", "-1s"}, `must not be negative`},
 		{[]string{"stats", "dev", "rxe0", "id", "3"}, "give dev or id, not both"},
@@ -245,6 +247,8 @@ func TestSyncRequest(t *testing.T) {
 		{[]string{"--id", "3", "--dir", "to-cpu"}, genl.SyncRequest{Clients: []uint32{3}, Dir: genl.DirToCPU}},
 		{[]string{"id", "3,4", "id", "5", "dir", "bidirectional", "timeout", "5s"},
 			genl.SyncRequest{Clients: []uint32{3, 4, 5}, Dir: genl.DirBidirectional, Timeout: new(5 * time.Second)}},
+		{[]string{"id", "3", "dir", "inbound"}, genl.SyncRequest{Clients: []uint32{3}, Dir: genl.DirInbound}},
+		{[]string{"--dev", "rxe0", "--dir", "inbound"}, genl.SyncRequest{Device: "rxe0", Dir: genl.DirInbound}},
 		// 0 is sent: the kernel rejects it and says why.
 		{[]string{"--dev", "rxe0", "--timeout", "0"}, genl.SyncRequest{Device: "rxe0", Dir: genl.DirToDevice, Timeout: new(time.Duration(0))}},
 	} {
@@ -293,6 +297,45 @@ ID  RESULT     TIME
 		"time_ns": 5e6, "results": []any{
 			map[string]any{"id": 4.0, "err": "ETIMEDOUT", "time_ns": 5e6},
 			map[string]any{"id": 3.0, "time_ns": 10.0},
+		},
+	}
+	if d := cmp.Diff(wantJ, j); d != "" || r.code != 1 {
+		t.Errorf("exit %d, JSON (-want +got):\n%s", r.code, d)
+	}
+}
+
+// TestSyncInbound: "dir inbound" sends direction 4 and names it inbound
+// in the output; a client that cannot do it fails with EOPNOTSUPP.
+func TestSyncInbound(t *testing.T) {
+	f := &fakeAPI{sync: genl.SyncResult{Err: unix.EOPNOTSUPP, Run: 2, Errors: 1, Duration: 30 * time.Microsecond,
+		Results: []genl.ClientResult{{ID: 3, Duration: 20 * time.Microsecond}, {ID: 4, Err: unix.EOPNOTSUPP, Duration: 1}}}}
+	r := runFake(t, f, "sync", "id", "3,4", "dir", "inbound")
+	if got := uint32(f.syncReq.Dir); got != 4 {
+		t.Errorf("sent dir %d, want 4", got)
+	}
+	want := `sync inbound id 3,4: 2 run, 1 failed, 0 skipped in 30.0us
+ID  RESULT      TIME
+3   ok          20.0us
+4   EOPNOTSUPP  1ns
+`
+	if r.stdout != want || r.code != 1 ||
+		r.stderr != "Error: sync: 1 of 2 clients failed, the first with EOPNOTSUPP\n" {
+		t.Errorf("exit %d\nstdout\n%s\nwant\n%s\nstderr %q", r.code, r.stdout, want, r.stderr)
+	}
+
+	r = runFake(t, f, "-j", "sync", "--dev", "rxe0", "--dir", "inbound")
+	if got := uint32(f.syncReq.Dir); got != 4 || f.syncReq.Device != "rxe0" {
+		t.Errorf("sent %+v, want dev rxe0 dir 4", f.syncReq)
+	}
+	var j map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {
+		t.Fatal(err)
+	}
+	wantJ := map[string]any{
+		"dir": "inbound", "err": "EOPNOTSUPP", "run": 2.0, "errors": 1.0, "skipped": 0.0,
+		"time_ns": 30e3, "results": []any{
+			map[string]any{"id": 3.0, "time_ns": 20e3},
+			map[string]any{"id": 4.0, "err": "EOPNOTSUPP", "time_ns": 1.0},
 		},
 	}
 	if d := cmp.Diff(wantJ, j); d != "" || r.code != 1 {

@@ -284,6 +284,28 @@ func TestMethods(t *testing.T) {
 			{ID: 4, Err: unix.EIO, Duration: 1}, {ID: 3, Duration: 2},
 		}},
 	}, {
+		// Inbound is 4 on the wire; a client that cannot do it fails
+		// with EOPNOTSUPP, in the results like any other failure.
+		name: "Sync inbound",
+		call: func(c *Conn) (any, error) {
+			return c.Sync(bg, SyncRequest{Clients: []uint32{3, 4}, Dir: DirInbound})
+		},
+		cmd:   cmdSync,
+		flags: doFlags,
+		sent: []attr{
+			nest(attrSyncClients, u32(attrClientID, 3), u32(attrClientID, 4)),
+			u32(attrSyncDir, 4),
+		},
+		reply: []msg{{Attrs: []attr{
+			s32(attrSyncErr, -int32(unix.EOPNOTSUPP)), u32(attrSyncRun, 2), u32(attrSyncErrors, 1),
+			nest(attrSyncResults,
+				nest(attrSyncResult, u32(attrClientID, 3), s32(attrSyncErr, 0), u64(attrSyncNS, 9)),
+				nest(attrSyncResult, u32(attrClientID, 4), s32(attrSyncErr, -int32(unix.EOPNOTSUPP)), u64(attrSyncNS, 1))),
+		}}},
+		want: &SyncResult{Err: unix.EOPNOTSUPP, Run: 2, Errors: 1, Results: []ClientResult{
+			{ID: 3, Duration: 9}, {ID: 4, Err: unix.EOPNOTSUPP, Duration: 1},
+		}},
+	}, {
 		// Past about 2,000 results the kernel goes on in another nest.
 		name: "Sync results split across nests",
 		call: func(c *Conn) (any, error) {

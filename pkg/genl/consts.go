@@ -149,6 +149,11 @@ const (
 	DirToDevice      Direction = 1 // the CPU wrote, the device reads next
 	DirToCPU         Direction = 2 // the device wrote, the CPU reads next
 	DirBidirectional Direction = 3 // both
+	// DirInbound: the NIC wrote the memory (an RDMA WRITE or a READ's
+	// response landed); the accelerator or the CPU reads next. A client
+	// that cannot make the NIC's writes visible there fails it with
+	// EOPNOTSUPP. DirBidirectional does not include it.
+	DirInbound Direction = 4
 )
 
 // enum ib_sync_mem_kind

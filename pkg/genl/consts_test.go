@@ -125,6 +125,7 @@ var uapi = []struct {
 	{"IB_SYNC_MEM_SYNC_TO_DEVICE", "DirToDevice", int64(DirToDevice)},
 	{"IB_SYNC_MEM_SYNC_TO_CPU", "DirToCPU", int64(DirToCPU)},
 	{"IB_SYNC_MEM_SYNC_BIDIRECTIONAL", "DirBidirectional", int64(DirBidirectional)},
+	{"IB_SYNC_MEM_SYNC_INBOUND", "DirInbound", int64(DirInbound)},
 	{"IB_SYNC_MEM_KIND_KERNEL", "KindKernel", int64(KindKernel)},
 	{"IB_SYNC_MEM_KIND_SIM", "KindSim", int64(KindSim)},
 	{"IB_SYNC_MEM_KIND_REGION", "KindRegion", int64(KindRegion)},

@@ -167,18 +167,37 @@ func (d Direction) String() string {
 		return "to-cpu"
 	case DirBidirectional:
 		return "bidirectional"
+	case DirInbound:
+		return "inbound"
 	}
 	return "dir-" + strconv.FormatUint(uint64(d), 10)
 }
 
-// ParseDirection parses "to-device", "to-cpu" or "bidirectional".
+// Directions lists the sync directions, in the order of their numbers.
+func Directions() []Direction {
+	return []Direction{DirToDevice, DirToCPU, DirBidirectional, DirInbound}
+}
+
+// DirectionNames is the names of Directions as a message lists them:
+// "to-device, to-cpu, bidirectional or inbound".
+func DirectionNames() string {
+	ds := Directions()
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.String()
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ParseDirection parses "to-device", "to-cpu", "bidirectional" or
+// "inbound".
 func ParseDirection(s string) (Direction, error) {
-	for _, d := range []Direction{DirToDevice, DirToCPU, DirBidirectional} {
+	for _, d := range Directions() {
 		if s == d.String() {
 			return d, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown sync direction %q (want to-device, to-cpu or bidirectional)", s)
+	return 0, fmt.Errorf("unknown sync direction %q (want %s)", s, DirectionNames())
 }
 
 // ClientFlags are IB_SYNC_MEM_CLIENT_F_* bits.

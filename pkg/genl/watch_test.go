@@ -175,6 +175,8 @@ func TestWatch(t *testing.T) {
 		event(fid, cmdDevDel, u32(attrDevIndex, 2), str(attrDevName, "rxe1")),
 		event(fid, cmdSyncFailed, append(dev, u32(attrClientID, 6), u32(attrSyncDir, 2),
 			s32(attrSyncErr, -int32(unix.EIO)))...),
+		event(fid, cmdSyncFailed, append(dev, u32(attrClientID, 7), u32(attrSyncDir, 4),
+			s32(attrSyncErr, -int32(unix.EOPNOTSUPP)))...),
 	}}
 	want := []Event{
 		{Type: EventClientNew, DevIndex: 1, DevName: "rxe0", Client: &Client{ID: 5, Name: "b",
@@ -187,6 +189,8 @@ func TestWatch(t *testing.T) {
 		{Type: EventDevDel, DevIndex: 2, DevName: "rxe1"},
 		{Type: EventSyncFailed, DevIndex: 1, DevName: "rxe0", Dir: DirToCPU, Err: unix.EIO,
 			Client: &Client{ID: 6, DevIndex: 1, DevName: "rxe0"}},
+		{Type: EventSyncFailed, DevIndex: 1, DevName: "rxe0", Dir: DirInbound, Err: unix.EOPNOTSUPP,
+			Client: &Client{ID: 7, DevIndex: 1, DevName: "rxe0"}},
 	}
 	got := collect(t, events, len(want))
 	if d := cmp.Diff(want, got); d != "" {
@@ -194,6 +198,9 @@ func TestWatch(t *testing.T) {
 	}
 	if s := got[5].Type.String(); s != "sync-failed" {
 		t.Errorf("type %q", s)
+	}
+	if s := got[6].Dir.String(); s != "inbound" {
+		t.Errorf("dir %q, want inbound", s)
 	}
 
 	cancel()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -280,6 +282,74 @@ func TestBPFManySeries(t *testing.T) {
 		if h.Count != hist.Buckets || len(h.Log2.Counts) != hist.Buckets {
 			t.Fatalf("client %d: %d syncs in %d buckets, want %d in %d", h.Client, h.Count, len(h.Log2.Counts),
 				hist.Buckets, hist.Buckets)
+		}
+	}
+}
+
+// TestBPFInbound: a record of direction 4 (inbound) lands in a series of
+// its own, beside the other directions of the same client, and is named
+// "inbound" in the report and the text.
+func TestBPFInbound(t *testing.T) {
+	r := loadRunner(t, Options{PerClient: true, Unit: Microseconds})
+	r.clientSync(0, 3, genl.DirToDevice, 3_000, 0) // 3 us: slot 1
+	for range 3 {
+		r.clientSync(0, 3, genl.DirInbound, 1_500_000, 0) // 1500 us: slot 10
+	}
+	r.clientSync(0, 3, genl.DirInbound, 100, syscall.EOPNOTSUPP)
+	r.syncEnd(0, "rxe0", 0, genl.DirInbound, 1, 2_000_000, syscall.EOPNOTSUPP) // a pass, 2000 us: slot 10
+	s := r.snap()
+
+	want := []struct {
+		kind   Kind
+		client uint32
+		dir    genl.Direction
+		count  uint64
+		counts []uint64
+	}{
+		{KindPass, 0, genl.DirInbound, 1, []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
+		{KindClient, 3, genl.DirToDevice, 1, []uint64{0, 1}},
+		{KindClient, 3, genl.DirInbound, 4, []uint64{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3}},
+	}
+	if len(s.Hists) != len(want) {
+		t.Fatalf("%d histograms, want %d: %+v", len(s.Hists), len(want), s.Hists)
+	}
+	for i, w := range want {
+		h := s.Hists[i]
+		if h.Dev != 0 || h.DevName != "rxe0" || h.Kind != w.kind || h.Client != w.client || h.Dir != w.dir ||
+			h.Count != w.count || !slices.Equal(h.Log2.Counts, w.counts) {
+			t.Errorf("histogram %d: %+v, want %+v", i, h, w)
+		}
+	}
+	if h := s.Find(0, KindClient, 3, genl.DirInbound); h == nil || h.TotalNs != 3*1_500_000+100 {
+		t.Errorf("inbound total ns: %+v", h)
+	}
+	wantErrs := []ErrorCount{
+		{Series: Series{Dev: 0, DevName: "rxe0", Kind: KindPass, Dir: genl.DirInbound}, Errno: syscall.EOPNOTSUPP, Count: 1},
+		{Series: Series{Dev: 0, DevName: "rxe0", Kind: KindClient, Client: 3, Dir: genl.DirInbound},
+			Errno: syscall.EOPNOTSUPP, Count: 1},
+	}
+	if !slices.Equal(s.Errors, wantErrs) || s.Dropped != 0 {
+		t.Errorf("errors %+v, dropped %d; want %+v, none dropped", s.Errors, s.Dropped, wantErrs)
+	}
+
+	rep := s.Report()
+	if len(rep.Histograms) != 3 || rep.Histograms[0].Dir != "inbound" || rep.Histograms[0].Kind != "pass" ||
+		rep.Histograms[1].Dir != "to-device" || rep.Histograms[2].Dir != "inbound" ||
+		rep.Histograms[2].ID != 3 || rep.Histograms[2].Count != 4 {
+		t.Errorf("report histograms: %+v", rep.Histograms)
+	}
+	if len(rep.Errors) != 2 || rep.Errors[1].Dir != "inbound" || rep.Errors[1].Err != "EOPNOTSUPP" ||
+		rep.Errors[1].ID != 3 || rep.Errors[1].Count != 1 {
+		t.Errorf("report errors: %+v", rep.Errors)
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"dev rxe0 pass dir inbound\n", "dev rxe0 id 3 dir inbound\n",
+		"count 4, avg 1125 usecs, total 4500 usecs\nerrors: EOPNOTSUPP 1\n"} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("text lacks %q:\n%s", line, b.String())
 		}
 	}
 }

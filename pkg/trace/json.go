@@ -25,7 +25,7 @@ type ReportSeries struct {
 	DevIndex uint32 `json:"dev_index"`
 	Kind     string `json:"kind"` // "client", "pass" or "refused"
 	ID       uint32 `json:"id"`   // the client; 0: all clients, or a pass
-	Dir      string `json:"dir"`  // "to-device", "to-cpu", "bidirectional"
+	Dir      string `json:"dir"`  // "to-device", "to-cpu", "bidirectional", "inbound"
 }
 
 // ReportHist is one histogram. Buckets run from slot 0 to the highest

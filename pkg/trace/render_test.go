@@ -235,3 +235,65 @@ func TestJSON(t *testing.T) {
 		t.Errorf("round trip: %+v", r)
 	}
 }
+
+// TestInbound: a series of direction 4 is named "inbound" in the text and
+// the JSON, and sorts after the other directions of the same client.
+func TestInbound(t *testing.T) {
+	in := Series{Dev: 1, DevName: "mlx5_0", Kind: KindClient, Client: 3, Dir: genl.DirInbound}
+	bi := in
+	bi.Dir = genl.DirBidirectional
+	s := &Snapshot{Unit: Microseconds, Since: t0, Time: t1,
+		Hists: []Hist{
+			{Series: in, Log2: hist.Log2{Counts: []uint64{0, 2}}, Count: 2, TotalNs: 6000},
+			{Series: bi, Log2: hist.Log2{Counts: []uint64{1}}, Count: 1, TotalNs: 1000},
+		},
+		Errors: []ErrorCount{{Series: in, Errno: syscall.EOPNOTSUPP, Count: 5}},
+	}
+	s.sort()
+	if s.Hists[0].Dir != genl.DirBidirectional || s.Hists[1].Dir != genl.DirInbound {
+		t.Errorf("sorted %v, %v; want bidirectional, then inbound", s.Hists[0].Dir, s.Hists[1].Dir)
+	}
+	if h := s.Find(1, KindClient, 3, genl.DirInbound); h == nil || h.Count != 2 {
+		t.Errorf("Find inbound: %+v", h)
+	}
+
+	var b bytes.Buffer
+	if err := WriteText(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	want := `dev mlx5_0 id 3 dir bidirectional
+     usecs               : count    distribution
+         0 -> 1          : 1        |****************************************|
+count 1, avg 1 usecs, total 1 usecs
+
+dev mlx5_0 id 3 dir inbound
+     usecs               : count    distribution
+         0 -> 1          : 0        |                                        |
+         2 -> 3          : 2        |****************************************|
+count 2, avg 3 usecs, total 6 usecs
+errors: EOPNOTSUPP 5
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+
+	got, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	if err := json.Unmarshal(got, &r); err != nil {
+		t.Fatal(err)
+	}
+	wantSeries := ReportSeries{Dev: "mlx5_0", DevIndex: 1, Kind: "client", ID: 3, Dir: "inbound"}
+	if len(r.Histograms) != 2 || r.Histograms[1].ReportSeries != wantSeries || r.Histograms[1].Count != 2 ||
+		r.Histograms[1].TotalNs != 6000 || len(r.Histograms[1].Buckets) != 2 || r.Histograms[1].Buckets[1].Count != 2 {
+		t.Errorf("JSON histograms: %+v", r.Histograms)
+	}
+	if len(r.Errors) != 1 || r.Errors[0] != (ReportError{ReportSeries: wantSeries, Err: "EOPNOTSUPP", Count: 5}) {
+		t.Errorf("JSON errors: %+v", r.Errors)
+	}
+	if !strings.Contains(string(got), `"dir":"inbound"`) {
+		t.Errorf("JSON lacks \"dir\":\"inbound\": %s", got)
+	}
+}

@@ -99,8 +99,12 @@ type ErrorCount struct {
 	Count uint64
 }
 
-// ErrnoName is the symbolic name of e ("EIO"), or "errno N".
+// ErrnoName is the symbolic name of e ("EIO"), or "errno N". 95 is
+// EOPNOTSUPP, the kernel's name (x/sys says ENOTSUP, glibc's alias).
 func ErrnoName(e syscall.Errno) string {
+	if e == unix.EOPNOTSUPP {
+		return "EOPNOTSUPP"
+	}
 	if n := unix.ErrnoName(e); n != "" {
 		return n
 	}

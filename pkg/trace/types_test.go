@@ -37,7 +37,8 @@ func TestUnits(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	if genl.DirToDevice.String() != "to-device" || genl.DirToCPU.String() != "to-cpu" ||
-		genl.DirBidirectional.String() != "bidirectional" || genl.Direction(9).String() != "dir-9" {
+		genl.DirBidirectional.String() != "bidirectional" || genl.DirInbound.String() != "inbound" ||
+		genl.Direction(9).String() != "dir-9" {
 		t.Error("Dir names")
 	}
 	if KindClient.String() != "client" || KindPass.String() != "pass" || KindRefused.String() != "refused" {
@@ -45,6 +46,9 @@ func TestNames(t *testing.T) {
 	}
 	if ErrnoName(syscall.EIO) != "EIO" || ErrnoName(syscall.Errno(4000)) != "errno 4000" {
 		t.Errorf("ErrnoName: %q %q", ErrnoName(syscall.EIO), ErrnoName(syscall.Errno(4000)))
+	}
+	if n := ErrnoName(syscall.Errno(95)); n != "EOPNOTSUPP" {
+		t.Errorf("ErrnoName(95) = %q, want EOPNOTSUPP, the kernel's name", n)
 	}
 }
 

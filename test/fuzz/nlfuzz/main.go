@@ -320,7 +320,7 @@ func (f *fuzzer) valid() []byte {
 	case 8:
 		return f.msg(cmdClientDel, req, attr(aClientID, u32(f.randID())))
 	default:
-		p := attr(aSyncDir, u32(uint32(r.Intn(5))))
+		p := attr(aSyncDir, u32(uint32(r.Intn(dirLast+2)))) // 0 and dirLast+1 are invalid
 		if r.Intn(3) == 0 {
 			p = append(p, attr(aSyncTimeoutMS, u32([]uint32{0, 1, 100, 600000, 600001}[r.Intn(5)]))...)
 		}
@@ -395,7 +395,7 @@ func (f *fuzzer) hugeBatch() []byte {
 		binary.LittleEndian.PutUint16(nst[2:], aSyncClients|nlaFNested)
 		nst = append(nst, p...)
 	}
-	payload := append(attr(aSyncDir, u32(uint32(1+r.Intn(3)))), nst...)
+	payload := append(attr(aSyncDir, u32(uint32(1+r.Intn(dirLast)))), nst...)
 	return f.msg(cmdSync, unix.NLM_F_REQUEST|unix.NLM_F_ACK, payload)
 }
 

@@ -43,6 +43,9 @@ const (
 	regionLen      = C.IB_SYNC_MEM_A_REGION_LEN
 	regionAccess   = C.IB_SYNC_MEM_A_REGION_ACCESS
 	dmabufFD       = C.IB_SYNC_MEM_A_DMABUF_FD
+	// dirLast is the highest sync direction (inbound); the valid ones
+	// are 1 to dirLast.
+	dirLast = C.IB_SYNC_MEM_SYNC_INBOUND
 	// batchMax is the kernel's limit, whose edges the fuzzer probes;
 	// hugeBatch is far past it, past what a 16-bit nla_len can say.
 	batchMax  = C.IB_SYNC_MEM_SYNC_BATCH_MAX
