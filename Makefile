@@ -111,7 +111,7 @@ docs-timings:
 
 # Seeded defects (test/mutants): each applied alone to a copy, built, and
 # only the suites it names run; RESULTS.md says which check caught it.
-# Not part of make test (about an hour); make test checks the patches apply.
+# Not part of make test (about two hours); make test checks the patches apply.
 mutants: setup all
 	@test/mutants/run.sh
 

@@ -26,9 +26,13 @@
 # tree (a copy of it, built the same way) runs those suites on that kernel:
 # the baseline. A baseline that fails is an error of the run (its mutants
 # are not run and count as errors, the exit status is non-zero), never a
-# catch. One at a time, the patch is applied to a throw-away copy of the
-# tracked tree (build/mutants/NAME), the copy is built for that kernel, and
-# only the named suites run there (SYNCMEM_SUITES=..., KVER=...). The mutant
+# catch. One at a time, the patch is applied to that kernel's copy
+# (build/mutants/baseline-KVER), the copy is built again for that kernel
+# (only what the patch changed is rebuilt: same paths, same commands),
+# only the named suites run there (SYNCMEM_SUITES=..., KVER=...), and the
+# files the patch changed are put back from the tree (with a new time:
+# the next build rebuilds them unmutated). A baseline run after a mutant
+# rebuilds first. The mutant
 # is *caught* when a check fails (the first failing checks are recorded),
 # *survived* when everything passed. A patch that does not apply, a copy
 # that does not build (for Go mutants: `go build ./...` and the named
@@ -153,6 +157,26 @@ copy_tree() {
 	git ls-files -z | xargs -0 cp --parents -t "$1"
 }
 
+# restore_copy DIR PATCH: the files PATCH changes in DIR as the tree has
+# them again, with a new time (a file it added goes); the next build of
+# DIR rebuilds them. A copy that cannot be put back is no copy to run
+# another mutant in: the run stops.
+restore_copy() {
+	local d=$1 f
+	[ -d "$d" ] || return 0
+	for f in $(sed -n 's|^+++ b/||p' "$2"); do
+		if [ -e "$top/$f" ]; then
+			cp "$top/$f" "$d/$f" && touch "$d/$f"
+		else
+			rm -f "$d/$f"
+		fi
+		if [ -e "$top/$f" ] && ! cmp -s "$top/$f" "$d/$f"; then
+			echo "mutants: cannot put $f back in $d; stopping" >&2
+			exit 2
+		fi
+	done
+}
+
 # go_pkgs SUITES: the Go packages of go:PACKAGE suites.
 go_pkgs() { tr ' ' '\n' <<<"$1" | sed -n 's/^go://p'; }
 
@@ -230,11 +254,12 @@ baseline() {
 	if [ -z "${base_built[$tag]:-}" ] || [ -z "$kver" ]; then
 		copy_tree "$d"
 		: >"$log"
-		if build_copy "$d" "$kver" "$suites" "$log"; then
-			base_built[$tag]=ok
-		else
-			base_built[$tag]="the unmutated tree does not build (see build/mutants/baseline-$tag.log)"
-		fi
+	fi
+	# Again after a mutant: its objects go, the unmutated ones come back.
+	if build_copy "$d" "$kver" "$suites" "$log"; then
+		base_built[$tag]=ok
+	else
+		base_built[$tag]="the unmutated tree does not build (see build/mutants/baseline-$tag.log)"
 	fi
 	if [ "${base_built[$tag]}" != ok ]; then
 		v=${base_built[$tag]}
@@ -284,8 +309,8 @@ for p in "${patches[@]}"; do
 		[ "$b" = passed ] || verdict=error caught_by="baseline: $b"
 	fi
 	t0=$SECONDS
-	copy=$work/$name
-	copy_tree "$copy"
+	# The kernel's baseline copy, mutated in place and put back after.
+	copy=$work/baseline-${kver:-host}
 	: >"$work/$name.log"
 	# The copy lies inside this work tree (build/ is ignored): git apply
 	# run there would take the patch's paths as the work tree's, skip them
@@ -329,10 +354,10 @@ for p in "${patches[@]}"; do
 	echo "   $verdict: $caught_by ($secs s)" >&2
 	[ "$verdict" = caught ] || status=1
 	rows+=("| \`$name\` | $title | $suites | ${kver:-host} | **$verdict** | ${caught_by//|/\\|} | $secs |")
-	# The results stay for a look (build/mutants/NAME.results); the copy goes.
+	# The results stay for a look (build/mutants/NAME.results).
 	rm -rf "$work/$name.results"
 	[ -d "$copy/results" ] && mv "$copy/results" "$work/$name.results"
-	rm -rf "$copy"
+	restore_copy "$copy" "$p"
 done
 for t in "${!base_built[@]}"; do rm -rf "$work/baseline-$t"; done
 
