@@ -180,22 +180,30 @@ static int mv_move_fn(void *arg)
 	return 0;
 }
 
-/* Start a sync of @t on a thread; false (and reported) if it could not. */
-static bool mv_start_sync(struct kt_caller *k, struct tc *t)
+/* @k syncs @t to-device (kt_sync_client_fn). */
+static void mv_caller(struct kt_caller *k, struct tc *t)
 {
 	k->client = t->client;
 	k->dir = IB_SYNC_MEM_TO_DEVICE;
-	return kt_start(kt_sync_client_fn, k);
 }
 
-/* Wait until ->revalidate of @t was entered once more. */
-static bool mv_wait_reval(struct tc *t)
+/*
+ * Move [0, 16) of @t and start a sync of it on a thread (@k), then wait
+ * until that sync is in ->revalidate (held by the test's gate). False,
+ * reported, if the thread could not start.
+ */
+static bool mv_start_revalidating(struct kt_caller *k, struct tc *t)
 {
-	if (wait_for_completion_timeout(&t->reval_entered, 60 * HZ))
-		return true;
-	kt_fail++;
-	kt_diag("->revalidate never ran");
-	return false;
+	KT_EXPECT_EQ(ib_sync_mem_invalidate_range(kt_owner, t->client, 0, 16),
+		     0);
+	mv_caller(k, t);
+	if (!kt_start(kt_sync_client_fn, k))
+		return false;
+	if (!wait_for_completion_timeout(&t->reval_entered, 60 * HZ)) {
+		kt_fail++;
+		kt_diag("->revalidate never ran");
+	}
+	return true;
 }
 
 /*
@@ -208,13 +216,9 @@ static void mv_second_waits(struct tc *t, struct completion *gate)
 	struct kt_caller a = {}, b = {};
 	struct task_struct *task;
 
-	KT_EXPECT_EQ(ib_sync_mem_invalidate_range(kt_owner, t->client, 0, 16),
-		     0);
-	if (!mv_start_sync(&a, t))
+	if (!mv_start_revalidating(&a, t))
 		return;
-	mv_wait_reval(t);
-	b.client = t->client;
-	b.dir = IB_SYNC_MEM_TO_DEVICE;
+	mv_caller(&b, t);
 	init_completion(&b.done);
 	task = kthread_create(kt_sync_client_fn, &b, "kt_caller");
 	if (IS_ERR(task)) {
@@ -250,11 +254,8 @@ static void mv_move_meanwhile(struct tc *t, struct completion *gate)
 	struct kt_caller a = {};
 	struct task_struct *task;
 
-	KT_EXPECT_EQ(ib_sync_mem_invalidate_range(kt_owner, t->client, 0, 16),
-		     0);
-	if (!mv_start_sync(&a, t))
+	if (!mv_start_revalidating(&a, t))
 		return;
-	mv_wait_reval(t);
 	init_completion(&m.done);
 	task = kthread_run(mv_move_fn, &m, "kt_mover");
 	if (IS_ERR(task)) {
