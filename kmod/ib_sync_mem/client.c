@@ -398,10 +398,15 @@ static noinline int sm_revalidate(struct ib_sync_mem_client *c,
 	return err;
 }
 
-/* Can @c be synced inbound at all? */
-static bool sm_inbound_capable(const struct ib_sync_mem_client *c)
+/*
+ * Is a sync of @c in @dir bad input: inbound, of a client that can do it
+ * neither way? (Single and batch syncs refuse it; a pass runs it.)
+ */
+static bool sm_inbound_refused(const struct ib_sync_mem_client *c,
+			       enum ib_sync_mem_dir dir)
 {
-	return c->ops->flush_inbound || c->ops->inbound_target;
+	return dir == IB_SYNC_MEM_INBOUND && !c->ops->flush_inbound &&
+	       !c->ops->inbound_target;
 }
 
 /*
@@ -1246,7 +1251,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	if (!sm_dir_valid(dir))
 		return -EINVAL;
 	/* Bad input, not a sync that failed: nothing runs or is counted. */
-	if (dir == IB_SYNC_MEM_INBOUND && !sm_inbound_capable(client))
+	if (sm_inbound_refused(client, dir))
 		return -EOPNOTSUPP;
 
 	trace_sync_start(dom, client->id, dir);
@@ -1325,7 +1330,7 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 		/* A caller killed in a batch stops there. */
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		if (dir == IB_SYNC_MEM_INBOUND && !sm_inbound_capable(c)) {
+		if (sm_inbound_refused(c, dir)) {
 			e[i].err = -EOPNOTSUPP;
 			e[i].ran = false;
 			e[i].ns = 0;
