@@ -140,10 +140,11 @@ func (c *Conn) Unregister(ctx context.Context, id uint32) error {
 }
 
 // Sync makes the selected clients' memory coherent for r.Dir and reports
-// what ran. It needs CAP_NET_ADMIN. It succeeds when the sync ran, even if
-// clients failed: read SyncResult.Err and the per-client results. A
-// deadline of ctx bounds the kernel's waits like r.Timeout does: the sooner
-// of the two is sent.
+// what ran (a lazy client that owes nothing in r.Dir is skipped, unless
+// r.Range names the bytes to sync). It needs CAP_NET_ADMIN. It succeeds
+// when the sync ran, even if clients failed: read SyncResult.Err and the
+// per-client results. A deadline of ctx bounds the kernel's waits like
+// r.Timeout does: the sooner of the two is sent.
 func (c *Conn) Sync(ctx context.Context, r SyncRequest) (*SyncResult, error) {
 	const op = "sync"
 	if err := ctx.Err(); err != nil {
@@ -155,6 +156,25 @@ func (c *Conn) Sync(ctx context.Context, r SyncRequest) (*SyncResult, error) {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return doOne(ctx, c, op, cmdSync, b, parseSyncResult)
+}
+
+// MarkDirty tells the kernel that a lazy client's memory was written: its
+// next sync in a direction covering dir runs (dir is what is now owed:
+// DirToDevice when the CPU wrote, DirToCPU when the device wrote,
+// DirInbound when the NIC wrote, DirBidirectional for the first two), and
+// for a kind that syncs ranges, only over the bytes marked since. r is the
+// bytes written; nil marks all of the client. It needs CAP_NET_ADMIN. It
+// fails with ErrNotFound for an unknown id, ErrInvalid for a client that
+// is not lazy or a bad range (matching ERANGE for one outside the client),
+// ENXIO or ENODEV for an invalidated client.
+func (c *Conn) MarkDirty(ctx context.Context, id uint32, dir Direction, r *Range) error {
+	op := "mark client " + itoa(id) + " dirty"
+	b, err := encodeMarkDirty(id, dir, r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	_, err = c.do(ctx, op, cmdMarkDirty, netlink.Acknowledge, b)
+	return err
 }
 
 // Stats reports the counters of a client, a device or the whole module,

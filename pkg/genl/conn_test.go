@@ -264,6 +264,53 @@ func TestMethods(t *testing.T) {
 			{ID: 3, Err: unix.ETIMEDOUT, Duration: 7},
 		}},
 	}, {
+		// A range goes with the client's id, its offset sent even when
+		// 0; without one (above) neither attribute is sent.
+		name: "Sync one client with a range",
+		call: func(c *Conn) (any, error) {
+			return c.Sync(bg, SyncRequest{Clients: []uint32{3}, Dir: DirToCPU, Range: &Range{Offset: 4096, Len: 8192}})
+		},
+		cmd:   cmdSync,
+		flags: doFlags,
+		sent: []attr{u32(attrClientID, 3), u32(attrSyncDir, 2),
+			u64(attrSyncOffset, 4096), u64(attrSyncLen, 8192)},
+		reply: []msg{{Attrs: []attr{s32(attrSyncErr, 0), u32(attrSyncRun, 1), u32(attrSyncErrors, 0),
+			nest(attrSyncResults, nest(attrSyncResult, u32(attrClientID, 3), s32(attrSyncErr, 0), u64(attrSyncNS, 7)))}}},
+		want: &SyncResult{Run: 1, Results: []ClientResult{{ID: 3, Duration: 7}}},
+	}, {
+		name: "Sync one client with a range from 0 and a timeout",
+		call: func(c *Conn) (any, error) {
+			return c.Sync(bg, SyncRequest{Clients: []uint32{3}, Dir: DirToDevice, Range: &Range{Len: 1 << 40},
+				Timeout: new(time.Second)})
+		},
+		cmd:   cmdSync,
+		flags: doFlags,
+		sent: []attr{u32(attrClientID, 3), u32(attrSyncDir, 1),
+			u64(attrSyncOffset, 0), u64(attrSyncLen, 1<<40), u32(attrSyncTimeoutMS, 1000)},
+		reply: []msg{{Attrs: []attr{u32(attrSyncSkipped, 0), u32(attrSyncRun, 1)}}},
+		want:  &SyncResult{Run: 1},
+	}, {
+		name:  "MarkDirty all of a client",
+		call:  func(c *Conn) (any, error) { return nil, c.MarkDirty(bg, 7, DirToDevice, nil) },
+		cmd:   cmdMarkDirty,
+		flags: ackFlags,
+		sent:  []attr{u32(attrClientID, 7), u32(attrSyncDir, 1)},
+	}, {
+		name: "MarkDirty a range",
+		call: func(c *Conn) (any, error) {
+			return nil, c.MarkDirty(bg, 7, DirInbound, &Range{Offset: 4096, Len: 8192})
+		},
+		cmd:   cmdMarkDirty,
+		flags: ackFlags,
+		sent: []attr{u32(attrClientID, 7), u32(attrSyncDir, 4),
+			u64(attrSyncOffset, 4096), u64(attrSyncLen, 8192)},
+	}, {
+		name:  "MarkDirty a range from 0",
+		call:  func(c *Conn) (any, error) { return nil, c.MarkDirty(bg, 8, DirBidirectional, &Range{Len: 64}) },
+		cmd:   cmdMarkDirty,
+		flags: ackFlags,
+		sent:  []attr{u32(attrClientID, 8), u32(attrSyncDir, 3), u64(attrSyncOffset, 0), u64(attrSyncLen, 64)},
+	}, {
 		name: "Sync batch",
 		call: func(c *Conn) (any, error) {
 			return c.Sync(bg, SyncRequest{Clients: []uint32{4, 3}, Dir: DirBidirectional, Timeout: new(time.Duration(0))})

@@ -35,6 +35,7 @@ const (
 	cmdDevNew            uint8 = 8  // event only
 	cmdDevDel            uint8 = 9  // event only
 	cmdSyncFailed        uint8 = 10 // event only
+	cmdMarkDirty         uint8 = 11
 )
 
 // enum ib_sync_mem_attr
@@ -76,6 +77,8 @@ const (
 	attrDumpEnd           uint16 = 34
 	attrEndGeneration     uint16 = 35
 	attrClientOwner       uint16 = 36
+	attrSyncOffset        uint16 = 37
+	attrSyncLen           uint16 = 38
 )
 
 // enum ib_sync_mem_stats_attr, inside attrStats.
@@ -171,7 +174,8 @@ const (
 
 // IB_SYNC_MEM_CLIENT_F_*
 const (
-	// FlagLazy: sync only when the client was marked dirty.
+	// FlagLazy: sync only when the client was marked dirty (by its
+	// driver, or Conn.MarkDirty).
 	FlagLazy ClientFlags = 1 << 0
 	// FlagOwned: the client dies with the netlink socket that created it.
 	FlagOwned ClientFlags = 1 << 1

@@ -35,6 +35,7 @@ var uapi = []struct {
 	{"IB_SYNC_MEM_CMD_DEV_NEW", "cmdDevNew", int64(cmdDevNew)},
 	{"IB_SYNC_MEM_CMD_DEV_DEL", "cmdDevDel", int64(cmdDevDel)},
 	{"IB_SYNC_MEM_CMD_SYNC_FAILED", "cmdSyncFailed", int64(cmdSyncFailed)},
+	{"IB_SYNC_MEM_CMD_MARK_DIRTY", "cmdMarkDirty", int64(cmdMarkDirty)},
 	{"IB_SYNC_MEM_CMD_CLIENT_NEW", "EventClientNew", int64(EventClientNew)},
 	{"IB_SYNC_MEM_CMD_CLIENT_DEL", "EventClientDel", int64(EventClientDel)},
 	{"IB_SYNC_MEM_CMD_CLIENT_INVALIDATED", "EventClientInvalidated", int64(EventClientInvalidated)},
@@ -79,6 +80,8 @@ var uapi = []struct {
 	{"IB_SYNC_MEM_A_DUMP_END", "attrDumpEnd", int64(attrDumpEnd)},
 	{"IB_SYNC_MEM_A_END_GENERATION", "attrEndGeneration", int64(attrEndGeneration)},
 	{"IB_SYNC_MEM_A_CLIENT_OWNER", "attrClientOwner", int64(attrClientOwner)},
+	{"IB_SYNC_MEM_A_SYNC_OFFSET", "attrSyncOffset", int64(attrSyncOffset)},
+	{"IB_SYNC_MEM_A_SYNC_LEN", "attrSyncLen", int64(attrSyncLen)},
 
 	{"IB_SYNC_MEM_A_STATS_UNSPEC", "statsUnspec", int64(statsUnspec)},
 	{"IB_SYNC_MEM_A_STATS_PAD", "statsPad", int64(statsPad)},

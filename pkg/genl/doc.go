@@ -34,9 +34,20 @@
 //	...
 //	cl, err = c.RegisterDMABuf(ctx, "rxe0", "gpu0", fd, 0)
 //
+// A lazy client (FlagLazy) is synced only when it owes a sync: MarkDirty
+// says which bytes were written and by whom, and its next sync that way
+// runs over those bytes only (for kinds that sync ranges: sim, region).
+// A Range also syncs part of one client directly:
+//
+//	err = c.MarkDirty(ctx, cl.ID, genl.DirToDevice, &genl.Range{Offset: 4096, Len: 8192})
+//	res, err = c.Sync(ctx, genl.SyncRequest{Clients: []uint32{cl.ID}, Dir: genl.DirToDevice})
+//	res, err = c.Sync(ctx, genl.SyncRequest{Clients: []uint32{cl.ID}, Dir: genl.DirToDevice,
+//		Range: &genl.Range{Len: 4096}})
+//
 // Listing, describing and statistics are open to every user (the sensitive
 // attributes are left out for callers without CAP_NET_ADMIN); Register,
-// Unregister and Sync need CAP_NET_ADMIN in the initial user namespace.
+// Unregister, Sync and MarkDirty need CAP_NET_ADMIN in the initial user
+// namespace.
 //
 // Errors the kernel returns are of type *Error, which keeps the kernel's
 // extended ack message and matches both a sentinel (ErrNotFound,

@@ -66,6 +66,29 @@ type SyncRequest struct {
 	// Timeout bounds each client's waits, in whole milliseconds; nil
 	// leaves the module's sync_timeout_ms.
 	Timeout *time.Duration
+	// Range, with exactly one id in Clients, syncs only those bytes of
+	// the client, whether it is lazy or not; nil syncs all of it.
+	Range *Range
+}
+
+// A Range is Len bytes of a client from Offset: what a sync of one client
+// syncs, or what MarkDirty marks, instead of all of the client. It must
+// lie inside the client (ErrInvalid matching ERANGE otherwise) and, for a
+// kind with a range alignment, start and end on it (EINVAL: a sim
+// client's is 64 bytes). Kinds that sync ranges (region, sim) sync and
+// count only those bytes; the others sync all of the client.
+type Range struct {
+	Offset uint64
+	Len    uint64 // 1 or more
+}
+
+// Check reports what is wrong with r whatever the client: a length of 0
+// (also a range given by its offset alone). The kernel judges the rest.
+func (r Range) Check() error {
+	if r.Len == 0 {
+		return invalidf("range of 0 bytes at offset %d: a range needs a length of 1 byte or more", r.Offset)
+	}
+	return nil
 }
 
 // StatsRequest selects the counters Conn.Stats reports: a client (by ID),
@@ -204,12 +227,41 @@ func encodeSync(r SyncRequest) ([]byte, error) {
 		ae.Bytes(attrSyncClients|unix.NLA_F_NESTED, encodeIDs(r.Clients))
 	}
 	ae.Uint32(attrSyncDir, uint32(r.Dir))
+	if r.Range != nil && (r.Device != "" || len(r.Clients) != 1) {
+		return nil, invalidf("a range is of one client: name exactly one, not a device or a batch")
+	}
+	if err := encodeRange(ae, r.Range); err != nil {
+		return nil, err
+	}
 	if r.Timeout != nil {
 		ms, err := inUnits("sync timeout", *r.Timeout, time.Millisecond)
 		if err != nil {
 			return nil, err
 		}
 		ae.Uint32(attrSyncTimeoutMS, ms)
+	}
+	return ae.Encode()
+}
+
+// encodeRange adds a range's offset and length, if there is one.
+func encodeRange(ae *netlink.AttributeEncoder, r *Range) error {
+	if r == nil {
+		return nil
+	}
+	if err := r.Check(); err != nil {
+		return err
+	}
+	ae.Uint64(attrSyncOffset, r.Offset)
+	ae.Uint64(attrSyncLen, r.Len)
+	return nil
+}
+
+func encodeMarkDirty(id uint32, dir Direction, r *Range) ([]byte, error) {
+	ae := netlink.NewAttributeEncoder()
+	ae.Uint32(attrClientID, id)
+	ae.Uint32(attrSyncDir, uint32(dir))
+	if err := encodeRange(ae, r); err != nil {
+		return nil, err
 	}
 	return ae.Encode()
 }

@@ -117,6 +117,55 @@ func TestKernelErrors(t *testing.T) {
 		sentinel: ErrNoDevice,
 		wantMsg:  `get stats: no such RDMA device (DEV_NAME="rxe9")`,
 	}, {
+		name:     "mark dirty without CAP_NET_ADMIN",
+		call:     func(c *Conn) error { return c.MarkDirty(bg, 3, DirToDevice, nil) },
+		errno:    unix.EPERM,
+		sentinel: ErrPermission,
+		osErr:    os.ErrPermission,
+		wantMsg:  "mark client 3 dirty: operation not permitted (requires CAP_NET_ADMIN)",
+	}, {
+		name:     "mark dirty an unknown client",
+		call:     func(c *Conn) error { return c.MarkDirty(bg, 9, DirToCPU, nil) },
+		errno:    unix.ENOENT,
+		extack:   "no such client",
+		path:     []uint16{attrClientID},
+		sentinel: ErrNotFound,
+		osErr:    os.ErrNotExist,
+		wantMsg:  "mark client 9 dirty: no such client (CLIENT_ID=9)",
+	}, {
+		name:     "mark dirty a client that is not lazy",
+		call:     func(c *Conn) error { return c.MarkDirty(bg, 3, DirToDevice, &Range{Len: 64}) },
+		errno:    unix.EINVAL,
+		extack:   "client 3 is not lazy",
+		sentinel: ErrInvalid,
+		wantMsg:  "mark client 3 dirty: client 3 is not lazy",
+	}, {
+		name:     "mark dirty past the end of a client",
+		call:     func(c *Conn) error { return c.MarkDirty(bg, 3, DirToDevice, &Range{Offset: 1 << 20, Len: 4096}) },
+		errno:    unix.ERANGE,
+		extack:   "range outside the client",
+		path:     []uint16{attrSyncOffset},
+		sentinel: ErrInvalid,
+		wantMsg:  "mark client 3 dirty: range outside the client (SYNC_OFFSET=1048576)",
+	}, {
+		name:     "mark dirty an invalidated client",
+		call:     func(c *Conn) error { return c.MarkDirty(bg, 3, DirToDevice, nil) },
+		errno:    unix.ENXIO,
+		extack:   "memory of client 3 is gone",
+		sentinel: unix.ENXIO,
+		wantMsg:  "mark client 3 dirty: memory of client 3 is gone",
+	}, {
+		name: "sync an unaligned range",
+		call: func(c *Conn) error {
+			_, err := c.Sync(bg, SyncRequest{Clients: []uint32{3}, Dir: DirToDevice, Range: &Range{Offset: 4, Len: 60}})
+			return err
+		},
+		errno:    unix.EINVAL,
+		extack:   "range not aligned to 64 bytes",
+		path:     []uint16{attrSyncLen},
+		sentinel: ErrInvalid,
+		wantMsg:  "sync: range not aligned to 64 bytes (SYNC_LEN=60)",
+	}, {
 		name:     "timeout",
 		call:     func(c *Conn) error { _, err := c.Sync(bg, SyncRequest{Device: "rxe0", Dir: DirToCPU}); return err },
 		errno:    unix.ETIMEDOUT,
@@ -196,6 +245,32 @@ func TestRefusedLocally(t *testing.T) {
 			_, err := c.Sync(bg, SyncRequest{Device: "rxe0", Dir: DirToDevice, Timeout: new(1500 * time.Microsecond)})
 			return err
 		}, "sync timeout 1.5ms is not a whole number of 1ms"},
+		{"a sync range of 0 bytes", func(c *Conn) error {
+			_, err := c.Sync(bg, SyncRequest{Clients: []uint32{3}, Dir: DirToDevice, Range: &Range{}})
+			return err
+		}, "sync: invalid argument: range of 0 bytes at offset 0: a range needs a length of 1 byte or more"},
+		{"a sync range with an offset alone", func(c *Conn) error {
+			_, err := c.Sync(bg, SyncRequest{Clients: []uint32{3}, Dir: DirToDevice, Range: &Range{Offset: 4096}})
+			return err
+		}, "range of 0 bytes at offset 4096: a range needs a length"},
+		{"a range of a device", func(c *Conn) error {
+			_, err := c.Sync(bg, SyncRequest{Device: "rxe0", Dir: DirToDevice, Range: &Range{Len: 64}})
+			return err
+		}, "sync: invalid argument: a range is of one client: name exactly one, not a device or a batch"},
+		{"a range of a batch", func(c *Conn) error {
+			_, err := c.Sync(bg, SyncRequest{Clients: []uint32{3, 4}, Dir: DirToDevice, Range: &Range{Len: 64}})
+			return err
+		}, "a range is of one client"},
+		{"a range of one client and a device", func(c *Conn) error {
+			_, err := c.Sync(bg, SyncRequest{Device: "rxe0", Clients: []uint32{3}, Dir: DirToDevice, Range: &Range{Len: 64}})
+			return err
+		}, "a range is of one client"},
+		{"a mark of 0 bytes", func(c *Conn) error {
+			return c.MarkDirty(bg, 3, DirToDevice, &Range{})
+		}, "mark client 3 dirty: invalid argument: range of 0 bytes at offset 0: a range needs a length of 1 byte or more"},
+		{"a mark with an offset alone", func(c *Conn) error {
+			return c.MarkDirty(bg, 3, DirToDevice, &Range{Offset: 64})
+		}, "mark client 3 dirty: invalid argument: range of 0 bytes at offset 64"},
 		{"a batch past the limit", func(c *Conn) error {
 			_, err := c.Sync(bg, SyncRequest{Clients: make([]uint32, SyncBatchMax+1), Dir: DirToDevice})
 			return err

@@ -41,6 +41,8 @@ var requestAttrs = map[uint16]attrInfo{
 	attrClientFlags:   {"CLIENT_FLAGS", kindU32, nil},
 	attrSyncDir:       {"SYNC_DIR", kindU32, nil},
 	attrSyncTimeoutMS: {"SYNC_TIMEOUT_MS", kindU32, nil},
+	attrSyncOffset:    {"SYNC_OFFSET", kindU64, nil},
+	attrSyncLen:       {"SYNC_LEN", kindU64, nil},
 	attrSyncClients: {"SYNC_CLIENTS", kindNest, map[uint16]attrInfo{
 		attrClientID: {"CLIENT_ID", kindU32, nil},
 	}},
