@@ -8,7 +8,8 @@ import (
 // Integration skips the test unless SYNCMEM_INTEGRATION=1, and returns a
 // connection and the device to use. Once enabled, a missing module or
 // device fails the test: it never skips. The tests of both test packages
-// (integration_test.go, integration_dump_test.go) use it.
+// (integration_test.go, integration_dirty_test.go, integration_dump_test.go)
+// use it.
 func Integration(t *testing.T) (*Conn, string) {
 	t.Helper()
 	if os.Getenv("SYNCMEM_INTEGRATION") != "1" {
