@@ -97,7 +97,7 @@ open (see pkg/genl); here it mostly serves tests.`,
 	f.StringVar(&o.failErrno, "fail-errno", "", "sim: errno of the failing syncs, a number or a name (EIO)")
 	f.StringVar(&o.size, "size", "", "sim: bytes the client stands for (4096, 64K, 1MiB)")
 	f.BoolVar(&o.batch, "batch", false, "sim: use the prepare/finish batching hooks")
-	f.BoolVar(&o.lazy, "lazy", false, "sync only when marked dirty")
+	f.BoolVar(&o.lazy, "lazy", false, "sync only when marked dirty (mark-dirty)")
 	f.BoolVar(&o.owned, "owned", false, "delete the client when this command's socket closes (at exit)")
 	f.DurationVar(&o.hold, "hold", 0, "keep the connection open this long after registering (debug)")
 	_ = f.MarkHidden("hold")

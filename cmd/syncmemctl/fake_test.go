@@ -23,6 +23,7 @@ type fakeAPI struct {
 	calls     []string
 	regReq    genl.RegisterRequest
 	syncReq   genl.SyncRequest
+	marks     []markReq
 	statsReq  genl.StatsRequest
 	unreg     []uint32
 	watchOpts int
@@ -85,6 +86,18 @@ func (f *fakeAPI) Unregister(_ context.Context, id uint32) error {
 func (f *fakeAPI) Sync(_ context.Context, r genl.SyncRequest) (*genl.SyncResult, error) {
 	f.syncReq = r
 	return &f.sync, f.call("Sync")
+}
+
+// markReq is the arguments of one MarkDirty.
+type markReq struct {
+	ID    uint32
+	Dir   genl.Direction
+	Range *genl.Range
+}
+
+func (f *fakeAPI) MarkDirty(_ context.Context, id uint32, dir genl.Direction, r *genl.Range) error {
+	f.marks = append(f.marks, markReq{ID: id, Dir: dir, Range: r})
+	return f.call("MarkDirty")
 }
 
 func (f *fakeAPI) Stats(_ context.Context, r genl.StatsRequest) (*genl.Stats, error) {

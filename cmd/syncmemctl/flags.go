@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"math"
 	"math/big"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/syncmem/syncmem/pkg/genl"
 	"golang.org/x/sys/unix"
 )
 
@@ -85,6 +87,41 @@ func parseSize(flag, s string) (uint64, error) {
 		return 0, badFlag(flag, s, "too large")
 	}
 	return r.Num().Uint64(), nil
+}
+
+// parseDir parses the dir flag: a sync direction by its name.
+func parseDir(s string) (genl.Direction, error) {
+	d, err := genl.ParseDirection(s)
+	if err != nil {
+		return 0, badFlag("dir", s, "want %s", genl.DirectionNames())
+	}
+	return d, nil
+}
+
+// parseRange reads the offset and len flags (rangeFlags): nil when
+// neither is given. A range needs its length; its offset defaults to 0.
+// Whether it fits the client is the kernel's to say.
+func parseRange(cmd *cobra.Command, offset, length string) (*genl.Range, error) {
+	if !changed(cmd, "len") {
+		if changed(cmd, "offset") {
+			return nil, errors.New("offset needs len: offset BYTES len BYTES, the bytes from offset")
+		}
+		return nil, nil
+	}
+	var r genl.Range
+	var err error
+	if changed(cmd, "offset") {
+		if r.Offset, err = parseSize("offset", offset); err != nil {
+			return nil, err
+		}
+	}
+	if r.Len, err = parseSize("len", length); err != nil {
+		return nil, err
+	}
+	if err := r.Check(); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // parseErrno parses an errno as a number or a name (EIO; the names

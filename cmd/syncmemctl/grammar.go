@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/syncmem/syncmem/pkg/genl"
 )
 
 // The grammar every verb shares, the way iproute2's rdma, devlink and ip
@@ -162,4 +163,23 @@ func idFlag(cmd *cobra.Command, ids *[]string, usage string, dial dialer) {
 	if dial != nil {
 		_ = cmd.RegisterFlagCompletionFunc("id", completeClients(dial))
 	}
+}
+
+// dirFlag is the sync direction of a verb: --dir DIR, or the keyword dir
+// DIR; to-device unless given (parseDir reads it).
+func dirFlag(cmd *cobra.Command, dir *string, usage string) {
+	cmd.Flags().StringVar(dir, "dir", genl.DirToDevice.String(), usage+": "+genl.DirectionNames())
+	var dirs []string
+	for _, d := range genl.Directions() {
+		dirs = append(dirs, d.String())
+	}
+	_ = cmd.RegisterFlagCompletionFunc("dir", cobra.FixedCompletions(dirs, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// rangeFlags are the bytes of one client a verb works on: offset BYTES
+// and len BYTES, or --offset and --len (parseRange reads them).
+func rangeFlags(cmd *cobra.Command, offset, length *string, what string) {
+	f := cmd.Flags()
+	f.StringVar(offset, "offset", "", "with id: the first byte "+what+" (default 0; needs len)")
+	f.StringVar(length, "len", "", "with id: how many bytes "+what+", from offset (4096, 64K, 1MiB)")
 }

@@ -38,6 +38,10 @@ func TestKeywordsAreFlags(t *testing.T) {
 			func(f *fakeAPI) any { return f.syncReq }},
 		{[]string{"sync", "dev", "rxe0", "owner", "sim"}, []string{"sync", "--dev", "rxe0", "--owner", "sim"},
 			func(f *fakeAPI) any { return f.syncReq }},
+		{[]string{"sync", "id", "3", "offset", "4K", "len", "8K"}, []string{"sync", "--id", "3", "--offset", "4K", "--len", "8K"},
+			func(f *fakeAPI) any { return f.syncReq }},
+		{[]string{"mark-dirty", "id", "3", "dir", "to-cpu", "len", "64"},
+			[]string{"mark-dirty", "--id", "3", "--dir", "to-cpu", "--len", "64"}, func(f *fakeAPI) any { return f.marks }},
 		{[]string{"list", "owner", "sim"}, []string{"list", "--owner", "sim"}, func(f *fakeAPI) any { return f.owner }},
 		{[]string{"stats", "id", "3"}, []string{"stats", "--id", "3"}, func(f *fakeAPI) any { return f.statsReq }},
 		{[]string{"stats", "dev", "rxe0"}, []string{"stats", "--dev", "rxe0"}, func(f *fakeAPI) any { return f.statsReq }},
@@ -221,7 +225,11 @@ func TestKeywordCompletion(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"__complete", "sync", ""}, []string{"dev", "id", "dir", "owner", "timeout"}},
+		{[]string{"__complete", "sync", ""}, []string{"dev", "id", "dir", "owner", "timeout", "offset", "len"}},
+		{[]string{"__complete", "mark-dirty", ""}, []string{"id", "dir", "offset", "len"}},
+		{[]string{"__complete", "mark-dirty", "id", "3", "dir", ""}, []string{"to-device", "to-cpu", "bidirectional", "inbound"}},
+		{[]string{"__complete", "mark-dirty", "id", ""}, []string{"3", "4", "5"}},
+		{[]string{"__complete", "mark-dirty", "id", "3", "offset", "4K", ""}, []string{"dir", "id", "len"}},
 		{[]string{"__complete", "list", "owner", ""}, []string{"sim", "nv_peer"}},
 		{[]string{"__complete", "sync", "dev", ""}, []string{"rxe0", "rxe1"}},
 		{[]string{"__complete", "sync", "dev", "rxe0", "d"}, []string{"dir"}},

@@ -23,6 +23,7 @@ type api interface {
 	Register(ctx context.Context, r genl.RegisterRequest) (*genl.Client, error)
 	Unregister(ctx context.Context, id uint32) error
 	Sync(ctx context.Context, r genl.SyncRequest) (*genl.SyncResult, error)
+	MarkDirty(ctx context.Context, id uint32, dir genl.Direction, r *genl.Range) error
 	Stats(ctx context.Context, r genl.StatsRequest) (*genl.Stats, error)
 	Watch(ctx context.Context, opts ...genl.WatchOption) (<-chan genl.Event, <-chan error, error)
 	Close() error
@@ -63,7 +64,7 @@ A verb may be shortened to any unambiguous prefix: syncmemctl li.
 
 It talks to the module over its generic netlink family, which exists only
 in the initial network namespace. Listing and statistics are open to every
-user; register, unregister and sync need CAP_NET_ADMIN.`,
+user; register, unregister, sync and mark-dirty need CAP_NET_ADMIN.`,
 		Example: `  syncmemctl devices
   syncmemctl register dev rxe0 name buf0 latency 200us
   syncmemctl sync dev rxe0
@@ -84,6 +85,7 @@ user; register, unregister and sync need CAP_NET_ADMIN.`,
 		newUnregisterCmd(dial),
 		newListCmd(dial, out),
 		newSyncCmd(dial, out),
+		newMarkDirtyCmd(dial),
 		newStatsCmd(dial, out),
 		newMonitorCmd(dial, out),
 		newTraceCmd(out),

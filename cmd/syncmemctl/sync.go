@@ -18,15 +18,25 @@ func newSyncCmd(dial dialer, out *output) *cobra.Command {
 		ids     []string
 		dir     string
 		timeout time.Duration
+		offset  string
+		length  string
 	)
 	cmd := verb(&cobra.Command{
-		Use:   "sync (dev DEV [owner OWNER] | id ID[,ID...]) [dir DIR] [timeout D]",
-		Short: "Sync a device's clients, one client or a batch",
+		Use:   "sync (dev DEV [owner OWNER] | id ID[,ID...] | id ID [offset BYTES] len BYTES) [dir DIR] [timeout D]",
+		Short: "Sync a device's clients, one client, part of one, or a batch",
 		Long: `Make memory coherent for the side that uses it next: every client of a
 device in one device-wide pass (dev DEV), or only one owner's clients of it
 (dev DEV owner OWNER, a pass of their own), one client, or a batch of
 clients in the order given (id ID, repeated or comma-separated; at most
 2048, an id may repeat). Needs CAP_NET_ADMIN.
+
+With one client, offset and len sync only the len bytes from offset
+(default 0) of it, lazy or not: the bytes the caller says were written.
+Sizes take units (4096, 64K, 1MiB). The range must lie inside the client
+(ERANGE otherwise) and, for a sim client, start and end on 64 bytes
+(EINVAL); kinds that cannot sync part of themselves (dma-buf) sync all.
+A lazy client (register ... lazy) is otherwise synced only when it owes a
+sync (see mark-dirty): one that owes none is skipped.
 
 dir is to-device (the default: the CPU wrote, the device reads next),
 to-cpu (the device wrote, the CPU reads next), bidirectional (both) or
@@ -43,6 +53,7 @@ client's sync failed, after printing the results.`,
   syncmemctl sync dev rxe0 owner sim
   syncmemctl sync id 3 dir to-cpu
   syncmemctl sync id 3 dir inbound
+  syncmemctl sync id 3 offset 4K len 8K
   syncmemctl sync id 3,4 timeout 500ms
   syncmemctl sync --dev rxe0 --dir bidirectional
   syncmemctl -j sync dev rxe0 | jq '.results[] | select(.err)'`,
@@ -58,8 +69,14 @@ client's sync failed, after printing the results.`,
 			if req.Clients, err = parseIDs("id", ids); err != nil {
 				return err
 			}
-			if req.Dir, err = genl.ParseDirection(dir); err != nil {
-				return badFlag("dir", dir, "want %s", genl.DirectionNames())
+			if req.Range, err = parseRange(cmd, offset, length); err != nil {
+				return err
+			}
+			if req.Range != nil && len(req.Clients) != 1 {
+				return errors.New("offset and len are bytes of one client: give one id ID, not dev DEV or a batch")
+			}
+			if req.Dir, err = parseDir(dir); err != nil {
+				return err
 			}
 			if changed(cmd, "timeout") {
 				if err := wholeDuration("timeout", timeout, time.Millisecond, "milliseconds"); err != nil {
@@ -86,14 +103,65 @@ client's sync failed, after printing the results.`,
 	devFlag(cmd, &dev, "sync every client of this device", dial)
 	ownerFlag(cmd, &owner, "with dev: sync only this owner's clients of the device", dial)
 	idFlag(cmd, &ids, "sync these clients, in this order", dial)
-	f := cmd.Flags()
-	f.StringVar(&dir, "dir", genl.DirToDevice.String(), "direction: "+genl.DirectionNames())
-	f.DurationVar(&timeout, "timeout", 0, "bound on each client's waits (default: the module's sync_timeout_ms)")
-	var dirs []string
-	for _, d := range genl.Directions() {
-		dirs = append(dirs, d.String())
-	}
-	_ = cmd.RegisterFlagCompletionFunc("dir", cobra.FixedCompletions(dirs, cobra.ShellCompDirectiveNoFileComp))
+	dirFlag(cmd, &dir, "direction")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "bound on each client's waits (default: the module's sync_timeout_ms)")
+	rangeFlags(cmd, &offset, &length, "to sync")
+	return cmd
+}
+
+func newMarkDirtyCmd(dial dialer) *cobra.Command {
+	var (
+		ids    []string
+		dir    string
+		offset string
+		length string
+	)
+	cmd := verb(&cobra.Command{
+		Use:   "mark-dirty id ID [dir DIR] [[offset BYTES] len BYTES]",
+		Short: "Say that a lazy client's memory was written",
+		Long: `Mark a lazy client (register ... lazy) dirty: its memory was written, and
+its next sync in a direction that covers dir runs, where a lazy client
+that owes nothing is skipped. For kinds that sync part of themselves (sim,
+region) that sync covers only the bytes marked since the last one that
+way. Needs CAP_NET_ADMIN.
+
+dir is the sync now owed: to-device (the default: the CPU wrote, the
+device reads next), to-cpu (the device wrote), inbound (the NIC wrote, by
+RDMA) or bidirectional (both the CPU and the device). offset and len give
+the bytes written: the len bytes from offset (default 0); without them all
+of the client is marked. Sizes take units (4096, 64K, 1MiB). The range
+must lie inside the client (ERANGE otherwise) and, for a sim client, start
+and end on 64 bytes (EINVAL).
+
+A client that is not lazy is refused (EINVAL): its syncs always run.
+Prints nothing.`,
+		Example: `  syncmemctl mark-dirty id 3
+  syncmemctl mark-dirty id 3 dir to-cpu offset 4K len 8K
+  syncmemctl mark-dirty id 3 len 64K && syncmemctl sync id 3`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := parseIDs("id", ids)
+			if err != nil {
+				return err
+			}
+			if len(list) != 1 {
+				return errors.New("name the one client to mark: id ID")
+			}
+			d, err := parseDir(dir)
+			if err != nil {
+				return err
+			}
+			r, err := parseRange(cmd, offset, length)
+			if err != nil {
+				return err
+			}
+			return withConn(dial, func(c api) error {
+				return c.MarkDirty(cmd.Context(), list[0], d, r)
+			})
+		},
+	})
+	idFlag(cmd, &ids, "the lazy client whose memory was written (required)", dial)
+	dirFlag(cmd, &dir, "the sync now owed")
+	rangeFlags(cmd, &offset, &length, "written")
 	return cmd
 }
 
@@ -117,6 +185,8 @@ func syncFailures(res *genl.SyncResult) (failed, of int) {
 
 type jsonSync struct {
 	Dir     string       `json:"dir"`
+	Offset  *uint64      `json:"offset,omitempty"` // a range sync's
+	Len     *uint64      `json:"len,omitempty"`
 	Err     string       `json:"err,omitempty"` // the first client error
 	Run     uint32       `json:"run"`
 	Errors  uint32       `json:"errors"`
@@ -138,6 +208,9 @@ func printSync(w io.Writer, out *output, req genl.SyncRequest, res *genl.SyncRes
 			Errors: res.Errors, Skipped: res.Skipped, TimeNS: int64(res.Duration),
 			Results: []jsonResult{},
 		}
+		if r := req.Range; r != nil {
+			j.Offset, j.Len = &r.Offset, &r.Len
+		}
 		for _, r := range res.Results {
 			j.Results = append(j.Results, jsonResult{
 				ID: r.ID, Err: jsonErrno(r.Err), TimeNS: int64(r.Duration),
@@ -152,6 +225,9 @@ func printSync(w io.Writer, out *output, req genl.SyncRequest, res *genl.SyncRes
 			ids[i] = fmt.Sprint(id)
 		}
 		target = "id " + strings.Join(ids, ",")
+	}
+	if r := req.Range; r != nil {
+		target += fmt.Sprintf(" offset %d len %d", r.Offset, r.Len)
 	}
 	fmt.Fprintf(w, "sync %s %s: %d run, %d failed, %d skipped in %s\n", req.Dir, target,
 		res.Run, res.Errors, res.Skipped, duration(res.Duration))

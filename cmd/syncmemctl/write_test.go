@@ -14,7 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Tests of the commands that change things: register, unregister, sync.
+// Tests of the commands that change things: register, unregister, sync,
+// mark-dirty.
 
 func TestRegisterRequest(t *testing.T) {
 	base := []string{"register", "--dev", "rxe0", "--name", "buf0"}
@@ -208,6 +209,22 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"sync", "id", "3", "dir", "4"}, `invalid --dir "4": want to-device, to-cpu, bidirectional or inbound`},
 		{[]string{"sync", "--id", "3", "--timeout", "1500us"}, `invalid --timeout "1.5ms": must be a whole number of milliseconds`},
 		{[]string{"sync", "--id", "3", "--timeout", "-1s"}, `must not be negative`},
+		{[]string{"sync", "dev", "rxe0", "len", "4K"}, "offset and len are bytes of one client: give one id ID, not dev DEV or a batch"},
+		{[]string{"sync", "id", "3,4", "offset", "0", "len", "4K"}, "offset and len are bytes of one client"},
+		{[]string{"sync", "id", "3", "offset", "4K"}, "offset needs len: offset BYTES len BYTES, the bytes from offset"},
+		{[]string{"sync", "id", "3", "len", "0"}, "invalid argument: range of 0 bytes at offset 0: a range needs a length of 1 byte or more"},
+		{[]string{"sync", "id", "3", "offset", "4K", "len", "0"}, "range of 0 bytes at offset 4096"},
+		{[]string{"sync", "id", "3", "len", "4Q"}, `invalid --len "4Q": want bytes`},
+		{[]string{"sync", "id", "3", "offset", "4 pages", "len", "4K"}, `invalid --offset "4 pages": want bytes`},
+		{[]string{"sync", "id", "3", "len", "64", "len", "128"}, "len is given twice"},
+		{[]string{"mark-dirty"}, "name the one client to mark: id ID"},
+		{[]string{"mark-dirty", "id", "3,4"}, "name the one client to mark: id ID"},
+		{[]string{"mark-dirty", "id", "x"}, `invalid --id "x": want a positive client id`},
+		{[]string{"mark-dirty", "id", "3", "dir", "up"}, `invalid --dir "up": want to-device, to-cpu, bidirectional or inbound`},
+		{[]string{"mark-dirty", "id", "3", "offset", "64"}, "offset needs len"},
+		{[]string{"mark-dirty", "id", "3", "len", "0"}, "range of 0 bytes at offset 0: a range needs a length of 1 byte or more"},
+		{[]string{"mark-dirty", "id", "3", "len", "1.5"}, `invalid --len "1.5": not a whole number of bytes`},
+		{[]string{"mark-dirty", "id", "3", "timeout", "1s"}, `unknown keyword "timeout"; keywords: dir, id, len, offset`},
 		{[]string{"stats", "dev", "rxe0", "id", "3"}, "give dev or id, not both"},
 		{[]string{"stats", "--id", "x"}, `invalid --id "x"`},
 		{[]string{"monitor", "--count", "-1"}, `invalid --count "-1": must not be negative`},
@@ -249,6 +266,15 @@ func TestSyncRequest(t *testing.T) {
 			genl.SyncRequest{Clients: []uint32{3, 4, 5}, Dir: genl.DirBidirectional, Timeout: new(5 * time.Second)}},
 		{[]string{"id", "3", "dir", "inbound"}, genl.SyncRequest{Clients: []uint32{3}, Dir: genl.DirInbound}},
 		{[]string{"--dev", "rxe0", "--dir", "inbound"}, genl.SyncRequest{Device: "rxe0", Dir: genl.DirInbound}},
+		{[]string{"id", "3", "offset", "4K", "len", "8K"}, genl.SyncRequest{Clients: []uint32{3}, Dir: genl.DirToDevice,
+			Range: &genl.Range{Offset: 4096, Len: 8192}}},
+		{[]string{"id", "3", "len", "64", "dir", "to-cpu"}, genl.SyncRequest{Clients: []uint32{3}, Dir: genl.DirToCPU,
+			Range: &genl.Range{Len: 64}}},
+		{[]string{"--id", "3", "--offset", "0", "--len", "1MiB", "--timeout", "1s"}, genl.SyncRequest{Clients: []uint32{3},
+			Dir: genl.DirToDevice, Timeout: new(time.Second), Range: &genl.Range{Len: 1 << 20}}},
+		// Past the client, unaligned: the kernel says what is wrong.
+		{[]string{"id", "3", "offset", "1T", "len", "3"}, genl.SyncRequest{Clients: []uint32{3}, Dir: genl.DirToDevice,
+			Range: &genl.Range{Offset: 1 << 40, Len: 3}}},
 		// 0 is sent: the kernel rejects it and says why.
 		{[]string{"--dev", "rxe0", "--timeout", "0"}, genl.SyncRequest{Device: "rxe0", Dir: genl.DirToDevice, Timeout: new(time.Duration(0))}},
 	} {
@@ -343,6 +369,70 @@ ID  RESULT      TIME
 	}
 }
 
+// TestSyncRange: a range sync names its range after the client, in the
+// text and in JSON (offset 0 too); a sync without one has neither field.
+func TestSyncRange(t *testing.T) {
+	f := &fakeAPI{sync: genl.SyncResult{Run: 1, Duration: 3 * time.Microsecond,
+		Results: []genl.ClientResult{{ID: 3, Duration: 2 * time.Microsecond}}}}
+	got := mustRun(t, f, "sync", "id", "3", "offset", "4K", "len", "8K")
+	want := `sync to-device id 3 offset 4096 len 8192: 1 run, 0 failed, 0 skipped in 3.00us
+ID  RESULT  TIME
+3   ok      2.00us
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	got = mustRun(t, f, "-j", "sync", "id", "3", "len", "64")
+	want = `{"dir":"to-device","offset":0,"len":64,"run":1,"errors":0,"skipped":0,"time_ns":3000,` +
+		`"results":[{"id":3,"time_ns":2000}]}` + "\n"
+	if got != want {
+		t.Errorf("-j: got\n%s\nwant\n%s", got, want)
+	}
+
+	// A lazy client that owes nothing: skipped, no results.
+	f.sync = genl.SyncResult{Skipped: 1, Duration: 500}
+	if got, want := mustRun(t, f, "sync", "id", "3"), "sync to-device id 3: 0 run, 0 failed, 1 skipped in 500ns\n"; got != want {
+		t.Errorf("skipped: %q, want %q", got, want)
+	}
+	if got, want := mustRun(t, f, "-j", "sync", "id", "3"),
+		`{"dir":"to-device","run":0,"errors":0,"skipped":1,"time_ns":500,"results":[]}`+"\n"; got != want {
+		t.Errorf("skipped -j: %q, want %q", got, want)
+	}
+}
+
+// TestMarkDirty: mark-dirty sends one client, the direction (to-device
+// unless given) and the range if one is given; it prints nothing, -j or
+// not.
+func TestMarkDirty(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want markReq
+	}{
+		{[]string{"id", "3"}, markReq{ID: 3, Dir: genl.DirToDevice}},
+		{[]string{"id", "3", "dir", "to-cpu"}, markReq{ID: 3, Dir: genl.DirToCPU}},
+		{[]string{"--id", "7", "--dir", "inbound", "--len", "4K"}, markReq{ID: 7, Dir: genl.DirInbound,
+			Range: &genl.Range{Len: 4096}}},
+		{[]string{"id", "3", "offset", "4K", "len", "8K", "dir", "bidirectional"}, markReq{ID: 3,
+			Dir: genl.DirBidirectional, Range: &genl.Range{Offset: 4096, Len: 8192}}},
+		{[]string{"len", "1.5KiB", "offset", "64", "id", "3"}, markReq{ID: 3, Dir: genl.DirToDevice,
+			Range: &genl.Range{Offset: 64, Len: 1536}}},
+		// Past the client, unaligned: the kernel says what is wrong.
+		{[]string{"id", "3", "offset", "1T", "len", "1"}, markReq{ID: 3, Dir: genl.DirToDevice,
+			Range: &genl.Range{Offset: 1 << 40, Len: 1}}},
+	} {
+		for _, j := range [][]string{nil, {"-j"}} {
+			f := &fakeAPI{}
+			args := append(append([]string{"mark-dirty"}, tt.args...), j...)
+			if out := mustRun(t, f, args...); out != "" {
+				t.Errorf("%v printed %q", args, out)
+			}
+			if d := cmp.Diff([]markReq{tt.want}, f.marks); d != "" {
+				t.Errorf("%v: request (-want +got):\n%s", args, d)
+			}
+		}
+	}
+}
+
 // TestKernelErrors: kernel errors print as "Error: <message>" with the
 // extended ack text, and exit 1.
 func TestKernelErrors(t *testing.T) {
@@ -365,6 +455,15 @@ func TestKernelErrors(t *testing.T) {
 			[]string{"list", "--dev", "rxe9"}, "Error: list clients of rxe9: no such RDMA device\n"},
 		{"Stats", &genl.Error{Op: "get stats", Errno: unix.ENOENT, Message: "no such client"},
 			[]string{"stats", "id", "9"}, "Error: get stats: no such client\n"},
+		{"MarkDirty", &genl.Error{Op: "mark client 3 dirty", Errno: unix.EPERM},
+			[]string{"mark-dirty", "id", "3"}, "Error: mark client 3 dirty: operation not permitted (requires CAP_NET_ADMIN)\n"},
+		{"MarkDirty", &genl.Error{Op: "mark client 3 dirty", Errno: unix.EINVAL, Message: "client 3 is not lazy"},
+			[]string{"mark-dirty", "id", "3"}, "Error: mark client 3 dirty: client 3 is not lazy\n"},
+		{"MarkDirty", &genl.Error{Op: "mark client 3 dirty", Errno: unix.ERANGE, Message: "range outside the client",
+			Attr: "SYNC_OFFSET=1048576"}, []string{"mark-dirty", "id", "3", "offset", "1M", "len", "4K"},
+			"Error: mark client 3 dirty: range outside the client (SYNC_OFFSET=1048576)\n"},
+		{"Sync", &genl.Error{Op: "sync", Errno: unix.EINVAL, Message: "range not aligned to 64 bytes", Attr: "SYNC_LEN=3"},
+			[]string{"sync", "id", "3", "len", "3"}, "Error: sync: range not aligned to 64 bytes (SYNC_LEN=3)\n"},
 		{"Watch", &genl.Error{Op: "watch events", Errno: unix.EPERM},
 			[]string{"monitor"}, "Error: watch events: operation not permitted (requires CAP_NET_ADMIN)\n"},
 	} {
@@ -381,7 +480,7 @@ func TestNotLoaded(t *testing.T) {
 	notLoaded := genl.ErrNotLoaded
 	for _, args := range [][]string{
 		{"devices"}, {"list"}, {"stats"}, {"monitor"}, {"unregister", "id", "3"},
-		{"register", "--dev", "rxe0", "--name", "a"}, {"sync", "--dev", "rxe0"},
+		{"register", "--dev", "rxe0", "--name", "a"}, {"sync", "--dev", "rxe0"}, {"mark-dirty", "id", "3"},
 	} {
 		r := runWith(t, nil, notLoaded, args...)
 		if r.code != 1 || r.stderr != "Error: module ib_sync_mem is not loaded\n" || r.stdout != "" || r.dials != 1 {
