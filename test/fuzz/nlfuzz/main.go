@@ -6,7 +6,9 @@
 // random attribute trees (types, lengths, nesting, NLA_F_* bits), random
 // nlmsg flags (NLM_F_DUMP, NLM_F_ACK, anything), truncated headers, wrong
 // lengths, several messages in one datagram, valid requests mutated by bit
-// flips, and huge SYNC_CLIENTS batches. Replies are read without ever
+// flips, huge SYNC_CLIENTS batches, and ranges (SYNC_OFFSET, SYNC_LEN) of
+// syncs and MARK_DIRTY inside, across and past clients, on and off the
+// sim's alignment, with every target. Replies are read without ever
 // blocking (MSG_DONTWAIT, and SO_RCVTIMEO on the final reads) and discarded
 // after being counted and checked; every client a reply shows created is
 // deleted at once, so the run leaves no state behind.
@@ -14,11 +16,11 @@
 // Invariants (a violation makes the exit status 1):
 //   - no event carries the sensitive attributes (OWNER_PORTID, OWNER_PID,
 //     INFO);
-//   - --unprivileged: every CLIENT_NEW, CLIENT_DEL or SYNC request that the
-//     genetlink core hands to its permission check (a "do" whose headers pass
-//     the core's checks, whatever its attributes: see mustBeEPERM) is acked
-//     with EPERM and nothing is created; no reply carries the sensitive
-//     attributes;
+//   - --unprivileged: every CLIENT_NEW, CLIENT_DEL, SYNC or MARK_DIRTY
+//     request that the genetlink core hands to its permission check (a "do"
+//     whose headers pass the core's checks, whatever its attributes: see
+//     mustBeEPERM) is acked with EPERM and nothing is created; no reply
+//     carries the sensitive attributes;
 //   - privileged: no request is refused with EPERM;
 //   - at the end the family still answers a DEV_GET and a CLIENT_GET dump.
 //
@@ -158,7 +160,7 @@ func (f *fuzzer) randCmd() uint8 {
 	r := f.r
 	switch n := r.Intn(100); {
 	case n < 70:
-		return uint8(1 + r.Intn(6))
+		return doCmds[r.Intn(len(doCmds))]
 	case n < 85:
 		return uint8(7 + r.Intn(4)) // event-only
 	case n < 90:
@@ -167,6 +169,9 @@ func (f *fuzzer) randCmd() uint8 {
 		return uint8(r.Intn(256))
 	}
 }
+
+// doCmds are the commands that are not only events.
+var doCmds = []uint8{cmdDevGet, cmdClientNew, cmdClientDel, cmdClientGet, cmdSync, cmdStatsGet, cmdMarkDirty}
 
 func (f *fuzzer) randID() uint32 {
 	r := f.r
@@ -260,6 +265,30 @@ func (f *fuzzer) simNest() []byte {
 	return nest(aSim, parts...)
 }
 
+// randRange: often none; else SYNC_OFFSET and SYNC_LEN, or one of them
+// alone, with values on and off a sim client's 64-byte alignment, inside,
+// across and past the sizes clients have, and at the edges of a u64.
+func (f *fuzzer) randRange() []byte {
+	r := f.r
+	v := func() uint64 {
+		return []uint64{0, 1, 63, 64, 4096, 8192, 1 << 20, 1<<20 - 64, 1<<20 + 64,
+			r.Uint64() >> uint(r.Intn(64)), ^uint64(0) - 63, ^uint64(0)}[r.Intn(12)]
+	}
+	switch r.Intn(6) {
+	case 0, 1:
+		return nil
+	case 2:
+		return attr(aSyncLen, u64(v()))
+	case 3:
+		return attr(aSyncOffset, u64(v()))
+	default:
+		return append(attr(aSyncOffset, u64(v())), attr(aSyncLen, u64(v()))...)
+	}
+}
+
+// randDir is a sync direction, valid or not (0 and dirLast+1).
+func (f *fuzzer) randDir() []byte { return attr(aSyncDir, u32(uint32(f.r.Intn(dirLast+2)))) }
+
 // valid builds a well-formed request (that the kernel may still refuse).
 func (f *fuzzer) valid() []byte {
 	r := f.r
@@ -267,7 +296,7 @@ func (f *fuzzer) valid() []byte {
 	if r.Intn(2) == 0 {
 		req |= unix.NLM_F_ACK
 	}
-	switch r.Intn(12) {
+	switch r.Intn(14) {
 	case 0:
 		return f.msg(cmdDevGet, req, f.randDev())
 	case 1:
@@ -319,8 +348,11 @@ func (f *fuzzer) valid() []byte {
 		return f.msg(cmdClientNew, req, p)
 	case 8:
 		return f.msg(cmdClientDel, req, attr(aClientID, u32(f.randID())))
+	case 9, 10:
+		p := append(attr(aClientID, u32(f.randID())), f.randDir()...)
+		return f.msg(cmdMarkDirty, req, append(p, f.randRange()...))
 	default:
-		p := attr(aSyncDir, u32(uint32(r.Intn(dirLast+2)))) // 0 and dirLast+1 are invalid
+		p := f.randDir()
 		if r.Intn(3) == 0 {
 			p = append(p, attr(aSyncTimeoutMS, u32([]uint32{0, 1, 100, 600000, 600001}[r.Intn(5)]))...)
 		}
@@ -336,7 +368,7 @@ func (f *fuzzer) valid() []byte {
 			}
 			p = append(p, nest(aSyncClients, ids...)...)
 		}
-		return f.msg(cmdSync, req, p)
+		return f.msg(cmdSync, req, append(p, f.randRange()...))
 	}
 }
 
@@ -487,7 +519,7 @@ func (f *fuzzer) mustBeEPERM(hdr []byte, l int) bool {
 		return false
 	}
 	cmd := hdr[16]
-	return cmd == cmdClientNew || cmd == cmdClientDel || cmd == cmdSync
+	return cmd == cmdClientNew || cmd == cmdClientDel || cmd == cmdSync || cmd == cmdMarkDirty
 }
 
 // scan walks the datagram as netlink_rcv_skb does and notes the requests

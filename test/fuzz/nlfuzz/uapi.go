@@ -17,6 +17,7 @@ const (
 	cmdClientGet   = C.IB_SYNC_MEM_CMD_CLIENT_GET
 	cmdSync        = C.IB_SYNC_MEM_CMD_SYNC
 	cmdStatsGet    = C.IB_SYNC_MEM_CMD_STATS_GET
+	cmdMarkDirty   = C.IB_SYNC_MEM_CMD_MARK_DIRTY
 	cmdMaxKnown    = C.IB_SYNC_MEM_CMD_MAX
 	aDevIndex      = C.IB_SYNC_MEM_A_DEV_INDEX
 	aDevName       = C.IB_SYNC_MEM_A_DEV_NAME
@@ -31,6 +32,8 @@ const (
 	aSyncDir       = C.IB_SYNC_MEM_A_SYNC_DIR
 	aSyncTimeoutMS = C.IB_SYNC_MEM_A_SYNC_TIMEOUT_MS
 	aSyncClients   = C.IB_SYNC_MEM_A_SYNC_CLIENTS
+	aSyncOffset    = C.IB_SYNC_MEM_A_SYNC_OFFSET
+	aSyncLen       = C.IB_SYNC_MEM_A_SYNC_LEN
 	aRegion        = C.IB_SYNC_MEM_A_REGION
 	aDmabuf        = C.IB_SYNC_MEM_A_DMABUF
 	aMax           = C.IB_SYNC_MEM_A_MAX
