@@ -19,8 +19,9 @@
  * IB_SYNC_MEM_CMD_STATS_GET are open to every user; without CAP_NET_ADMIN
  * the sensitive attributes (IB_SYNC_MEM_A_CLIENT_OWNER_PORTID,
  * IB_SYNC_MEM_A_CLIENT_OWNER_PID and IB_SYNC_MEM_A_CLIENT_INFO) are left out.
- * IB_SYNC_MEM_CMD_CLIENT_NEW, IB_SYNC_MEM_CMD_CLIENT_DEL and
- * IB_SYNC_MEM_CMD_SYNC need CAP_NET_ADMIN in the initial user namespace
+ * IB_SYNC_MEM_CMD_CLIENT_NEW, IB_SYNC_MEM_CMD_CLIENT_DEL,
+ * IB_SYNC_MEM_CMD_SYNC and IB_SYNC_MEM_CMD_MARK_DIRTY need CAP_NET_ADMIN in
+ * the initial user namespace
  * (-EPERM otherwise; CAP_NET_ADMIN inside a user namespace is not enough).
  *
  * Client lifetime: a client created with IB_SYNC_MEM_CMD_CLIENT_NEW persists
@@ -162,6 +163,9 @@
  *    IB_SYNC_MEM_A_SYNC_DIR: NLA_U32, enum ib_sync_mem_sync_dir (required)
  *    IB_SYNC_MEM_A_SYNC_TIMEOUT_MS: NLA_U32, bound on each client's waits,
  *       1..600000; default: the module's sync_timeout_ms
+ *    IB_SYNC_MEM_A_SYNC_OFFSET: NLA_U64, IB_SYNC_MEM_A_SYNC_LEN: NLA_U64,
+ *       with IB_SYNC_MEM_A_CLIENT_ID only: sync the LEN bytes from OFFSET
+ *       (default 0) of the client, not all of it (see "Ranges" below)
  *
  * The command succeeds when the sync ran, even if clients failed (also
  * with -ETIMEDOUT at the caller's timeout): read the results. An error of
@@ -207,7 +211,36 @@
  * away, -ENOENT unknown client id or owner, -ENXIO a single client whose
  * memory is gone, -ETIMEDOUT waited past the timeout for a pass, -EINTR
  * killed while waiting, -EINVAL (a batch past IB_SYNC_MEM_SYNC_BATCH_MAX,
- * an owner without a device, too), -EPERM.
+ * an owner without a device, a range without one client, a bad range, too),
+ * -ERANGE a range outside the client, -EOPNOTSUPP an inbound sync of one
+ * client whose kind cannot flush inbound, -EPERM.
+ *
+ * Ranges: a range must lie inside the client (-ERANGE otherwise), have a
+ * length (LEN 1 or more, required with OFFSET) and start and end on the
+ * client's range alignment if its kind has one (-EINVAL; a sim client's is
+ * 64 bytes, a cache line). A kind that syncs ranges (region, sim) syncs
+ * only those bytes, and its byte counters count them; another syncs the
+ * whole client (and counts it all). A range sync runs whatever the client's
+ * laziness: its caller says what was written. An inbound flush makes every
+ * write the NIC completed visible, whatever the range.
+ *
+ * IB_SYNC_MEM_CMD_MARK_DIRTY (CAP_NET_ADMIN)
+ * ------------------------------------------
+ *
+ *    IB_SYNC_MEM_A_CLIENT_ID: NLA_U32, a lazy client (required)
+ *    IB_SYNC_MEM_A_SYNC_DIR: NLA_U32, the sync now owed (required):
+ *       to-device when the CPU wrote, to-cpu when the device wrote,
+ *       inbound when the NIC wrote, bidirectional for both of the first two
+ *    IB_SYNC_MEM_A_SYNC_OFFSET, IB_SYNC_MEM_A_SYNC_LEN: the bytes written
+ *       (optional, as for a sync; default: all of the client)
+ *
+ * The next sync of the client in a direction that covers the mark runs its
+ * callback, and, for a kind that syncs ranges, only over the bytes marked
+ * since its last sync that way (at most 4 spans per direction: more are
+ * merged, nearest first). No reply beyond the ack. Errors: -ENOENT unknown
+ * client, -EINVAL a client that is not lazy (a mark would mean nothing) or
+ * a bad range, -ERANGE a range outside the client, -ENXIO or -ENODEV an
+ * invalidated client, -EPERM.
  *
  * IB_SYNC_MEM_CMD_STATS_GET
  * -------------------------
@@ -302,6 +335,7 @@ enum ib_sync_mem_cmd {
 	IB_SYNC_MEM_CMD_DEV_NEW,		/* event only */
 	IB_SYNC_MEM_CMD_DEV_DEL,		/* event only */
 	IB_SYNC_MEM_CMD_SYNC_FAILED,		/* event only */
+	IB_SYNC_MEM_CMD_MARK_DIRTY,
 
 	__IB_SYNC_MEM_CMD_MAX,
 	IB_SYNC_MEM_CMD_MAX = __IB_SYNC_MEM_CMD_MAX - 1
@@ -345,6 +379,8 @@ enum ib_sync_mem_attr {
 	IB_SYNC_MEM_A_DUMP_END,
 	IB_SYNC_MEM_A_END_GENERATION,
 	IB_SYNC_MEM_A_CLIENT_OWNER,
+	IB_SYNC_MEM_A_SYNC_OFFSET,
+	IB_SYNC_MEM_A_SYNC_LEN,
 
 	__IB_SYNC_MEM_A_MAX,
 	IB_SYNC_MEM_A_MAX = __IB_SYNC_MEM_A_MAX - 1
