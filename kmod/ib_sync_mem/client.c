@@ -410,6 +410,28 @@ static bool sm_inbound_refused(const struct ib_sync_mem_client *c,
 }
 
 /*
+ * Is entry @e of a batch in @dir bad input (its errno, 0 if not): inbound
+ * of a client that cannot, or a bad range?
+ */
+static int sm_entry_refused(const struct ib_sync_mem_batch_entry *e,
+			    enum ib_sync_mem_dir dir)
+{
+	if (sm_inbound_refused(e->client, dir))
+		return -EOPNOTSUPP;
+	return e->len ? sm_range_check(e->client, e->offset, e->len) : 0;
+}
+
+/* @cv covers [@offset, +@len) (checked). Return: true, the sync is owed. */
+static bool sm_cover_range(struct sm_cover *cv, u64 offset, u64 len)
+{
+	cv->n = 1;
+	cv->span[0].start = offset;
+	cv->span[0].end = offset + len;
+	cv->bytes = len;
+	return true;
+}
+
+/*
  * An inbound sync of @c: its owner's flush, else the module's read-back
  * through the NIC. (A pass runs a client that can do neither: its result.)
  */
@@ -423,6 +445,33 @@ static noinline int sm_flush_inbound(struct ib_sync_mem_client *c,
 	return -EOPNOTSUPP;
 }
 
+/*
+ * A sync of @c over @cv's spans: ->sync_range of each, in order, until one
+ * fails; the bytes synced go to *@bytes. An inbound flush makes every
+ * write the NIC completed visible: the spans are what it made visible. A
+ * kind without ->sync_range syncs all of itself (*@bytes stays its size).
+ */
+static noinline int sm_sync_spans(struct ib_sync_mem_client *c,
+				  enum ib_sync_mem_dir dir, ktime_t deadline,
+				  const struct sm_cover *cv, u64 *bytes)
+{
+	unsigned int i;
+	int err = 0;
+
+	if (dir == IB_SYNC_MEM_INBOUND) {
+		*bytes = cv->bytes;
+		return sm_flush_inbound(c, deadline);
+	}
+	if (!c->ops->sync_range)
+		return c->ops->sync(c, dir, deadline);
+	*bytes = cv->bytes;
+	for (i = 0; i < cv->n && !err; i++)
+		err = c->ops->sync_range(c, dir, cv->span[i].start,
+					 cv->span[i].end - cv->span[i].start,
+					 deadline);
+	return err;
+}
+
 /* Has @c moved since its last revalidation? */
 static __always_inline bool sm_moved(struct ib_sync_mem_client *c)
 {
@@ -432,18 +481,24 @@ static __always_inline bool sm_moved(struct ib_sync_mem_client *c)
 
 static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 					enum ib_sync_mem_dir dir,
+					const struct sm_cover *cv,
 					ktime_t deadline, u64 pass, u64 *now,
 					struct sm_pass_acc *acc)
 {
+	u64 t, ns = 0, bytes = c->size;
 	bool timed = now;
-	u64 t, ns = 0;
 	int err = 0;
 
 	if (unlikely(sm_moved(c)))
 		err = sm_revalidate(c, deadline);
-	if (!err)
-		err = dir == IB_SYNC_MEM_INBOUND ? sm_flush_inbound(c, deadline) :
-		      c->ops->sync(c, dir, deadline);
+	if (!err) {
+		if (unlikely(cv->n))
+			err = sm_sync_spans(c, dir, deadline, cv, &bytes);
+		else if (dir == IB_SYNC_MEM_INBOUND)
+			err = sm_flush_inbound(c, deadline);
+		else
+			err = c->ops->sync(c, dir, deadline);
+	}
 	if (timed) {
 		t = ktime_get_ns();
 		ns = t - *now;
@@ -454,12 +509,12 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 		WRITE_ONCE(c->last_err, err);
 	if (err)
 		sm_event_sync_failed(c, dir, err);
-	sm_stats_add(c->stats, timed, ns, c->size, err, pass);
+	sm_stats_add(c->stats, timed, ns, bytes, err, pass);
 	if (acc) {
-		sm_acc_add(acc, timed, ns, c->size, err);
+		sm_acc_add(acc, timed, ns, bytes, err);
 	} else {
-		sm_stats_add(c->dom->stats, timed, ns, c->size, err, 0);
-		sm_stats_add(sm_global_stats, timed, ns, c->size, err, 0);
+		sm_stats_add(c->dom->stats, timed, ns, bytes, err, 0);
+		sm_stats_add(sm_global_stats, timed, ns, bytes, err, 0);
 	}
 	trace_client_sync(c, dir, ns, err);
 	return err;
@@ -484,7 +539,8 @@ static unsigned int sm_dirty_dirs(enum ib_sync_mem_dir dir)
  * Is a ->sync in @dir owed? Always for a client that is not lazy; for a
  * lazy one, if a generation of writes in a direction @dir covers is newer
  * than what a completed ->sync saw. The generations it saw now go to
- * @gen, for sm_lazy_synced() once the ->sync succeeded.
+ * @cv, for sm_lazy_synced() once the ->sync succeeded, and so do the
+ * spans owed of a ranged client (the whole client otherwise).
  *
  * The acquire pairs with the full barrier of ib_sync_mem_mark_dirty():
  * the ->sync that follows sees the writes made before the mark. A ->sync
@@ -494,28 +550,34 @@ static unsigned int sm_dirty_dirs(enum ib_sync_mem_dir dir)
  */
 static __always_inline bool sm_lazy_owed(struct ib_sync_mem_client *c,
 					 enum ib_sync_mem_dir dir,
-					 s64 gen[SM_DIRTY_DIRS])
+					 struct sm_cover *cv)
 {
 	unsigned int dirs = sm_dirty_dirs(dir);
 	bool owed = false;
 	int d;
 
+	cv->n = 0;
 	if (!(c->flags & IB_SYNC_MEM_F_LAZY))
 		return true;
 	for (d = 0; d < SM_DIRTY_DIRS; d++) {
 		if (!(dirs & BIT(d)))
 			continue;
-		gen[d] = atomic64_read_acquire(&c->dirty[d]);
-		if (atomic64_read_acquire(&c->clean[d]) < gen[d])
+		cv->gen[d] = atomic64_read_acquire(&c->dirty[d]);
+		if (atomic64_read_acquire(&c->clean[d]) < cv->gen[d])
 			owed = true;
 	}
+	if (owed && c->spans)
+		sm_spans_owed(c, dirs, cv);
 	return owed;
 }
 
-/* A ->sync that began after seeing @gen succeeded: those are coherent. */
+/*
+ * A ->sync that began after seeing @cv's generations succeeded: those are
+ * coherent, and so are the spans they cover.
+ */
 static __always_inline void sm_lazy_synced(struct ib_sync_mem_client *c,
 					   enum ib_sync_mem_dir dir,
-					   const s64 gen[SM_DIRTY_DIRS])
+					   const struct sm_cover *cv)
 {
 	unsigned int dirs = sm_dirty_dirs(dir);
 	s64 old;
@@ -528,13 +590,17 @@ static __always_inline void sm_lazy_synced(struct ib_sync_mem_client *c,
 			continue;
 		/* Concurrent ->syncs finish in any order: keep the newest. */
 		old = atomic64_read(&c->clean[d]);
-		while (old < gen[d] &&
-		       !atomic64_try_cmpxchg_release(&c->clean[d], &old, gen[d]))
+		while (old < cv->gen[d] &&
+		       !atomic64_try_cmpxchg_release(&c->clean[d], &old,
+						     cv->gen[d]))
 			;
 	}
+	if (c->spans)
+		sm_spans_synced(c, dirs);
 }
 
-static int sm_state_errno(const struct ib_sync_mem_client *c)
+/* The errno a sync of @c fails with for its state, 0 while it is live. */
+int sm_state_errno(const struct ib_sync_mem_client *c)
 {
 	switch (READ_ONCE(c->state)) {
 	case SM_LIVE:
@@ -623,6 +689,7 @@ static void sm_client_free(struct rcu_head *rcu)
 		container_of(rcu, struct ib_sync_mem_client, rcu);
 
 	free_percpu(c->stats);
+	kfree(c->spans);
 	kmem_cache_free(sm_client_cache, c);
 }
 
@@ -658,6 +725,8 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
 		return -EINVAL;
 	if (reg->flags & ~IB_SYNC_MEM_F_ALL)
 		return -EINVAL;
+	if (reg->range_align && !is_power_of_2(reg->range_align))
+		return -EINVAL;
 	len = strnlen(reg->name, IB_SYNC_MEM_NAME_MAX);
 	if (!len)
 		return -EINVAL;
@@ -676,7 +745,8 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
  *
  * Return: the client, holding one reference that ib_sync_mem_unregister()
  * drops, or an ERR_PTR: -EINVAL for a missing owner, name, ops or ->sync,
- * unknown flags, or ->release without ops->owner, -ENAMETOOLONG for a
+ * unknown flags, a range alignment that is not a power of two, or
+ * ->release without ops->owner, -ENAMETOOLONG for a
  * name of IB_SYNC_MEM_NAME_MAX bytes or more, -ENODEV if the device has
  * no domain (not attached or being removed), -EBUSY if the ops' module is
  * going away, -ENOSPC past max_clients or max_clients_per_dev, -ENOMEM.
@@ -727,6 +797,17 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	c->kind = reg->kind;
 	c->state = SM_LIVE;
 	c->batch = reg->ops->prepare || reg->ops->finish;
+	c->range_align = reg->range_align ?: 1;
+	/* A lazy client that syncs ranges keeps what was marked where. */
+	if ((reg->flags & IB_SYNC_MEM_F_LAZY) && reg->ops->sync_range &&
+	    reg->size) {
+		c->spans = kzalloc(sizeof(*c->spans), GFP_KERNEL);
+		if (!c->spans) {
+			ret = -ENOMEM;
+			goto err_stats;
+		}
+		spin_lock_init(&c->spans->lock);
+	}
 	spin_lock_init(&c->move_lock);
 	mutex_init(&c->reval_lock);
 	kref_init(&c->kref);
@@ -774,6 +855,8 @@ err_unlock:
 	xa_erase(&sm_clients, c->id);
 err_count:
 	atomic_dec(&sm_counters.registered);
+	kfree(c->spans);
+err_stats:
 	free_percpu(c->stats);
 err_free:
 	kmem_cache_free(sm_client_cache, c);
@@ -1241,7 +1324,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	struct ib_sync_mem_domain *dom = client->dom;
 	ktime_t deadline = sm_deadline(timeout_ms);
 	bool traced = trace_sync_end_enabled();
-	s64 gen[SM_DIRTY_DIRS];
+	struct sm_cover cv;
 	u64 t0 = traced ? ktime_get_ns() : 0;
 	u64 now = 0;
 	int idx, err, n = 0;
@@ -1260,14 +1343,14 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		err = sm_state_errno(client);
 	} else {
 		err = 0;
-		if (sm_lazy_owed(client, dir, gen)) {
+		if (sm_lazy_owed(client, dir, &cv)) {
 			timed = sm_timed();
 			if (timed)
 				now = ktime_get_ns();
-			err = sm_call_sync(client, dir, deadline, 0,
+			err = sm_call_sync(client, dir, &cv, deadline, 0,
 					   timed ? &now : NULL, NULL);
 			if (!err)
-				sm_lazy_synced(client, dir, gen);
+				sm_lazy_synced(client, dir, &cv);
 			n = 1;
 		}
 		sm_client_leave(client);
@@ -1314,7 +1397,7 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 {
 	ktime_t timeout = ms_to_ktime(timeout_ms ?: READ_ONCE(sync_timeout_ms));
 	bool traced = trace_sync_end_enabled();
-	s64 gen[SM_DIRTY_DIRS];
+	struct sm_cover cv;
 	u64 now = ktime_get_ns(), t0;
 	unsigned int i;
 	int idx;
@@ -1330,8 +1413,9 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 		/* A caller killed in a batch stops there. */
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		if (sm_inbound_refused(c, dir)) {
-			e[i].err = -EOPNOTSUPP;
+		err = sm_entry_refused(&e[i], dir);
+		if (err) {
+			e[i].err = err;
 			e[i].ran = false;
 			e[i].ns = 0;
 			continue;
@@ -1344,14 +1428,19 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 			err = sm_state_errno(c);
 		} else {
 			err = 0;
-			e[i].ran = sm_lazy_owed(c, dir, gen);
+			/* A range is what its caller says was written. */
+			if (e[i].len)
+				e[i].ran = sm_cover_range(&cv, e[i].offset,
+							  e[i].len);
+			else
+				e[i].ran = sm_lazy_owed(c, dir, &cv);
 			if (e[i].ran) {
-				err = sm_call_sync(c, dir,
+				err = sm_call_sync(c, dir, &cv,
 						   ktime_add(ns_to_ktime(t0),
 							     timeout),
 						   0, &now, NULL);
-				if (!err)
-					sm_lazy_synced(c, dir, gen);
+				if (!err && !e[i].len)
+					sm_lazy_synced(c, dir, &cv);
 			}
 			sm_client_leave(c);
 		}
@@ -1365,6 +1454,41 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 	return 0;
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync_many);
+
+/**
+ * ib_sync_mem_sync_range() - sync bytes of one client
+ * @client: a client the caller holds a reference on
+ * @dir: who uses the memory next
+ * @offset: the first byte to make coherent
+ * @len: how many
+ * @timeout_ms: as for ib_sync_mem_sync()
+ *
+ * ib_sync_mem_sync() of [@offset, @offset + @len) of @client: its
+ * ->sync_range over them, or, for a kind without it, its ->sync (the
+ * whole client). It runs whether the client is lazy or not (the caller
+ * says what was written) and consumes no mark. The range lies inside the
+ * client and on its alignment (struct ib_sync_mem_reg.range_align).
+ *
+ * Return: as ib_sync_mem_sync(), and -EINVAL for no @len or a range off
+ * the alignment, -ERANGE for one not inside the client.
+ */
+int ib_sync_mem_sync_range(struct ib_sync_mem_client *client,
+			   enum ib_sync_mem_dir dir, u64 offset, u64 len,
+			   unsigned int timeout_ms)
+{
+	struct ib_sync_mem_batch_entry e = {
+		.client = client,
+		.offset = offset,
+		.len = len,
+	};
+	int ret;
+
+	if (!len)
+		return -EINVAL;
+	ret = ib_sync_mem_sync_many(&e, 1, dir, timeout_ms);
+	return ret ?: e.err;
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_sync_range);
 
 /* Errors a caller's signal causes, not the memory. */
 static bool sm_err_interrupted(int err)
@@ -1413,7 +1537,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	bool self_timed = read || trace_sync_end_enabled();
 	u64 limit, now, t0 = self_timed ? ktime_get_ns() : 0;
 	u32 nbatch, nprep = 0, i, ran = 0, errors = 0, skipped = 0;
-	s64 gen[SM_DIRTY_DIRS];
+	struct sm_cover cv;
 	int ret, err = 0;
 	u64 record;
 	bool timed;
@@ -1481,17 +1605,17 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 			skipped++;
 			continue;
 		}
-		if (!sm_lazy_owed(c, dir, gen)) {
+		if (!sm_lazy_owed(c, dir, &cv)) {
 			sm_client_leave(c);
 			skipped++;
 			continue;
 		}
-		ret = sm_call_sync(c, dir, deadline, record,
+		ret = sm_call_sync(c, dir, &cv, deadline, record,
 				   timed ? &now : NULL, &acc);
 		sm_client_leave(c);
 		ran++;
 		if (!ret) {
-			sm_lazy_synced(c, dir, gen);
+			sm_lazy_synced(c, dir, &cv);
 			continue;
 		}
 		errors++;
@@ -1818,11 +1942,49 @@ void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client,
 
 	if (!(client->flags & IB_SYNC_MEM_F_LAZY) || !sm_dir_valid(dir))
 		return;
+	if (client->spans) {
+		sm_spans_mark(client, dirs, 0, client->size);
+		return;
+	}
 	for (d = 0; d < SM_DIRTY_DIRS; d++)
 		if (dirs & BIT(d))
 			atomic64_inc_return(&client->dirty[d]);	/* ordered */
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_mark_dirty);
+
+/**
+ * ib_sync_mem_mark_dirty_range() - bytes of a lazy client's memory changed
+ * @client: a lazy client
+ * @dir: as for ib_sync_mem_mark_dirty()
+ * @offset: the first byte written
+ * @len: how many
+ *
+ * What ib_sync_mem_mark_dirty() does, and for a client whose ops have
+ * ->sync_range, the next sync that covers @dir calls it over the bytes
+ * marked since its last sync that way (up to four spans per direction;
+ * more merge, nearest first), not over the whole client. Any context.
+ *
+ * Return: 0; -EINVAL for a client that is not lazy, a bad @dir, no @len
+ * or a range off the client's alignment; -ERANGE for a range that does
+ * not lie inside the client.
+ */
+int ib_sync_mem_mark_dirty_range(struct ib_sync_mem_client *client,
+				 enum ib_sync_mem_dir dir, u64 offset, u64 len)
+{
+	int err;
+
+	if (!(client->flags & IB_SYNC_MEM_F_LAZY) || !sm_dir_valid(dir))
+		return -EINVAL;
+	err = sm_range_check(client, offset, len);
+	if (err)
+		return err;
+	if (client->spans)
+		sm_spans_mark(client, sm_dirty_dirs(dir), offset, offset + len);
+	else
+		ib_sync_mem_mark_dirty(client, dir);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_mark_dirty_range);
 
 /**
  * sm_client_fill_info() - ->fill_info, with the guarantees of every callback

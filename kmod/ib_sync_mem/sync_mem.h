@@ -220,6 +220,43 @@ enum {
 	SM_DIRTY_DIRS,
 };
 
+/* Dirty spans a ranged lazy client keeps per direction (ranges.c). */
+#define SM_SPANS	4
+
+/* Bytes [@start, @end) of a client. */
+struct sm_span {
+	u64 start;
+	u64 end;
+};
+
+/*
+ * The dirty spans of a ranged lazy client (lazy, with ->sync_range and a
+ * size), under @lock: per direction, up to SM_SPANS disjoint spans sorted
+ * by start, each with the generation of the newest mark it holds (a mark
+ * that joins one makes it that of the mark). A span whose generation a
+ * completed sync covered (c->clean) is dropped.
+ */
+struct sm_dirty_spans {
+	spinlock_t lock;	/* any context: ib_sync_mem_mark_dirty() */
+	u8 n[SM_DIRTY_DIRS];
+	struct {
+		struct sm_span r;
+		s64 gen;
+	} s[SM_DIRTY_DIRS][SM_SPANS + 1];	/* one more while merging */
+};
+
+/*
+ * What one sync of a client covers: the dirty generations it saw
+ * (sm_lazy_owed()), and the whole client (@n == 0) or @n spans of it
+ * (sorted, disjoint) totalling @bytes.
+ */
+struct sm_cover {
+	s64 gen[SM_DIRTY_DIRS];
+	u32 n;
+	u64 bytes;
+	struct sm_span span[2 * SM_SPANS];
+};
+
 /**
  * struct ib_sync_mem_client - a registered memory sync client
  * @node: entry in the domain's clients list (SRCU)
@@ -265,6 +302,9 @@ enum {
  * @moved_start: start of the span moved since then
  * @moved_end: its end (exclusive)
  * @reval_lock: one ->revalidate at a time
+ * @spans: ranged lazy clients only (see struct sm_dirty_spans), else NULL
+ * @range_align: ranges of the client start and end on this (a power of
+ *	two; the end may also be the client's end)
  * @stats: per-CPU counters
  * @rcu: frees the object after the SRCU grace period that follows release
  * @name: NUL-terminated name
@@ -303,6 +343,8 @@ struct ib_sync_mem_client {
 	u64 moved_start;
 	u64 moved_end;
 	struct mutex reval_lock;	/* see above */
+	struct sm_dirty_spans *spans;
+	u32 range_align;
 	struct sm_stats __percpu *stats;
 	struct rcu_head rcu;
 	char name[IB_SYNC_MEM_NAME_MAX];
@@ -326,6 +368,14 @@ extern struct xarray sm_clients;
 extern struct sm_stats __percpu *sm_global_stats;
 extern bool sm_coalesce;
 DECLARE_STATIC_KEY_TRUE(sm_timing_key);	/* client_timing */
+
+/* ranges.c */
+int sm_range_check(const struct ib_sync_mem_client *c, u64 offset, u64 len);
+void sm_spans_mark(struct ib_sync_mem_client *c, unsigned int dirs,
+		   u64 start, u64 end);
+void sm_spans_owed(struct ib_sync_mem_client *c, unsigned int dirs,
+		   struct sm_cover *cv);
+void sm_spans_synced(struct ib_sync_mem_client *c, unsigned int dirs);
 
 /* sync_mem.c */
 struct ib_sync_mem_domain *sm_domain_get(struct ib_device *ibdev);
@@ -422,6 +472,7 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom);
 void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum);
 void sm_pass_queue_init(struct sm_pass_queue *q);
 int sm_client_state(const struct ib_sync_mem_client *client);
+int sm_state_errno(const struct ib_sync_mem_client *c);
 bool sm_client_pass_result(const struct ib_sync_mem_client *client, u64 pass,
 			   u64 *ns, int *err);
 struct ib_sync_mem_client *sm_client_next(unsigned long *id);

@@ -62,7 +62,9 @@
  *   client it covers behind it that began after the caller's last mark in
  *   that direction and completed: a ->sync still running elsewhere does not
  *   count, another one runs. A sync one way does not consume a mark the
- *   other way.
+ *   other way. A lazy client whose ops have ->sync_range is synced over
+ *   the spans marked (ib_sync_mem_mark_dirty_range()), not whole, and its
+ *   byte counters count those bytes.
  * - Every ->prepare is paired with exactly one ->finish, also when the
  *   client is unregistered or invalidated during the pass.
  * - A client that moved (ib_sync_mem_invalidate_range()) is revalidated
@@ -112,6 +114,7 @@
  * removal waits for every callback in flight on the device.
  *
  * Context: every function here may sleep, except ib_sync_mem_mark_dirty(),
+ * ib_sync_mem_mark_dirty_range(),
  * ib_sync_mem_invalidate_range(), ib_sync_mem_get() and the accessors;
  * the ones that may say so with might_sleep(). A sync may also wait for
  * dma_fences (a dma-buf client's does): every sync entry point tells
@@ -219,6 +222,12 @@ enum ib_sync_mem_inval {
  *	next sync calls it again). Never concurrently with itself, @invalidate
  *	or after it; it may run concurrently with a ->sync that began before
  *	the move (on the old mapping).
+ * @sync_range: optional. @sync of [@offset, @offset + @len) of the memory
+ *	only (inside the client, on its range_align), called like @sync
+ *	(never for IB_SYNC_MEM_INBOUND) for a range sync
+ *	(ib_sync_mem_sync_range()), and, for a lazy client, for each span
+ *	marked dirty since its last sync in the direction, in order of
+ *	offset. A client without it is synced whole by a range sync.
  */
 struct ib_sync_mem_ops {
 	struct module *owner;
@@ -239,6 +248,9 @@ struct ib_sync_mem_ops {
 			     ktime_t deadline);
 	int (*inbound_target)(struct ib_sync_mem_client *client,
 			      u64 *dma_addr);
+	int (*sync_range)(struct ib_sync_mem_client *client,
+			  enum ib_sync_mem_dir dir, u64 offset, u64 len,
+			  ktime_t deadline);
 };
 
 /**
@@ -250,6 +262,8 @@ struct ib_sync_mem_ops {
  * @size: bytes of memory behind the client (counted per successful sync)
  * @flags: IB_SYNC_MEM_F_*
  * @kind: a client kind number for userspace (0 for in-kernel clients)
+ * @range_align: ranges given for the client (syncs, marks) start and end
+ *	on a multiple of this power of two (or end at @size); 0 for any byte
  */
 struct ib_sync_mem_reg {
 	struct ib_sync_mem_owner *owner;
@@ -259,6 +273,7 @@ struct ib_sync_mem_reg {
 	u64 size;
 	u32 flags;
 	u32 kind;
+	u32 range_align;
 };
 
 /**
@@ -287,6 +302,10 @@ const char *ib_sync_mem_owner_name(const struct ib_sync_mem_owner *owner);
 /**
  * struct ib_sync_mem_batch_entry - one client of ib_sync_mem_sync_many()
  * @client: the client; the caller holds a reference
+ * @offset: with @len, sync only [@offset, @offset + @len) of it, as
+ *	ib_sync_mem_sync_range() does (a bad range is the entry's -EINVAL or
+ *	-ERANGE, and nothing runs)
+ * @len: 0 for the whole client
  * @err: set: its result (0, the error of ->sync, -ENXIO, -ENODEV)
  * @ran: set: whether its ->sync ran (not for a lazy client already clean,
  *	nor an invalidated or unregistered one)
@@ -294,6 +313,8 @@ const char *ib_sync_mem_owner_name(const struct ib_sync_mem_owner *owner);
  */
 struct ib_sync_mem_batch_entry {
 	struct ib_sync_mem_client *client;
+	u64 offset;
+	u64 len;
 	int err;
 	bool ran;
 	u64 ns;
@@ -313,6 +334,9 @@ int ib_sync_mem_unregister_many(struct ib_sync_mem_owner *owner,
 
 int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		     enum ib_sync_mem_dir dir, unsigned int timeout_ms);
+int ib_sync_mem_sync_range(struct ib_sync_mem_client *client,
+			   enum ib_sync_mem_dir dir, u64 offset, u64 len,
+			   unsigned int timeout_ms);
 int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 			  enum ib_sync_mem_dir dir, unsigned int timeout_ms);
 int ib_sync_mem_sync_owner(struct ib_device *ibdev,
@@ -325,6 +349,8 @@ int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 
 void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client,
 			    enum ib_sync_mem_dir dir);
+int ib_sync_mem_mark_dirty_range(struct ib_sync_mem_client *client,
+				 enum ib_sync_mem_dir dir, u64 offset, u64 len);
 int ib_sync_mem_invalidate(struct ib_sync_mem_owner *owner,
 			   struct ib_sync_mem_client *client,
 			   enum ib_sync_mem_inval reason);
