@@ -68,6 +68,8 @@ const struct nla_policy sm_nl_policy[IB_SYNC_MEM_A_MAX + 1] = {
 	[IB_SYNC_MEM_A_DUMP_END] = { .type = NLA_FLAG },
 	[IB_SYNC_MEM_A_CLIENT_OWNER] = { .type = NLA_NUL_STRING,
 					 .len = IB_SYNC_MEM_NAME_MAX - 1 },
+	[IB_SYNC_MEM_A_SYNC_OFFSET] = { .type = NLA_U64 },
+	[IB_SYNC_MEM_A_SYNC_LEN] = NLA_POLICY_MIN(NLA_U64, 1),
 };
 
 static const struct genl_multicast_group sm_nl_mcgrps[] = {
@@ -251,6 +253,11 @@ static const struct genl_ops sm_nl_ops[] = {
 	{
 		.cmd = IB_SYNC_MEM_CMD_STATS_GET,
 		.doit = sm_nl_stats_get_doit,
+	},
+	{
+		.cmd = IB_SYNC_MEM_CMD_MARK_DIRTY,
+		.doit = sm_nl_mark_dirty_doit,
+		.flags = GENL_ADMIN_PERM,
 	},
 };
 

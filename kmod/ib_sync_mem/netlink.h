@@ -86,6 +86,7 @@ void sm_nl_clients_exit(void);
 
 /* nl_sync.c */
 int sm_nl_sync_doit(struct sk_buff *skb, struct genl_info *info);
+int sm_nl_mark_dirty_doit(struct sk_buff *skb, struct genl_info *info);
 
 /* nl_stats.c */
 int sm_nl_put_stats(struct sk_buff *skb, struct sm_stats __percpu *stats,

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SYNC: a device in one pass, one client, or a batch, and the per-client
- * results. The results come in one or more IB_SYNC_MEM_A_SYNC_RESULTS
- * nests, in order, each holding as many results as fit in a nest's 64 KiB;
- * the documented limits (IB_SYNC_MEM_SYNC_BATCH_MAX clients in a batch,
+ * SYNC: a device in one pass, one client (or a range of it), or a batch,
+ * and the per-client results; MARK_DIRTY of a lazy client. The results
+ * come in one or more IB_SYNC_MEM_A_SYNC_RESULTS nests, in order, each
+ * holding as many results as fit in a nest's 64 KiB; the documented
+ * limits (IB_SYNC_MEM_SYNC_BATCH_MAX clients in a batch,
  * IB_SYNC_MEM_DEV_CLIENTS_MAX on a device) keep the reply well under what
  * the YNL CLI and pkg/genl receive at once.
  */
@@ -162,6 +163,50 @@ out:
 	return ret;
 }
 
+/* Why the client @attr names cannot be synced (@err), for the extack. */
+static void sm_nl_unsyncable(struct genl_info *info, struct nlattr *attr,
+			     int err)
+{
+	if (err == -ENXIO)
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "client's memory is gone (invalidated)");
+	else if (err == -ENODEV)
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "client's device is gone");
+	else
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "client's kind cannot sync inbound");
+}
+
+/*
+ * The range a request gives for client @c: *@offset and *@len (0: none,
+ * the whole client), or an errno with the extack's reason.
+ */
+static int sm_nl_range(struct genl_info *info, struct ib_sync_mem_client *c,
+		       u64 *offset, u64 *len)
+{
+	struct nlattr *off = info->attrs[IB_SYNC_MEM_A_SYNC_OFFSET];
+	struct nlattr *l = info->attrs[IB_SYNC_MEM_A_SYNC_LEN];
+	int err;
+
+	*offset = off ? nla_get_u64(off) : 0;
+	*len = l ? nla_get_u64(l) : 0;
+	if (!l) {
+		if (!off)
+			return 0;
+		NL_SET_ERR_MSG_ATTR(info->extack, off,
+				    "a range needs its length (SYNC_LEN)");
+		return -EINVAL;
+	}
+	err = sm_range_check(c, *offset, *len);
+	if (err == -ERANGE)
+		NL_SET_ERR_MSG_ATTR(info->extack, l,
+				    "range is not inside the client");
+	else if (err)
+		NL_SET_ERR_MSG_ATTR(info->extack, l,
+				    "range is off the client's alignment");
+	return err;
+}
+
 /*
  * Take a reference on every client a request names, or fail naming one.
  * @ids is scratch room for @n ids.
@@ -232,6 +277,11 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 	ret = sm_nl_resolve(info, r, ids, n);
 	if (ret)
 		goto out_free;
+	if (single) {
+		ret = sm_nl_range(info, r[0].client, &r[0].offset, &r[0].len);
+		if (ret)
+			goto out;
+	}
 
 	total = ktime_get_ns();
 	ret = ib_sync_mem_sync_many(r, n, dir, timeout_ms);
@@ -257,15 +307,7 @@ static int sm_nl_sync_clients(struct genl_info *info, enum ib_sync_mem_dir dir,
 	 */
 	if (single && !r[0].ran &&
 	    (first == -ENXIO || first == -ENODEV || first == -EOPNOTSUPP)) {
-		if (first == -ENXIO)
-			NL_SET_ERR_MSG_ATTR(info->extack, single,
-					    "client's memory is gone (invalidated)");
-		else if (first == -ENODEV)
-			NL_SET_ERR_MSG_ATTR(info->extack, single,
-					    "client's device is gone");
-		else
-			NL_SET_ERR_MSG_ATTR(info->extack, single,
-					    "client's kind cannot sync inbound");
+		sm_nl_unsyncable(info, single, first);
 		ret = first;
 		goto out;
 	}
@@ -319,6 +361,12 @@ int sm_nl_sync_doit(struct sk_buff *skb, struct genl_info *info)
 			       "name exactly one target: a device, CLIENT_ID or SYNC_CLIENTS");
 		return -EINVAL;
 	}
+	if ((attrs[IB_SYNC_MEM_A_SYNC_OFFSET] || attrs[IB_SYNC_MEM_A_SYNC_LEN]) &&
+	    !attrs[IB_SYNC_MEM_A_CLIENT_ID]) {
+		NL_SET_ERR_MSG(info->extack,
+			       "a range is of one client: name it with CLIENT_ID");
+		return -EINVAL;
+	}
 	if (attrs[IB_SYNC_MEM_A_CLIENT_OWNER] &&
 	    !attrs[IB_SYNC_MEM_A_DEV_INDEX] && !attrs[IB_SYNC_MEM_A_DEV_NAME]) {
 		NL_SET_ERR_MSG_ATTR(info->extack,
@@ -332,4 +380,46 @@ int sm_nl_sync_doit(struct sk_buff *skb, struct genl_info *info)
 					 timeout_ms);
 	return sm_nl_sync_clients(info, nla_get_u32(attrs[IB_SYNC_MEM_A_SYNC_DIR]),
 				  timeout_ms);
+}
+
+int sm_nl_mark_dirty_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *id = info->attrs[IB_SYNC_MEM_A_CLIENT_ID];
+	struct ib_sync_mem_client *c;
+	enum ib_sync_mem_dir dir;
+	u64 offset, len;
+	int err;
+
+	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_ID,
+			  "missing client (CLIENT_ID)") ||
+	    SM_NL_REQUIRE(info, IB_SYNC_MEM_A_SYNC_DIR,
+			  "missing sync direction (SYNC_DIR)"))
+		return -EINVAL;
+	dir = nla_get_u32(info->attrs[IB_SYNC_MEM_A_SYNC_DIR]);
+	c = sm_client_lookup(nla_get_u32(id));
+	if (!c) {
+		NL_SET_ERR_MSG_ATTR(info->extack, id, "no such client");
+		return -ENOENT;
+	}
+	err = sm_state_errno(c);
+	if (err) {
+		sm_nl_unsyncable(info, id, err);
+		goto out;
+	}
+	if (!(c->flags & IB_SYNC_MEM_F_LAZY)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, id,
+				    "client is not lazy: every sync runs it");
+		err = -EINVAL;
+		goto out;
+	}
+	err = sm_nl_range(info, c, &offset, &len);
+	if (err)
+		goto out;
+	if (len)
+		err = ib_sync_mem_mark_dirty_range(c, dir, offset, len);
+	else
+		ib_sync_mem_mark_dirty(c, dir);
+out:
+	ib_sync_mem_put(c);
+	return err;
 }
