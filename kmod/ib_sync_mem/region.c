@@ -101,19 +101,90 @@ static bool sm_region_writable(const struct sm_region *r)
 	return r->access & IB_SYNC_MEM_REGION_F_WRITE;
 }
 
+/*
+ * What a sync of @r in @dir can do: -EACCES for one the region's access
+ * forbids, -EINVAL for inbound, 1 when there is nothing to do, 0 to sync.
+ */
+static int sm_region_sync_begin(const struct sm_region *r,
+				enum ib_sync_mem_dir dir)
+{
+	/* The device may not write a read-only region: nothing to sync in. */
+	if (dir != IB_SYNC_MEM_TO_DEVICE && !sm_region_writable(r))
+		return -EACCES;
+	/* Inbound is never a ->sync: ->inbound_target below. */
+	if (dir == IB_SYNC_MEM_INBOUND)
+		return -EINVAL;
+	/* The CPU is a virtual-DMA device's DMA engine. */
+	return ib_uses_virt_dma(r->ibdev) ? 1 : 0;
+}
+
+/* Sync @len bytes at @offset of the DMA segment at @addr for @dir. */
+static void sm_region_sync_seg(struct device *dma, dma_addr_t addr,
+			       u64 offset, u64 len, enum ib_sync_mem_dir dir)
+{
+	switch (dir) {
+	case IB_SYNC_MEM_TO_DEVICE:
+		dma_sync_single_range_for_device(dma, addr, offset, len,
+						 DMA_TO_DEVICE);
+		break;
+	case IB_SYNC_MEM_TO_CPU:
+		dma_sync_single_range_for_cpu(dma, addr, offset, len,
+					      DMA_FROM_DEVICE);
+		break;
+	default:
+		dma_sync_single_range_for_cpu(dma, addr, offset, len,
+					      DMA_BIDIRECTIONAL);
+		dma_sync_single_range_for_device(dma, addr, offset, len,
+						 DMA_BIDIRECTIONAL);
+		break;
+	}
+}
+
+/* ->sync_range: the parts of the DMA segments that hold the range. */
+static int sm_region_sync_range(struct ib_sync_mem_client *client,
+				enum ib_sync_mem_dir dir, u64 offset, u64 len,
+				ktime_t deadline)
+{
+	struct sm_region *r = ib_sync_mem_client_priv(sm_region_owner, client);
+	u64 pos = 0, start, end, seg, from;
+	struct scatterlist *sg;
+	struct sg_table *sgt;
+	unsigned int i;
+	int ret;
+
+	ret = sm_region_sync_begin(r, dir);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	/* The registry never runs this after ->invalidate: r->umem is there. */
+	sgt = &r->umem->sgt_append.sgt;
+	start = ib_umem_offset(r->umem) + offset;
+	end = start + len;
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		seg = sg_dma_len(sg);
+		if (pos + seg > start) {
+			from = max(start, pos);
+			sm_region_sync_seg(r->ibdev->dma_device,
+					   sg_dma_address(sg), from - pos,
+					   min(end, pos + seg) - from, dir);
+		}
+		pos += seg;
+		if (pos >= end)
+			break;
+	}
+	return 0;
+}
+
 static int sm_region_sync(struct ib_sync_mem_client *client,
 			  enum ib_sync_mem_dir dir, ktime_t deadline)
 {
 	struct sm_region *r = ib_sync_mem_client_priv(sm_region_owner, client);
 	struct sg_table *sgt;
 	struct device *dma;
+	int ret;
 
-	/* The device may not write a read-only region: nothing to sync in. */
-	if (dir != IB_SYNC_MEM_TO_DEVICE && !sm_region_writable(r))
-		return -EACCES;
-	/* The CPU is a virtual-DMA device's DMA engine. */
-	if (ib_uses_virt_dma(r->ibdev))
-		return 0;
+	ret = sm_region_sync_begin(r, dir);
+	if (ret)
+		return ret < 0 ? ret : 0;
 	/* The registry never runs this after ->invalidate: r->umem is there. */
 	sgt = &r->umem->sgt_append.sgt;
 	dma = r->ibdev->dma_device;
@@ -129,7 +200,6 @@ static int sm_region_sync(struct ib_sync_mem_client *client,
 		dma_sync_sgtable_for_device(dma, sgt, DMA_BIDIRECTIONAL);
 		break;
 	default:
-		/* Inbound is never a ->sync: ->inbound_target below. */
 		return -EINVAL;
 	}
 	return 0;
@@ -223,6 +293,7 @@ static int sm_region_fill_info(struct ib_sync_mem_client *client,
 static const struct ib_sync_mem_ops sm_region_ops = {
 	.owner = THIS_MODULE,
 	.sync = sm_region_sync,
+	.sync_range = sm_region_sync_range,
 	.inbound_target = sm_region_inbound_target,
 	.invalidate = sm_region_invalidate,
 	.release = sm_region_release,

@@ -37,6 +37,9 @@
 
 #include "sim.h"
 
+/* A simulated cache line: the alignment of a sim client's ranges. */
+#define SIM_LINE	64
+
 static struct dentry *sim_root, *sim_clients_dir;
 static DEFINE_MUTEX(sim_lock);	/* protects sim_list and sim_last_id */
 static LIST_HEAD(sim_list);
@@ -118,6 +121,17 @@ static int sim_sync(struct ib_sync_mem_client *client,
 	return 0;
 }
 
+/*
+ * A range: the same work over fewer bytes. Ranges of a sim client are in
+ * whole cache lines (SIM_LINE), as an accelerator's cache maintenance is.
+ */
+static int sim_sync_range(struct ib_sync_mem_client *client,
+			  enum ib_sync_mem_dir dir, u64 offset, u64 len,
+			  ktime_t deadline)
+{
+	return sim_sync(client, dir, deadline);
+}
+
 static void sim_invalidate(struct ib_sync_mem_client *client,
 			   enum ib_sync_mem_inval reason)
 {
@@ -180,6 +194,7 @@ static int sim_fill_info(struct ib_sync_mem_client *client,
 static const struct ib_sync_mem_ops sim_ops = {
 	.owner = THIS_MODULE,
 	.sync = sim_sync,
+	.sync_range = sim_sync_range,
 	.invalidate = sim_invalidate,
 	.release = sim_release,
 	.fill_info = sim_fill_info,
@@ -188,6 +203,7 @@ static const struct ib_sync_mem_ops sim_ops = {
 static const struct ib_sync_mem_ops sim_batch_ops = {
 	.owner = THIS_MODULE,
 	.sync = sim_sync,
+	.sync_range = sim_sync_range,
 	.invalidate = sim_invalidate,
 	.release = sim_release,
 	.prepare = sim_prepare,
@@ -272,6 +288,7 @@ struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
 		.size = cfg->size,
 		.flags = cfg->flags,
 		.kind = cfg->kind ?: IB_SYNC_MEM_KIND_SIM,
+		.range_align = SIM_LINE,
 	};
 	struct ib_sync_mem_client *client;
 	struct sim_client *s;
