@@ -234,6 +234,30 @@ static int tc_revalidate(struct ib_sync_mem_client *client, u64 offset,
 	return t->reval_fail;
 }
 
+static int tc_sync_range(struct ib_sync_mem_client *client,
+			 enum ib_sync_mem_dir dir, u64 offset, u64 len,
+			 ktime_t deadline)
+{
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
+	int i;
+
+	if (tc_gone(t))
+		return -EFAULT;
+	i = atomic_inc_return(&t->nranges) - 1;
+	if (i < TC_RANGES) {
+		t->ranges[i].start = offset;
+		t->ranges[i].end = offset + len;
+	}
+	t->range_dir = dir;
+	if (t->remark.end) {
+		ib_sync_mem_mark_dirty_range(client, t->remark_dir,
+					     t->remark.start,
+					     t->remark.end - t->remark.start);
+		t->remark.end = 0;
+	}
+	return t->fail;
+}
+
 static int tc_flush_inbound(struct ib_sync_mem_client *client,
 			    ktime_t deadline)
 {
@@ -285,6 +309,15 @@ const struct ib_sync_mem_ops tc_inbound_ops = {
 	.flush_inbound = tc_flush_inbound,
 };
 
+const struct ib_sync_mem_ops tc_range_ops = {
+	.owner = THIS_MODULE,
+	.sync = tc_sync,
+	.invalidate = tc_invalidate,
+	.release = tc_release,
+	.sync_range = tc_sync_range,
+	.flush_inbound = tc_flush_inbound,
+};
+
 const struct ib_sync_mem_ops tc_target_ops = {
 	.owner = THIS_MODULE,
 	.sync = tc_sync,
@@ -320,22 +353,31 @@ struct tc *tc_alloc(int n)
 	return t;
 }
 
-struct ib_sync_mem_client *tc_register_ops(struct ib_device *ibdev,
-					   struct tc *t,
-					   const struct ib_sync_mem_ops *ops,
-					   u32 flags)
+struct ib_sync_mem_client *tc_register_sized(struct ib_device *ibdev,
+					     struct tc *t,
+					     const struct ib_sync_mem_ops *ops,
+					     u32 flags, u64 size, u32 align)
 {
 	struct ib_sync_mem_reg reg = {
 		.owner = kt_owner,
 		.name = "kt",
 		.ops = ops,
 		.priv = t,
-		.size = 4096,
+		.size = size,
 		.flags = flags,
+		.range_align = align,
 	};
 
 	t->client = ib_sync_mem_register(ibdev, &reg);
 	return t->client;
+}
+
+struct ib_sync_mem_client *tc_register_ops(struct ib_device *ibdev,
+					   struct tc *t,
+					   const struct ib_sync_mem_ops *ops,
+					   u32 flags)
+{
+	return tc_register_sized(ibdev, t, ops, flags, 4096, 0);
 }
 
 struct ib_sync_mem_client *tc_register(struct ib_device *ibdev, struct tc *t,
@@ -515,6 +557,8 @@ static const struct kt_case kt_cases[] = {
 	{ "move_during_revalidate", test_move_during_revalidate },
 	{ "inbound", test_inbound },
 	{ "inbound_read", test_inbound_read },
+	{ "ranges", test_ranges },
+	{ "dirty_spans", test_dirty_spans },
 	{ "churn", test_churn },
 };
 

@@ -62,6 +62,7 @@ extern atomic_t kt_bad;		/* failures seen in callbacks and threads */
 })
 
 #define TC_LIVE		0x5a5a1234u
+#define TC_RANGES	8
 #define TC_POISON	0xdeadbeefu
 
 /* What a test client's ->invalidate does besides counting. */
@@ -109,6 +110,12 @@ enum tc_inval_mode {
  * @targets: ->inbound_target calls (tc_target_ops)
  * @target: the DMA address ->inbound_target gives
  * @target_fail: errno ->inbound_target and ->flush_inbound return
+ * @ranges: the spans ->sync_range was given, in order (tc_range_ops)
+ * @nranges: ->sync_range calls (past TC_RANGES, only counted)
+ * @range_dir: the direction the last ->sync_range was given
+ * @remark: ->sync_range marks this span dirty in @remark_dir, once, as a
+ *	producer writing while its sync runs (unset: end 0)
+ * @remark_dir: its direction
  * @order: records the order of ->sync calls
  * @order_pos: next slot of @order
  * @written: the producer's generation of the memory (tests bump it)
@@ -150,6 +157,11 @@ struct tc {
 	atomic_t targets;
 	u64 target;
 	int target_fail;
+	struct sm_span ranges[TC_RANGES];
+	atomic_t nranges;
+	enum ib_sync_mem_dir range_dir;
+	struct sm_span remark;
+	enum ib_sync_mem_dir remark_dir;
 	int *order;
 	atomic_t *order_pos;
 	atomic64_t written;
@@ -167,6 +179,7 @@ extern const struct ib_sync_mem_ops tc_batch_ops;
 extern const struct ib_sync_mem_ops tc_move_ops;
 extern const struct ib_sync_mem_ops tc_inbound_ops;
 extern const struct ib_sync_mem_ops tc_target_ops;
+extern const struct ib_sync_mem_ops tc_range_ops;
 
 struct tc *tc_alloc(int n);
 struct ib_sync_mem_client *tc_register(struct ib_device *ibdev, struct tc *t,
@@ -175,6 +188,10 @@ struct ib_sync_mem_client *tc_register_ops(struct ib_device *ibdev,
 					   struct tc *t,
 					   const struct ib_sync_mem_ops *ops,
 					   u32 flags);
+struct ib_sync_mem_client *tc_register_sized(struct ib_device *ibdev,
+					     struct tc *t,
+					     const struct ib_sync_mem_ops *ops,
+					     u32 flags, u64 size, u32 align);
 bool tc_register_all(struct ib_device *ibdev, struct tc *t, int n, u32 flags);
 void tc_unregister(struct tc *t);
 void tc_unregister_all(struct tc *t, int n);
@@ -226,6 +243,8 @@ void test_moves(struct ib_device *ibdev);
 void test_move_during_revalidate(struct ib_device *ibdev);
 void test_inbound(struct ib_device *ibdev);
 void test_inbound_read(struct ib_device *ibdev);
+void test_ranges(struct ib_device *ibdev);
+void test_dirty_spans(struct ib_device *ibdev);
 void test_churn(struct ib_device *ibdev);
 int storm_start(const char *name);
 int storm_wait(void);
