@@ -115,6 +115,35 @@ check "an inbound device pass reports both sim clients' EOPNOTSUPP" jq_of '
 	.dir == "inbound" and .run == 2 and .errors == 2 and .err == "EOPNOTSUPP" and
 	([.results[].err] | unique) == ["EOPNOTSUPP"]' \
 	bash -c 'syncmemctl sync --dev rxe0 --dir inbound -j; [ $? = 1 ]'
+# Ranges and marks from userspace: a lazy sim client of 1 MiB is synced
+# over the bytes marked, and its counters count exactly those; a range
+# sync runs those bytes, lazy or not. Bad input is refused with the
+# kernel's reason and changes nothing.
+idl=$(ctl register dev rxe0 name nl-lazy size 1M lazy)
+check "a lazy sim client of 1 MiB" is_id "$idl"
+bytes_of() { jq_val .bytes ctl stats --id "$1" -j; }
+check "mark 8K at 4K of it dirty" ctl mark-dirty id "$idl" offset 4K len 8K
+check "mark 64 bytes at 1M-64 dirty, to-device" ctl mark-dirty id "$idl" dir to-device offset $((1048576 - 64)) len 64
+check "its sync runs once, over the 8256 bytes marked" jq_of '.run == 1 and .skipped == 0' ctl sync id "$idl" -j
+check "... and counts them" expect bytes "$(bytes_of "$idl")" 8256
+check "synced again, it owes nothing" jq_of '.run == 0 and .skipped == 1' ctl sync id "$idl" -j
+check "a range sync runs its bytes, though the client owes none" jq_of '.run == 1 and .offset == 0 and .len == 4096' \
+	ctl sync id "$idl" offset 0 len 4K -j
+check "... and counts them" expect bytes "$(bytes_of "$idl")" $((8256 + 4096))
+check "a mark to-cpu is not owed to a to-device sync" bash -c \
+	'syncmemctl mark-dirty id "$1" dir to-cpu len 64 && syncmemctl sync id "$1" -j | jq -e ".run == 0" >/dev/null &&
+	 syncmemctl sync id "$1" dir to-cpu -j | jq -e ".run == 1" >/dev/null' _ "$idl"
+check "... the to-cpu sync counted its 64 bytes" expect bytes "$(bytes_of "$idl")" $((8256 + 4096 + 64))
+check "a range past the client's end: ERANGE, the kernel's reason" fails_with \
+	"range is not inside the client" ctl mark-dirty id "$idl" offset 1M len 64
+check "a range off the sim's 64-byte lines: EINVAL, the kernel's reason" fails_with \
+	"range is off the client's alignment" ctl sync id "$idl" offset 32 len 64
+check "marking a client that is not lazy: EINVAL, the kernel's reason" fails_with \
+	"client is not lazy" ctl mark-dirty id "$id1"
+check "marking an unknown client: ENOENT" fails_with "no such client" ctl mark-dirty id 999999
+check "none of the refused ran or counted" expect bytes "$(bytes_of "$idl")" $((8256 + 4096 + 64))
+check "nor left the client owing a sync" jq_of '.run == 0' ctl sync id "$idl" -j
+check "unregister the lazy client" ctl unregister id "$idl"
 # client_timing=N: no clock read per ->sync. Syncs and bytes still count
 # and a device sync still names every client it ran; the time counters,
 # max_ns and the histogram stay as they were, the clients' times are 0.

@@ -6,8 +6,9 @@
 # unpinned, syncs failing with ENXIO), events, owned clients dying with
 # their connection; and client dumps raced against deletions, every dump
 # that shows a state that never existed caught by its generations
-# (TestIntegrationDumpRace, with sim clients). Each Go test and subtest
-# becomes one result here.
+# (TestIntegrationDumpRace, with sim clients); marks and range syncs of a
+# lazy sim client, the bytes each one counts (TestIntegrationMarkDirty).
+# Each Go test and subtest becomes one result here.
 #
 # A missing binary, a crash or a timeout, a test started without a result,
 # no test run at all, or a skipped test (the tests must run here, never
