@@ -397,10 +397,6 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 		NL_SET_ERR_MSG(extack, "dma-buf client needs IB_SYNC_MEM_A_DMABUF");
 		return ERR_PTR(-EINVAL);
 	}
-	if (flags & IB_SYNC_MEM_F_LAZY) {
-		NL_SET_ERR_MSG(extack, SM_LAZY_UNMARKABLE);
-		return ERR_PTR(-EOPNOTSUPP);
-	}
 	ret = nla_parse_nested(tb, IB_SYNC_MEM_A_DMABUF_MAX, nest, NULL, extack);
 	if (ret)
 		return ERR_PTR(ret);

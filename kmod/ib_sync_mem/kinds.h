@@ -10,12 +10,6 @@
 #include <rdma/ib_sync_mem.h>
 
 /* region.c, dmabuf.c: the client kinds built into the module */
-/*
- * They refuse IB_SYNC_MEM_F_LAZY (-EOPNOTSUPP) with this message: nothing
- * can mark such a client dirty, so every sync of it would skip its ->sync.
- */
-#define SM_LAZY_UNMARKABLE \
-	"a lazy client of this kind could never be marked dirty: only sim clients can be lazy"
 extern struct ib_sync_mem_client_kind sm_region_kind;
 extern struct ib_sync_mem_client_kind sm_dmabuf_kind;
 int sm_region_init(void);

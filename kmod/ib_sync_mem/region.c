@@ -528,10 +528,6 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 		NL_SET_ERR_MSG(extack, "region client needs IB_SYNC_MEM_A_REGION");
 		return ERR_PTR(-EINVAL);
 	}
-	if (flags & IB_SYNC_MEM_F_LAZY) {
-		NL_SET_ERR_MSG(extack, SM_LAZY_UNMARKABLE);
-		return ERR_PTR(-EOPNOTSUPP);
-	}
 	ret = nla_parse_nested(tb, IB_SYNC_MEM_A_REGION_MAX, nest, NULL, extack);
 	if (ret)
 		return ERR_PTR(ret);

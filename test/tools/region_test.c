@@ -774,35 +774,64 @@ static void test_memlock(void)
 			  errstr(r.big), r.extack);
 }
 
+/* The bytes client @id's counters say it made coherent, or -1. */
+static long long bytes_of(uint32_t id)
+{
+	struct smnl_client c;
+
+	if (smnl_client_get(&nl, id, &c) || !c.have_stats)
+		return -1;
+	return (long long)c.bytes;
+}
+
 /*
- * A lazy region client could never be marked dirty (no command marks a
- * region): refused, not registered to be skipped by every sync.
+ * A lazy region client: its syncs are skipped until a program marks it
+ * dirty (MARK_DIRTY), then run over the pages marked, which its counters
+ * count; a range sync runs its own bytes, marked or not.
  */
-static void test_lazy_refused(void)
+static void test_lazy_region(void)
 {
 	const size_t len = 4 * page;
 	struct smnl_new req = {
 		.dev = dev, .name = "rt-lazy", .kind = IB_SYNC_MEM_KIND_REGION,
 		.flags = IB_SYNC_MEM_CLIENT_F_LAZY, .region_nest = 1,
-		.region_len = len,
+		.region_len = len, .region_access = IB_SYNC_MEM_REGION_F_WRITE,
 	};
-	long pin0 = vm_pin_kb();
+	struct smnl_sync_result res;
 	void *buf = map(len);
-	int ret;
+	int id, ret;
 
 	if (!buf) {
 		ktap_result(0, "mmap for the lazy region");
 		return;
 	}
 	req.region_addr = (uintptr_t)buf;
-	ret = smnl_register(&nl, &req);
-	ktap_result(ret == -EOPNOTSUPP && says(nl.extack, "could never be marked dirty"),
-		    "refused: a lazy region client -> -EOPNOTSUPP, extack says why");
-	ktap_diag("register lazy: %s \"%s\"", ret > 0 ? "registered!" : errstr(ret),
-		  nl.extack);
-	if (ret > 0)
-		smnl_unregister(&nl, ret);
-	ktap_result(vm_pin_kb() == pin0, "nothing pinned by the refused region");
+	id = smnl_register(&nl, &req);
+	ktap_result(id > 0, "a lazy region client registers");
+	if (id <= 0) {
+		ktap_diag("register lazy: %s \"%s\"", errstr(id), nl.extack);
+		munmap(buf, len);
+		return;
+	}
+	ret = smnl_sync_client_full(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, &res);
+	ktap_result(!ret && res.run == 0 && res.skipped == 1,
+		    "lazy region: unmarked, its sync is skipped");
+	ret = smnl_mark_dirty(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, page, page);
+	ktap_result(!ret, "lazy region: MARK_DIRTY of its second page");
+	ret = smnl_sync_client_full(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, &res);
+	ktap_result(!ret && res.run == 1 && res.client_err == 0,
+		    "lazy region: then its sync runs");
+	ktap_result(bytes_of(id) == (long long)page,
+		    "lazy region: over the page marked (bytes == one page)");
+	ret = smnl_sync_range(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 0, 2 * page, &res);
+	ktap_result(!ret && res.run == 1 && res.client_err == 0 &&
+		    bytes_of(id) == (long long)(3 * page),
+		    "lazy region: a range sync of two pages runs, counts two more");
+	ret = smnl_mark_dirty(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, len, page);
+	ktap_result(ret == -ERANGE && says(nl.extack, "not inside the client"),
+		    "lazy region: a mark past its end -> -ERANGE, extack says why");
+	ktap_diag("mark past the end: %s \"%s\"", errstr(ret), nl.extack);
+	smnl_unregister(&nl, id);
 	munmap(buf, len);
 }
 
@@ -929,7 +958,7 @@ int main(int argc, char **argv)
 	test_fork();
 	test_child_exit();
 	test_memlock();
-	test_lazy_refused();
+	test_lazy_region();
 	test_del_during_batch();
 
 	smnl_close(&nl);

@@ -621,8 +621,10 @@ static int smnl_sync_send(struct smnl *nl, struct smnl_msg *m, uint32_t dir,
 	return ret;
 }
 
-int smnl_sync_client_full(struct smnl *nl, uint32_t id, uint32_t dir,
-			  uint32_t timeout_ms, struct smnl_sync_result *res)
+/* A SYNC of client @id; of @len bytes at @offset of it when @len is set. */
+static int smnl_sync_one(struct smnl *nl, uint32_t id, uint32_t dir,
+			 uint32_t timeout_ms, uint64_t offset, uint64_t len,
+			 struct smnl_sync_result *res)
 {
 	struct smnl_msg *m = malloc(sizeof(*m));
 	int ret;
@@ -633,9 +635,45 @@ int smnl_sync_client_full(struct smnl *nl, uint32_t id, uint32_t dir,
 		return -ENOMEM;
 	smnl_msg_init(nl, m, IB_SYNC_MEM_CMD_SYNC, 0);
 	smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_ID, id);
+	if (len) {
+		smnl_put_u64(m, IB_SYNC_MEM_A_SYNC_OFFSET, offset);
+		smnl_put_u64(m, IB_SYNC_MEM_A_SYNC_LEN, len);
+	}
 	ret = smnl_sync_send(nl, m, dir, timeout_ms, res);
 	if (!ret && !res->have_client)
 		return -EPROTO;	/* the reply must report the client */
+	return ret;
+}
+
+int smnl_sync_client_full(struct smnl *nl, uint32_t id, uint32_t dir,
+			  uint32_t timeout_ms, struct smnl_sync_result *res)
+{
+	return smnl_sync_one(nl, id, dir, timeout_ms, 0, 0, res);
+}
+
+int smnl_sync_range(struct smnl *nl, uint32_t id, uint32_t dir,
+		    uint64_t offset, uint64_t len, struct smnl_sync_result *res)
+{
+	return smnl_sync_one(nl, id, dir, 0, offset, len, res);
+}
+
+int smnl_mark_dirty(struct smnl *nl, uint32_t id, uint32_t dir,
+		    uint64_t offset, uint64_t len)
+{
+	struct smnl_msg *m = malloc(sizeof(*m));
+	int ret;
+
+	if (!m)
+		return -ENOMEM;
+	smnl_msg_init(nl, m, IB_SYNC_MEM_CMD_MARK_DIRTY, 0);
+	smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_ID, id);
+	smnl_put_u32(m, IB_SYNC_MEM_A_SYNC_DIR, dir);
+	if (len) {
+		smnl_put_u64(m, IB_SYNC_MEM_A_SYNC_OFFSET, offset);
+		smnl_put_u64(m, IB_SYNC_MEM_A_SYNC_LEN, len);
+	}
+	ret = smnl_talk(nl, m, NULL, NULL);
+	free(m);
 	return ret;
 }
 

@@ -165,6 +165,15 @@ int smnl_sync_client(struct smnl *nl, uint32_t id, uint32_t dir,
 /* The same, with every field of the reply. */
 int smnl_sync_client_full(struct smnl *nl, uint32_t id, uint32_t dir,
 			  uint32_t timeout_ms, struct smnl_sync_result *res);
+/* The same, of the @len bytes at @offset of the client only. */
+int smnl_sync_range(struct smnl *nl, uint32_t id, uint32_t dir,
+		    uint64_t offset, uint64_t len, struct smnl_sync_result *res);
+/*
+ * MARK_DIRTY of lazy client @id in @dir: the @len bytes at @offset, or (len
+ * 0) all of it. Returns the command's errno.
+ */
+int smnl_mark_dirty(struct smnl *nl, uint32_t id, uint32_t dir,
+		    uint64_t offset, uint64_t len);
 /*
  * Sync a batch: one request naming the @n clients @ids
  * (IB_SYNC_MEM_A_SYNC_CLIENTS), synced in that order. The request holds
