@@ -28,6 +28,7 @@ static const struct nla_policy sm_sim_policy[IB_SYNC_MEM_A_SIM_MAX + 1] = {
 	[IB_SYNC_MEM_A_SIM_FAIL_ERRNO] = NLA_POLICY_RANGE(NLA_U32, 1, 4095),
 	[IB_SYNC_MEM_A_SIM_SIZE] = { .type = NLA_U64 },
 	[IB_SYNC_MEM_A_SIM_BATCH] = { .type = NLA_FLAG },
+	[IB_SYNC_MEM_A_SIM_ADDR] = { .type = NLA_U64 },
 };
 
 static const struct nla_policy sm_region_policy[IB_SYNC_MEM_A_REGION_MAX + 1] = {

@@ -19,16 +19,26 @@
  *                it, until 0 is written (or 120 s pass): a window for tests
  *   held         how many creations are stopped there now
  *   clients/ID/  latency_us (rw), fail_next (rw), fail_errno (rw, positive),
- *                to_device, to_cpu, bidirectional, prepares, finishes,
- *                invalidations (ro), dirty (w: mark dirty: "to-device",
- *                the default, "to-cpu" or "bidirectional")
+ *                to_device, to_cpu, bidirectional, inbound, prepares,
+ *                finishes, invalidations (ro), dirty (w: mark dirty:
+ *                "to-device", the default, "to-cpu" or "bidirectional"),
+ *                view (ro, a client with memory: its device's view)
+ *
+ * A client created over memory of the creating process (netlink,
+ * IB_SYNC_MEM_A_SIM_ADDR) models what accelerators get wrong after RDMA:
+ * the device reads its own view of the memory (a copy, view above), which
+ * the NIC's writes into the memory do not reach until an inbound sync
+ * refreshes it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/highmem.h>
 #include <linux/hrtimer.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/sizes.h>
 #include <linux/string.h>
 #include <net/netlink.h>
 #include <rdma/ib_verbs.h>
@@ -39,6 +49,8 @@
 
 /* A simulated cache line: the alignment of a sim client's ranges. */
 #define SIM_LINE	64
+/* Most memory a sim client may stand for (IB_SYNC_MEM_A_SIM_ADDR). */
+#define SIM_MEM_MAX	SZ_64M
 
 static struct dentry *sim_root, *sim_clients_dir;
 static DEFINE_MUTEX(sim_lock);	/* protects sim_list and sim_last_id */
@@ -98,10 +110,10 @@ static void sim_sleep_until(ktime_t end)
 	}
 }
 
-static int sim_sync(struct ib_sync_mem_client *client,
-		    enum ib_sync_mem_dir dir, ktime_t deadline)
+/* What every sync of @s does: count, fail if told to, take its latency. */
+static int sim_work(struct sim_client *s, enum ib_sync_mem_dir dir,
+		    ktime_t deadline)
 {
-	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
 	u32 lat = READ_ONCE(s->latency_us);
 	ktime_t end;
 
@@ -119,6 +131,41 @@ static int sim_sync(struct ib_sync_mem_client *client,
 	}
 	sim_sleep_until(end);
 	return 0;
+}
+
+static int sim_sync(struct ib_sync_mem_client *client,
+		    enum ib_sync_mem_dir dir, ktime_t deadline)
+{
+	return sim_work(ib_sync_mem_client_priv(sim_owner, client), dir,
+			deadline);
+}
+
+/* The device's view of its memory becomes what the memory holds now. */
+static void sim_view_refresh(struct sim_client *s)
+{
+	unsigned long i;
+
+	mutex_lock(&s->view_lock);
+	for (i = 0; i < s->size >> PAGE_SHIFT; i++)
+		memcpy_from_page(s->view + (i << PAGE_SHIFT), s->pages[i], 0,
+				 PAGE_SIZE);
+	mutex_unlock(&s->view_lock);
+}
+
+/*
+ * Inbound, for a sim with memory: what the NIC wrote there reaches the
+ * device's view only now (an HDP-style flush of the accelerator's side).
+ */
+static int sim_flush_inbound(struct ib_sync_mem_client *client,
+			     ktime_t deadline)
+{
+	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
+	int ret;
+
+	ret = sim_work(s, IB_SYNC_MEM_INBOUND, deadline);
+	if (!ret)
+		sim_view_refresh(s);
+	return ret;
 }
 
 /*
@@ -156,11 +203,24 @@ static void sim_finish(struct ib_sync_mem_client *client,
 	atomic_inc(&s->finishes);
 }
 
+/* Unpin the memory of @s and free its view (either may be missing). */
+static void sim_mem_free(struct sim_client *s)
+{
+	if (s->addr)
+		unpin_user_pages(s->pages, s->size >> PAGE_SHIFT);
+	kvfree(s->pages);
+	kvfree(s->view);
+	s->pages = NULL;
+	s->view = NULL;
+	s->addr = 0;
+}
+
 static void sim_release(struct ib_sync_mem_client *client)
 {
 	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
 
 	debugfs_remove_recursive(s->dir);
+	sim_mem_free(s);
 	kfree(s);
 }
 
@@ -186,7 +246,12 @@ static int sim_fill_info(struct ib_sync_mem_client *client,
 			      IB_SYNC_MEM_A_SIM_PAD) ||
 	    nla_put_u64_64bit(msg, IB_SYNC_MEM_A_SIM_CALLS_BIDIRECTIONAL,
 			      atomic64_read(&s->calls[IB_SYNC_MEM_BIDIRECTIONAL]),
-			      IB_SYNC_MEM_A_SIM_PAD))
+			      IB_SYNC_MEM_A_SIM_PAD) ||
+	    nla_put_u64_64bit(msg, IB_SYNC_MEM_A_SIM_CALLS_INBOUND,
+			      atomic64_read(&s->calls[IB_SYNC_MEM_INBOUND]),
+			      IB_SYNC_MEM_A_SIM_PAD) ||
+	    (s->addr && nla_put_u64_64bit(msg, IB_SYNC_MEM_A_SIM_ADDR, s->addr,
+					  IB_SYNC_MEM_A_SIM_PAD)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -195,6 +260,17 @@ static const struct ib_sync_mem_ops sim_ops = {
 	.owner = THIS_MODULE,
 	.sync = sim_sync,
 	.sync_range = sim_sync_range,
+	.invalidate = sim_invalidate,
+	.release = sim_release,
+	.fill_info = sim_fill_info,
+};
+
+/* A sim with memory: an inbound sync refreshes its device's view. */
+static const struct ib_sync_mem_ops sim_mem_ops = {
+	.owner = THIS_MODULE,
+	.sync = sim_sync,
+	.sync_range = sim_sync_range,
+	.flush_inbound = sim_flush_inbound,
 	.invalidate = sim_invalidate,
 	.release = sim_release,
 	.fill_info = sim_fill_info,
@@ -247,6 +323,25 @@ static const struct file_operations sim_dirty_fops = {
 	.llseek = noop_llseek,
 };
 
+static ssize_t sim_view_read(struct file *file, char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	struct sim_client *s = file->private_data;
+	ssize_t ret;
+
+	mutex_lock(&s->view_lock);
+	ret = simple_read_from_buffer(ubuf, count, ppos, s->view, s->size);
+	mutex_unlock(&s->view_lock);
+	return ret;
+}
+
+static const struct file_operations sim_view_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = sim_view_read,
+	.llseek = default_llseek,
+};
+
 static void sim_debugfs_add(struct sim_client *s)
 {
 	char name[16];
@@ -267,6 +362,38 @@ static void sim_debugfs_add(struct sim_client *s)
 			   (u64 *)&s->calls[IB_SYNC_MEM_TO_CPU]);
 	debugfs_create_u64("bidirectional", 0444, s->dir,
 			   (u64 *)&s->calls[IB_SYNC_MEM_BIDIRECTIONAL]);
+	debugfs_create_u64("inbound", 0444, s->dir,
+			   (u64 *)&s->calls[IB_SYNC_MEM_INBOUND]);
+	if (s->addr)
+		debugfs_create_file("view", 0400, s->dir, s, &sim_view_fops);
+}
+
+/*
+ * Pin the @s->size bytes at user address @addr of the calling process and
+ * take the device's first view of them. The caller checked the range.
+ */
+static int sim_mem_pin(struct sim_client *s, u64 addr)
+{
+	unsigned long n = s->size >> PAGE_SHIFT;
+	long pinned;
+
+	s->pages = kvcalloc(n, sizeof(*s->pages), GFP_KERNEL);
+	s->view = kvmalloc(s->size, GFP_KERNEL);
+	if (!s->pages || !s->view) {
+		sim_mem_free(s);
+		return -ENOMEM;
+	}
+	pinned = pin_user_pages_fast(addr, n, FOLL_WRITE | FOLL_LONGTERM,
+				     s->pages);
+	if (pinned != n) {
+		if (pinned > 0)
+			unpin_user_pages(s->pages, pinned);
+		sim_mem_free(s);
+		return pinned < 0 ? pinned : -EFAULT;
+	}
+	s->addr = addr;
+	sim_view_refresh(s);
+	return 0;
 }
 
 /**
@@ -284,7 +411,8 @@ struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
 	struct ib_sync_mem_reg reg = {
 		.owner = sim_owner,
 		.name = name,
-		.ops = cfg->batch ? &sim_batch_ops : &sim_ops,
+		.ops = cfg->addr ? &sim_mem_ops :
+		       cfg->batch ? &sim_batch_ops : &sim_ops,
 		.size = cfg->size,
 		.flags = cfg->flags,
 		.kind = cfg->kind ?: IB_SYNC_MEM_KIND_SIM,
@@ -292,6 +420,7 @@ struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
 	};
 	struct ib_sync_mem_client *client;
 	struct sim_client *s;
+	int ret;
 
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
@@ -302,10 +431,19 @@ struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
 	s->netlink = cfg->netlink;
 	s->fail_errno = cfg->fail_errno ?: EIO;
 	atomic_set(&s->fail_next, cfg->fail_next);
+	mutex_init(&s->view_lock);
 	reg.priv = s;
+	if (cfg->addr) {
+		ret = sim_mem_pin(s, cfg->addr);
+		if (ret) {
+			kfree(s);
+			return ERR_PTR(ret);
+		}
+	}
 
 	client = ib_sync_mem_register(ibdev, &reg);
 	if (IS_ERR(client)) {
+		sim_mem_free(s);
 		kfree(s);
 		return ERR_CAST(client);
 	}
@@ -501,6 +639,25 @@ sim_nl_create(struct ib_device *ibdev, const char *name, u32 flags,
 	if (tb[IB_SYNC_MEM_A_SIM_SIZE])
 		cfg.size = nla_get_u64(tb[IB_SYNC_MEM_A_SIM_SIZE]);
 	cfg.batch = nla_get_flag(tb[IB_SYNC_MEM_A_SIM_BATCH]);
+	if (tb[IB_SYNC_MEM_A_SIM_ADDR]) {
+		cfg.addr = nla_get_u64(tb[IB_SYNC_MEM_A_SIM_ADDR]);
+		if (!PAGE_ALIGNED(cfg.addr) || !cfg.addr) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[IB_SYNC_MEM_A_SIM_ADDR],
+					    "a sim's memory starts on a page");
+			return ERR_PTR(-EINVAL);
+		}
+		if (!cfg.size || !PAGE_ALIGNED(cfg.size) ||
+		    cfg.size > SIM_MEM_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[IB_SYNC_MEM_A_SIM_ADDR],
+					    "a sim's memory is 1 to 16384 pages (SIZE)");
+			return ERR_PTR(-EINVAL);
+		}
+		if (cfg.batch) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[IB_SYNC_MEM_A_SIM_BATCH],
+					    "a sim with memory has no batch hooks");
+			return ERR_PTR(-EINVAL);
+		}
+	}
 
 	cfg.netlink = true;
 	s = sim_client_create(ibdev, name, &cfg);

@@ -13,6 +13,8 @@
  * @fail_next: fail this many syncs first
  * @fail_errno: positive errno those syncs fail with (default EIO)
  * @size: bytes the client stands for
+ * @addr: a user address of @size bytes of the creating process to stand
+ *	for (with a device view of them), or 0
  * @flags: IB_SYNC_MEM_F_*
  * @kind: userspace kind number
  * @batch: implement ->prepare and ->finish
@@ -23,6 +25,7 @@ struct sim_config {
 	u32 fail_next;
 	u32 fail_errno;
 	u64 size;
+	u64 addr;
 	u32 flags;
 	u32 kind;
 	bool batch;
@@ -41,6 +44,10 @@ struct sim_config {
  * @batch: implements ->prepare and ->finish
  * @netlink: created by the netlink family, not through debugfs
  * @calls: syncs asked, by enum ib_sync_mem_dir
+ * @addr: the user address it stands for (0: none, no memory below)
+ * @pages: the pinned pages of that memory (@size / PAGE_SIZE)
+ * @view: the device's view of them: a copy an inbound sync refreshes
+ * @view_lock: one refresh or read of @view at a time
  * @prepares: ->prepare calls
  * @finishes: ->finish calls
  * @invalidations: ->invalidate calls
@@ -55,7 +62,11 @@ struct sim_client {
 	u64 size;
 	bool batch;
 	bool netlink;
-	atomic64_t calls[IB_SYNC_MEM_BIDIRECTIONAL + 1];
+	atomic64_t calls[IB_SYNC_MEM_INBOUND + 1];
+	u64 addr;
+	struct page **pages;
+	void *view;
+	struct mutex view_lock;	/* see above */
 	atomic_t prepares;
 	atomic_t finishes;
 	atomic_t invalidations;

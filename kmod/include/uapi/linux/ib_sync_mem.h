@@ -60,6 +60,13 @@
  *       IB_SYNC_MEM_A_SIM_FAIL_ERRNO: NLA_U32, positive errno of those, 1..4095
  *       IB_SYNC_MEM_A_SIM_SIZE: NLA_U64, bytes the client stands for
  *       IB_SYNC_MEM_A_SIM_BATCH: NLA_FLAG, use the prepare/finish hooks
+ *       IB_SYNC_MEM_A_SIM_ADDR: NLA_U64, page-aligned address of memory of
+ *          the calling process the client stands for (SIZE bytes, a
+ *          multiple of the page, at most 64 MiB; pinned until the client
+ *          is deleted). The sim then models an accelerator's view of it:
+ *          a copy taken at creation that only an inbound sync refreshes,
+ *          the way an accelerator may read stale data after the NIC wrote
+ *          its memory; debugfs ib_sync_mem_sim/clients/ID/view reads it
  *    IB_SYNC_MEM_A_REGION: NLA_NESTED, a region client (required for that
  *    kind): memory of the calling process, pinned and DMA-mapped on the
  *    device until the client is deleted; pinned pages count against
@@ -132,7 +139,8 @@
  *       milliseconds after the state turns invalidated)
  *    IB_SYNC_MEM_A_CLIENT_INFO: NLA_NESTED, kind-specific (sensitive):
  *       sim: IB_SYNC_MEM_A_SIM_* as above plus
- *          IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE, _TO_CPU, _BIDIRECTIONAL: NLA_U64
+ *          IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE, _TO_CPU, _BIDIRECTIONAL,
+ *          _INBOUND: NLA_U64
  *       region: IB_SYNC_MEM_A_REGION_ADDR, _LEN, _ACCESS, and
  *          IB_SYNC_MEM_A_REGION_SEGMENTS: NLA_U32, DMA segments mapped
  *       dma-buf: IB_SYNC_MEM_A_DMABUF_SIZE: NLA_U64,
@@ -426,6 +434,8 @@ enum ib_sync_mem_sim_attr {
 	IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE,
 	IB_SYNC_MEM_A_SIM_CALLS_TO_CPU,
 	IB_SYNC_MEM_A_SIM_CALLS_BIDIRECTIONAL,
+	IB_SYNC_MEM_A_SIM_CALLS_INBOUND,
+	IB_SYNC_MEM_A_SIM_ADDR,
 
 	__IB_SYNC_MEM_A_SIM_MAX,
 	IB_SYNC_MEM_A_SIM_MAX = __IB_SYNC_MEM_A_SIM_MAX - 1
