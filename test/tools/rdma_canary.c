@@ -11,13 +11,21 @@
  *
  *   rdma_canary [--src-dev rxe0 --src-ip 192.168.77.1]
  *               [--dst-dev rxe1 --dst-ip 192.168.77.2]
- *               [--size BYTES] [--rounds N] [--no-sync]
+ *               [--size BYTES] [--rounds N] [--no-sync | --inbound]
  *
  * --no-sync leaves ib_sync_mem out (the data path alone, for bring-up).
+ *
+ * --inbound: the target is an accelerator's memory, a sim client over the
+ * target buffer, whose device reads its own view of it. Per round, after
+ * the RDMA WRITE's completion, the view must still hold the previous
+ * round's bytes (the stale data the model exists to show: without the
+ * flush the accelerator reads them), then, after an inbound sync of the
+ * target, the new pattern, every byte.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +40,7 @@
 
 static struct smnl nl;
 static int use_sync = 1;
+static int inbound;
 
 struct side {
 	struct rc_end rc;
@@ -54,6 +63,71 @@ static int sync_side(struct side *s, uint32_t dir, const char *what)
 		ktap_diag("%s: sync %s: %s, client err %s \"%s\"", s->rc.dev, what,
 			  errstr(ret), errstr(cerr), nl.extack);
 	return ret ? ret : cerr;
+}
+
+/* The target as an accelerator's memory: a sim client with a view of it. */
+static void register_accelerator(struct side *s)
+{
+	struct smnl_new req = {
+		.dev = s->rc.dev, .name = "canary-acc",
+		.kind = IB_SYNC_MEM_KIND_SIM, .sim_nest = 1,
+		.sim_size = s->rc.size, .sim_addr = (uintptr_t)s->rc.buf,
+	};
+
+	s->client = smnl_register(&nl, &req);
+	ktap_result(s->client > 0,
+		    "register the target buffer as a sim accelerator's memory on %s (%zu KiB)",
+		    s->rc.dev, s->rc.size / 1024);
+	if (s->client <= 0)
+		ktap_diag("register: %s \"%s\"", errstr(s->client), nl.extack);
+}
+
+/* Read the accelerator's view of client @id's memory into @buf. */
+static int read_view(int id, unsigned char *buf, size_t size)
+{
+	char path[96];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/debug/ib_sync_mem_sim/clients/%d/view", id);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, size, 0);
+	close(fd);
+	return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/*
+ * The inbound part of a round: the view still holds @prev (round @r - 1's
+ * pattern, 0 for none), then, flushed inbound, round @r's. 0 when both hold.
+ */
+static int check_inbound(struct side *s, int r, unsigned char *view)
+{
+	size_t i, size = s->rc.size;
+	int ret, stale = 1, fresh = 1;
+
+	ret = read_view(s->client, view, size);
+	for (i = 0; !ret && i < size; i++)
+		if (view[i] != (r > 1 ? rc_pattern(i, r - 1) : 0))
+			break;
+	stale = !ret && i == size;
+	ktap_result(stale, "round %d: after the WRITE's completion the accelerator still reads the old bytes (every one)",
+		    r);
+	if (!stale)
+		ktap_diag("view: %s, first byte not stale at %zu", errstr(ret), i);
+	ret = sync_side(s, IB_SYNC_MEM_SYNC_INBOUND, "target inbound");
+	if (!ret)
+		ret = read_view(s->client, view, size);
+	for (i = 0; !ret && i < size; i++)
+		if (view[i] != rc_pattern(i, r))
+			break;
+	fresh = !ret && i == size;
+	ktap_result(fresh, "round %d: flushed inbound, it reads the new pattern, every byte", r);
+	if (!fresh)
+		ktap_diag("inbound: %s, first difference at byte %zu", errstr(ret), i);
+	return stale && fresh ? 0 : -EIO;
 }
 
 static void register_side(struct side *s, uint32_t access, const char *name)
@@ -86,6 +160,7 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 'z' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "no-sync", no_argument, NULL, 'n' },
+		{ "inbound", no_argument, NULL, 'i' },
 		{ 0 },
 	};
 	struct side src = { .rc = { .dev = "rxe0", .ip = "192.168.77.1" } };
@@ -95,6 +170,7 @@ int main(int argc, char **argv)
 	int rounds = 8, r, o, ret, passed = 0;
 	struct smnl_client cs, cd;
 	double ms, total_ms = 0;
+	unsigned char *view;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
@@ -105,13 +181,23 @@ int main(int argc, char **argv)
 		case 'z': size = strtoull(optarg, NULL, 0); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'n': use_sync = 0; break;
+		case 'i': inbound = 1; break;
 		default:
 			fprintf(stderr, "usage: see the top of rdma_canary.c\n");
 			return 2;
 		}
 	}
 	src.rc.size = dst.rc.size = size;
+	if (inbound && !use_sync) {
+		fprintf(stderr, "rdma_canary: --inbound needs ib_sync_mem\n");
+		return 2;
+	}
 	ktap_start();
+	view = inbound ? malloc(size) : NULL;
+	if (inbound && !view) {
+		fprintf(stderr, "rdma_canary: no memory for the view\n");
+		return 1;
+	}
 
 	src.rc.buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -129,7 +215,11 @@ int main(int argc, char **argv)
 			ktap_diag("smnl_open: %s", errstr(ret));
 		else {
 			register_side(&src, 0, "canary-src");
-			register_side(&dst, IB_SYNC_MEM_REGION_F_WRITE, "canary-dst");
+			if (inbound)
+				register_accelerator(&dst);
+			else
+				register_side(&dst, IB_SYNC_MEM_REGION_F_WRITE,
+					      "canary-dst");
 		}
 	} else {
 		ktap_diag("--no-sync: ib_sync_mem is not used");
@@ -157,11 +247,25 @@ int main(int argc, char **argv)
 		for (i = 0; i < size; i++)
 			src.rc.buf[i] = rc_pattern(i, r);
 		s_src = sync_side(&src, IB_SYNC_MEM_SYNC_TO_DEVICE, "source to-device");
-		/* poison the target: stale data must not pass for the new */
-		memset(dst.rc.buf, (unsigned char)~rc_pattern(0, r), size);
-		s_dst_dev = sync_side(&dst, IB_SYNC_MEM_SYNC_TO_DEVICE, "target to-device");
+		/*
+		 * Poison the target: stale data must not pass for the new. (An
+		 * accelerator's memory keeps the last round's bytes: its view
+		 * must be seen to hold them until the inbound flush.)
+		 */
+		s_dst_dev = 0;
+		if (!inbound) {
+			memset(dst.rc.buf, (unsigned char)~rc_pattern(0, r), size);
+			s_dst_dev = sync_side(&dst, IB_SYNC_MEM_SYNC_TO_DEVICE,
+					      "target to-device");
+		}
 		w = rc_rdma(&src.rc, IBV_WR_RDMA_WRITE, &dst.peer, &ms);
-		s_dst_cpu = w ? 0 : sync_side(&dst, IB_SYNC_MEM_SYNC_TO_CPU, "target to-cpu");
+		if (w)
+			s_dst_cpu = 0;
+		else if (inbound)
+			s_dst_cpu = use_sync ? check_inbound(&dst, r, view) : 0;
+		else
+			s_dst_cpu = sync_side(&dst, IB_SYNC_MEM_SYNC_TO_CPU,
+					      "target to-cpu");
 		if (!w) {
 			for (i = 0; i < size; i++)
 				if (dst.rc.buf[i] != rc_pattern(i, r))
@@ -173,8 +277,9 @@ int main(int argc, char **argv)
 		if (same)
 			verified += size;
 		if (ktap_result(!s_src && !s_dst_dev && !s_dst_cpu && !w && same,
-				"round %d: sync source to-device, RDMA WRITE %zu KiB %s -> %s, sync target to-cpu, every byte equal",
-				r, size / 1024, src.rc.dev, dst.rc.dev))
+				"round %d: sync source to-device, RDMA WRITE %zu KiB %s -> %s, %s, every byte equal",
+				r, size / 1024, src.rc.dev, dst.rc.dev,
+				inbound ? "flush the target inbound" : "sync target to-cpu"))
 			passed++;
 		else
 			ktap_diag("round %d: syncs %s/%s/%s, write %s, %s", r,
@@ -196,7 +301,10 @@ int main(int argc, char **argv)
 		if (!ret)
 			ret = smnl_client_get(&nl, dst.client, &cd);
 		ktap_result(ret == 0 && cs.syncs == (uint64_t)passed &&
-			    cd.syncs == 2ULL * passed && !cs.errors && !cd.errors,
+			    cd.syncs == (inbound ? 1ULL : 2ULL) * passed &&
+			    cd.sim_calls_inbound == (inbound ? (uint64_t)passed : 0) &&
+			    !cs.errors && !cd.errors,
+			    inbound ? "client stats: source synced once a round, target flushed inbound once, no errors" :
 			    "client stats: source synced once a round, target twice, no errors");
 		ktap_diag("source: %llu syncs %llu errors %llu bytes; target: %llu syncs %llu errors %llu bytes",
 			  (unsigned long long)cs.syncs, (unsigned long long)cs.errors,
@@ -218,5 +326,6 @@ int main(int argc, char **argv)
 				    "unregister the target client");
 		smnl_close(&nl);
 	}
+	free(view);
 	return ktap_finish();
 }

@@ -471,6 +471,8 @@ int smnl_register(struct smnl *nl, const struct smnl_new *req)
 		}
 		if (req->sim_size)
 			smnl_put_u64(m, IB_SYNC_MEM_A_SIM_SIZE, req->sim_size);
+		if (req->sim_addr)
+			smnl_put_u64(m, IB_SYNC_MEM_A_SIM_ADDR, req->sim_addr);
 		smnl_nest_end(m, nest);
 	}
 	memset(&c, 0, sizeof(c));
@@ -775,6 +777,9 @@ static void smnl_client_info(struct smnl_client *c, const struct nlattr *nest)
 		if (tb[IB_SYNC_MEM_A_SIM_CALLS_BIDIRECTIONAL])
 			c->sim_calls_bidi =
 				smnl_get_u64(tb[IB_SYNC_MEM_A_SIM_CALLS_BIDIRECTIONAL]);
+		if (tb[IB_SYNC_MEM_A_SIM_CALLS_INBOUND])
+			c->sim_calls_inbound =
+				smnl_get_u64(tb[IB_SYNC_MEM_A_SIM_CALLS_INBOUND]);
 	} else if (c->kind == IB_SYNC_MEM_KIND_REGION) {
 		const struct nlattr *tb[IB_SYNC_MEM_A_REGION_MAX + 1];
 

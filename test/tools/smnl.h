@@ -126,6 +126,7 @@ struct smnl_new {
 	int sim_nest;
 	uint32_t sim_latency_us, sim_fail_next, sim_fail_errno;
 	uint64_t sim_size;
+	uint64_t sim_addr;		/* memory of this process it stands for */
 };
 
 /* Register a client: its id (> 0), or -errno. */
@@ -215,6 +216,7 @@ struct smnl_client {
 	int have_info;
 	/* sim */
 	uint64_t sim_calls_to_device, sim_calls_to_cpu, sim_calls_bidi;
+	uint64_t sim_calls_inbound;
 	/* region */
 	int have_region;
 	uint64_t region_addr, region_len;

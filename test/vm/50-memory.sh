@@ -12,7 +12,10 @@
 #                  rxe1 removed under a fence-held bracket do not hold a
 #                  sync past its deadline
 #   rdma_canary    source on rxe0, target on rxe1: sync, RDMA WRITE, sync,
-#                  compare every byte, round after round
+#                  compare every byte, round after round; with --inbound
+#                  the target is a sim accelerator's memory: stale in its
+#                  view after the WRITE, every byte new after an inbound
+#                  flush
 #
 # A program that is missing, crashes, hangs or stops before its plan fails.
 . "$(dirname "$0")/lib.sh"
@@ -68,9 +71,17 @@ check "IPv4 on veth0/veth1 for RoCE v2 (accept_local, no rp_filter)" canary_net_
 # kernels only, and says so here.
 if [ "${SYNCMEM_ON_DEBUG_KERNEL:-0}" = 1 ]; then
 	skip rdma_canary "rdma_rxe of the debug kernel: KASAN slab-out-of-bounds in rxe_mr_copy"
+	skip "rdma_canary --inbound" "rdma_rxe of the debug kernel: KASAN slab-out-of-bounds in rxe_mr_copy"
 else
 	run_prog rdma_canary --src-dev rxe0 --src-ip 192.168.77.1 \
 		--dst-dev rxe1 --dst-ip 192.168.77.2 --size 1048576 --rounds 8
+	# The target as an accelerator's memory (a sim client over it): the
+	# WRITE lands, the accelerator still reads the old bytes, an inbound
+	# flush makes it read the new ones.
+	check "load ib_sync_mem_sim for the accelerator canary" sim_load
+	run_prog rdma_canary --src-dev rxe0 --src-ip 192.168.77.1 \
+		--dst-dev rxe1 --dst-ip 192.168.77.2 --size 262144 --rounds 4 --inbound
+	check "unload ib_sync_mem_sim" sim_unload
 fi
 ip neigh show >&2
 check "remove the canary's addresses" canary_net_down
