@@ -153,7 +153,7 @@ func TestJSONShapes(t *testing.T) {
 		{[]string{"devices"}, []string{"clients", "dev", "dev_index", "passes", "stats",
 			"stats.bytes", "stats.errors", "stats.max_ns", "stats.syncs", "stats.time_ns"}},
 		{[]string{"list"}, []string{"dev", "dev_index", "flags", "id", "kind", "name", "origin", "owner", "owner_pid",
-			"owner_portid", "sim", "sim.batch", "sim.calls_bidirectional", "sim.calls_to_cpu", "sim.calls_to_device",
+			"owner_portid", "sim", "sim.batch", "sim.calls_bidirectional", "sim.calls_inbound", "sim.calls_to_cpu", "sim.calls_to_device",
 			"sim.fail_err", "sim.fail_next", "sim.latency_ns", "sim.size", "size", "state", "stats",
 			"stats.bytes", "stats.errors", "stats.max_ns", "stats.syncs", "stats.time_ns"}},
 		{[]string{"register", "dev", "rxe0", "name", "a"}, []string{"dev", "dev_index", "flags", "id", "kind",

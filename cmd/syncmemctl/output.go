@@ -184,6 +184,8 @@ type jsonSim struct {
 	CallsToDevice      uint64 `json:"calls_to_device"`
 	CallsToCPU         uint64 `json:"calls_to_cpu"`
 	CallsBidirectional uint64 `json:"calls_bidirectional"`
+	CallsInbound       uint64 `json:"calls_inbound"`
+	Addr               uint64 `json:"addr,omitempty"`
 }
 
 func client(c genl.Client) jsonClient {
@@ -211,6 +213,7 @@ func client(c genl.Client) jsonClient {
 			LatencyNS: int64(s.Latency), FailNext: s.FailNext, FailErr: jsonErrno(s.FailErrno),
 			Size: s.Size, Batch: s.Batch, CallsToDevice: s.CallsToDevice,
 			CallsToCPU: s.CallsToCPU, CallsBidirectional: s.CallsBidirectional,
+			CallsInbound: s.CallsInbound, Addr: s.Addr,
 		}
 	}
 	return j

@@ -115,6 +115,8 @@ const (
 	simCallsToDevice      uint16 = 7
 	simCallsToCPU         uint16 = 8
 	simCallsBidirectional uint16 = 9
+	simCallsInbound       uint16 = 10
+	simAddr               uint16 = 11
 )
 
 // enum ib_sync_mem_region_attr, inside attrRegion and a region client's

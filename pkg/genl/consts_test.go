@@ -109,6 +109,8 @@ var uapi = []struct {
 	{"IB_SYNC_MEM_A_SIM_CALLS_TO_DEVICE", "simCallsToDevice", int64(simCallsToDevice)},
 	{"IB_SYNC_MEM_A_SIM_CALLS_TO_CPU", "simCallsToCPU", int64(simCallsToCPU)},
 	{"IB_SYNC_MEM_A_SIM_CALLS_BIDIRECTIONAL", "simCallsBidirectional", int64(simCallsBidirectional)},
+	{"IB_SYNC_MEM_A_SIM_CALLS_INBOUND", "simCallsInbound", int64(simCallsInbound)},
+	{"IB_SYNC_MEM_A_SIM_ADDR", "simAddr", int64(simAddr)},
 
 	{"IB_SYNC_MEM_A_REGION_UNSPEC", "regionUnspec", int64(regionUnspec)},
 	{"IB_SYNC_MEM_A_REGION_PAD", "regionPad", int64(regionPad)},

@@ -156,6 +156,10 @@ func parseSimInfo(s *SimInfo) func(*netlink.AttributeDecoder) error {
 				s.CallsToCPU = ad.Uint64()
 			case simCallsBidirectional:
 				s.CallsBidirectional = ad.Uint64()
+			case simCallsInbound:
+				s.CallsInbound = ad.Uint64()
+			case simAddr:
+				s.Addr = ad.Uint64()
 			}
 		}
 		return nil

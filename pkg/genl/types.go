@@ -61,6 +61,8 @@ type SimInfo struct {
 	CallsToDevice      uint64        // syncs run per direction
 	CallsToCPU         uint64
 	CallsBidirectional uint64
+	CallsInbound       uint64
+	Addr               uint64 // user address of the memory it stands for, or 0
 }
 
 // RegionInfo describes a region client: memory of the process that

@@ -182,7 +182,7 @@ check "list id: the client's fields (root's view)" keys_are '.[0] | keys' \
 	'["dev","dev_index","flags","id","kind","name","origin","owner","owner_pid","owner_portid","sim","size","state","stats"]' \
 	ctl list id "$idk" -j
 check "list id: the keywords' settings" jq_of '.[0] | .flags == ["lazy"] and .sim.latency_ns == 10000 and
-	.sim.size == 4096 and .sim.fail_err == "EIO" and (.sim | keys) == ["batch","calls_bidirectional","calls_to_cpu",
+	.sim.size == 4096 and .sim.fail_err == "EIO" and (.sim | keys) == ["batch","calls_bidirectional","calls_inbound","calls_to_cpu",
 	"calls_to_device","fail_err","fail_next","latency_ns","size"] and (.stats | keys) == ["bytes","errors","max_ns","syncs","time_ns"]' \
 	ctl list id "$idk" -j
 check "sync id ... dir ...: the sync's fields" jq_of '(keys == ["dir","errors","results","run","skipped","time_ns"]) and
