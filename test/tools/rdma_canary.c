@@ -25,7 +25,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +35,7 @@
 
 #include "ktap.h"
 #include "smnl.h"
+#include "smdebugfs.h"
 #include "rcqp.h"
 
 static struct smnl nl;
@@ -82,23 +82,6 @@ static void register_accelerator(struct side *s)
 		ktap_diag("register: %s \"%s\"", errstr(s->client), nl.extack);
 }
 
-/* Read the accelerator's view of client @id's memory into @buf. */
-static int read_view(int id, unsigned char *buf, size_t size)
-{
-	char path[96];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/debug/ib_sync_mem_sim/clients/%d/view", id);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = pread(fd, buf, size, 0);
-	close(fd);
-	return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
-}
-
 /*
  * The inbound part of a round: the view still holds @prev (round @r - 1's
  * pattern, 0 for none), then, flushed inbound, round @r's. 0 when both hold.
@@ -108,7 +91,7 @@ static int check_inbound(struct side *s, int r, unsigned char *view)
 	size_t i, size = s->rc.size;
 	int ret, stale = 1, fresh = 1;
 
-	ret = read_view(s->client, view, size);
+	ret = sim_view_read(s->client, view, size);
 	for (i = 0; !ret && i < size; i++)
 		if (view[i] != (r > 1 ? rc_pattern(i, r - 1) : 0))
 			break;
@@ -119,7 +102,7 @@ static int check_inbound(struct side *s, int r, unsigned char *view)
 		ktap_diag("view: %s, first byte not stale at %zu", errstr(ret), i);
 	ret = sync_side(s, IB_SYNC_MEM_SYNC_INBOUND, "target inbound");
 	if (!ret)
-		ret = read_view(s->client, view, size);
+		ret = sim_view_read(s->client, view, size);
 	for (i = 0; !ret && i < size; i++)
 		if (view[i] != rc_pattern(i, r))
 			break;

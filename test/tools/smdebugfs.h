@@ -22,6 +22,27 @@
 
 #define KT_DEBUGFS	"/sys/kernel/debug/ib_sync_mem_test"
 
+#define SIM_DEBUGFS	"/sys/kernel/debug/ib_sync_mem_sim"
+
+/*
+ * The device's view of sim client @id's memory (a client created over
+ * memory, IB_SYNC_MEM_A_SIM_ADDR): its @size bytes into @buf. 0 or -errno.
+ */
+static inline int sim_view_read(int id, unsigned char *buf, size_t size)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), SIM_DEBUGFS "/clients/%d/view", id);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, size, 0);
+	close(fd);
+	return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+}
+
 /* Write @val to @dir/@file: 0 or -errno. */
 static inline int debugfs_write_at(const char *dir, const char *file, const char *val)
 {

@@ -19,6 +19,13 @@
  *   wire_canary --role a|b --dev rxe0 --ip A.B.C.D --peer A.B.C.D
  *               [--tcp-port N] [--size BYTES] [--rounds N] [--no-sync]
  *               [--peer-may-vanish] [--link-delete [--ready-file FILE]]
+ *               [--inbound]
+ *
+ * --inbound (both sides): B's buffer is an accelerator's memory, a sim
+ * client over it whose device reads its own view. WRITE rounds only: B
+ * does not poison or sync before A's WRITE; after it, B's view must still
+ * hold the previous round's bytes (the stale read the model exists to
+ * show), and after an inbound flush the new pattern, every byte.
  *
  * --peer-may-vanish: the other side is killed mid-run (a fault case). Its
  * going (the TCP connection reset or closed) after at least one passed
@@ -52,6 +59,7 @@
 
 #include "ktap.h"
 #include "smnl.h"
+#include "smdebugfs.h"
 #include "rcqp.h"
 
 #define CONNECT_WAIT_MS	180000	/* the other guest still booting */
@@ -74,7 +82,7 @@ struct msg {
 };
 
 static struct smnl nl;
-static int use_sync = 1, sock = -1, may_vanish, link_delete;
+static int use_sync = 1, sock = -1, may_vanish, link_delete, inbound;
 static const char *ready_file;
 static const char *role_name;
 
@@ -212,24 +220,57 @@ static void poison(unsigned char *buf, size_t size, unsigned int r)
 }
 
 /*
- * One WRITE round, A into B: 0 when B saw every byte. Both sides return
- * the same outcome: each step's status crosses the wire.
+ * --inbound, B, after A's WRITE of round @r: the accelerator still reads
+ * round @r - 1's bytes (zeros before the first), then, flushed inbound,
+ * round @r's. 0, or -errno (-ESTALE: the view was not stale).
  */
-static int write_round(int is_a, struct rc_end *e, const struct rc_peer *p,
-		       int client, unsigned int r, double *ms)
+static int inbound_check(int client, struct rc_end *e, unsigned int r,
+			 unsigned char *view)
 {
-	struct msg m;
+	size_t i;
 	int ret;
 
+	ret = sim_view_read(client, view, e->size);
+	for (i = 0; !ret && i < e->size; i++)
+		if (view[i] != (r > 1 ? rc_pattern(i, r - 1) : 0))
+			break;
+	if (!ret && i < e->size) {
+		ktap_diag("%s: round %u: the view was not stale at byte %zu", role_name,
+			  r, i);
+		return -ESTALE;
+	}
+	if (!ret)
+		ret = sync_buf(client, IB_SYNC_MEM_SYNC_INBOUND, "target inbound");
+	if (!ret)
+		ret = sim_view_read(client, view, e->size);
+	return ret ? ret : verify(view, e->size, r);
+}
+
+/*
+ * One WRITE round, A into B: 0 when B saw every byte. Both sides return
+ * the same outcome: each step's status crosses the wire. With --inbound,
+ * B's bytes are its accelerator's view (@view: room for them).
+ */
+static int write_round(int is_a, struct rc_end *e, const struct rc_peer *p,
+		       int client, unsigned int r, double *ms, unsigned char *view)
+{
+	struct msg m;
+	int ret = 0;
+
 	if (!is_a) {
-		poison(e->buf, e->size, r);
-		ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE, "target to-device");
+		if (!inbound) {
+			poison(e->buf, e->size, r);
+			ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_DEVICE,
+				       "target to-device");
+		}
 		if (send_msg(MSG_READY, r, ret, NULL))
 			return -ECONNRESET;
 		if (ret)
 			return ret;
 		ret = recv_msg(MSG_DONE, r, &m);
-		if (!ret) {
+		if (!ret && inbound) {
+			ret = inbound_check(client, e, r, view);
+		} else if (!ret) {
 			ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_CPU, "target to-cpu");
 			if (!ret)
 				ret = verify(e->buf, e->size, r);
@@ -426,6 +467,7 @@ int main(int argc, char **argv)
 		{ "peer-may-vanish", no_argument, NULL, 'V' },
 		{ "link-delete", no_argument, NULL, 'L' },
 		{ "ready-file", required_argument, NULL, 'F' },
+		{ "inbound", no_argument, NULL, 'I' },
 		{ 0 },
 	};
 	struct rc_end e = { .dev = "rxe0" };
@@ -437,6 +479,7 @@ int main(int argc, char **argv)
 	struct rc_peer mine, theirs;
 	struct smnl_client c;
 	size_t size = 1 << 20;
+	unsigned char *view;
 	struct msg m;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -452,6 +495,7 @@ int main(int argc, char **argv)
 		case 'V': may_vanish = 1; break;
 		case 'L': link_delete = 1; break;
 		case 'F': ready_file = optarg; break;
+		case 'I': inbound = 1; break;
 		default: usage();
 		}
 	}
@@ -461,7 +505,8 @@ int main(int argc, char **argv)
 	is_a = *role == 'a';
 	/* --link-delete needs the module; B, and only B, names the ready file */
 	if ((link_delete && (!use_sync || may_vanish || is_a == !!ready_file)) ||
-	    (ready_file && !link_delete))
+	    (ready_file && !link_delete) ||
+	    (inbound && (!use_sync || link_delete || may_vanish)))
 		usage();
 	role_name = is_a ? "host A" : "host B";
 	ktap_start();
@@ -471,7 +516,9 @@ int main(int argc, char **argv)
 	e.size = size;
 	e.buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!ktap_result(e.buf != MAP_FAILED, "map a page-aligned %zu KiB buffer", size / 1024))
+	view = inbound && !is_a ? malloc(size) : NULL;
+	if (!ktap_result(e.buf != MAP_FAILED && (view || !inbound || is_a),
+			 "map a page-aligned %zu KiB buffer", size / 1024))
 		return ktap_finish();
 	memset(e.buf, 0, size);
 
@@ -489,13 +536,25 @@ int main(int argc, char **argv)
 			.region_access = IB_SYNC_MEM_REGION_F_WRITE,
 		};
 
+		/* --inbound, B: an accelerator's memory (a sim client over it) */
+		struct smnl_new acc = {
+			.dev = e.dev, .name = "wire-b-acc",
+			.kind = IB_SYNC_MEM_KIND_SIM,
+			.flags = IB_SYNC_MEM_CLIENT_F_OWNED,
+			.sim_nest = 1, .sim_size = size,
+			.sim_addr = (uintptr_t)e.buf,
+		};
+		int accelerator = inbound && !is_a;
+
 		if (ktap_result(ret == 0, "resolve the ib_sync_mem family"))
-			client = smnl_register(&nl, &req);
+			client = smnl_register(&nl, accelerator ? &acc : &req);
 		else
 			client = ret;
 		ret = client > 0 ? smnl_client_get(&nl, client, &c) : client;
 		if (!ktap_result(client > 0 && !ret && c.state == IB_SYNC_MEM_CLIENT_LIVE &&
-				 c.pinned_pages == size / sysconf(_SC_PAGESIZE),
+				 (accelerator ||
+				  c.pinned_pages == size / sysconf(_SC_PAGESIZE)),
+				 accelerator ? "register the buffer as an owned sim accelerator's memory on %s" :
 				 "register the buffer as an owned region client on %s (pinned)",
 				 e.dev))
 			ktap_diag("register: %s \"%s\"", errstr(client > 0 ? ret : client),
@@ -531,7 +590,7 @@ int main(int argc, char **argv)
 		ktap_diag("peer QP %u, rkey 0x%x", theirs.qpn, theirs.rkey);
 	}
 
-	phases = link_delete ? 1 : 2;
+	phases = link_delete || inbound ? 1 : 2;
 	for (phase = 0; phase < phases && rounds; phase++) {
 		const char *what = phase ? "READ" : "WRITE";
 
@@ -540,7 +599,7 @@ int main(int argc, char **argv)
 
 			ms = 0;
 			ret = phase ? read_round(is_a, &e, &theirs, client, round, &ms)
-				    : write_round(is_a, &e, &theirs, client, round, &ms);
+				    : write_round(is_a, &e, &theirs, client, round, &ms, view);
 			if (ret == -ECONNRESET && may_vanish && passed[0]) {
 				vanished = 1;
 				break;
@@ -595,7 +654,8 @@ int main(int argc, char **argv)
 		 */
 		ret = smnl_client_get(&nl, client, &c);
 		ktap_result(!ret && c.syncs == (uint64_t)(is_a ? passed[0] + 2 * passed[1] + 3 * link_delete
-							       : 2 * passed[0] + passed[1]) &&
+							       : (2 - inbound) * passed[0] + passed[1]) &&
+			    c.sim_calls_inbound == (uint64_t)(inbound && !is_a ? passed[0] : 0) &&
 			    !c.errors, "client stats: one sync per step, no errors");
 		ktap_diag("%s: client %d: %llu syncs, %llu errors, %llu bytes", role_name,
 			  client, (unsigned long long)c.syncs,
@@ -616,5 +676,6 @@ int main(int argc, char **argv)
 	if (use_sync)
 		smnl_close(&nl);
 	munmap(e.buf, size);
+	free(view);
 	return ktap_finish();
 }

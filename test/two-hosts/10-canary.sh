@@ -2,8 +2,9 @@
 # Two hosts, run on each of them (vm/run.sh --two-hosts): host A's CPU
 # writes, A syncs to-device, A's rxe0 writes into host B's memory over the
 # wire, B syncs to-cpu and compares every byte; then B's data the other
-# way, by RDMA READ from A. wire_canary's results become this suite's, as
-# "wire_canary: <test>"; both hosts report every round.
+# way, by RDMA READ from A; then A's WRITEs into an accelerator's memory on
+# B, stale until B flushes inbound. wire_canary's results become this
+# suite's, as "wire_canary: <test>"; both hosts report every round.
 . "$(dirname "$0")/../vm/lib.sh"
 suite_begin
 : "${SYNCMEM_WIRE_ROLE:?not on a two-host run (vm/run.sh --two-hosts)}"
@@ -38,6 +39,13 @@ check "the wire carried the data out ($((ROUNDS * SIZE)) bytes or more)" \
 	at_least "$(($(nic_bytes tx) - tx0))" $((ROUNDS * SIZE))
 check "the wire carried the data in ($((ROUNDS * SIZE)) bytes or more)" \
 	at_least "$(($(nic_bytes rx) - rx0))" $((ROUNDS * SIZE))
+# The inbound canary: B's buffer is a sim accelerator's memory. After A's
+# WRITE lands, B's accelerator still reads the last round's bytes; after
+# an inbound flush, the new ones, every byte.
+check "insmod ib_sync_mem_sim" sim_load
+run_prog wire_canary --role "$SYNCMEM_WIRE_ROLE" --dev rxe0 --tcp-port 18516 \
+	--ip "$SYNCMEM_WIRE_IP" --peer "$SYNCMEM_WIRE_PEER" --size 262144 --rounds 4 --inbound
+check "rmmod ib_sync_mem_sim" sim_unload
 no_client_left "no client left behind"
 check "rmmod ib_sync_mem" sm_unload
 finish
