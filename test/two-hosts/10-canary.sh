@@ -43,7 +43,7 @@ check "the wire carried the data in ($((ROUNDS * SIZE)) bytes or more)" \
 # WRITE lands, B's accelerator still reads the last round's bytes; after
 # an inbound flush, the new ones, every byte.
 check "insmod ib_sync_mem_sim" sim_load
-run_prog wire_canary --role "$SYNCMEM_WIRE_ROLE" --dev rxe0 --tcp-port 18516 \
+run_prog wire_canary --role "$SYNCMEM_WIRE_ROLE" --dev rxe0 --tcp-port 18517 \
 	--ip "$SYNCMEM_WIRE_IP" --peer "$SYNCMEM_WIRE_PEER" --size 262144 --rounds 4 --inbound
 check "rmmod ib_sync_mem_sim" sim_unload
 no_client_left "no client left behind"
