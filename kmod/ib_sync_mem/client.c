@@ -566,8 +566,14 @@ static __always_inline bool sm_lazy_owed(struct ib_sync_mem_client *c,
 		if (atomic64_read_acquire(&c->clean[d]) < cv->gen[d])
 			owed = true;
 	}
-	if (owed && c->spans)
+	/*
+	 * No span left means a sync that began after those generations has
+	 * completed meanwhile (it dropped them): nothing is owed any more.
+	 */
+	if (owed && c->spans) {
 		sm_spans_owed(c, dirs, cv);
+		owed = cv->n;
+	}
 	return owed;
 }
 
