@@ -41,6 +41,14 @@
  *                           K kthreads making ITERS device-wide syncs each
  *                           over 4 clients that busy-wait DELAY_US, with
  *                           coalescing on (1) or off (0)
+ *   ranges SIZE_KIB RANGE_KIB ITERS WHOLE_ITERS REPS
+ *                           clients whose sync writes back every cache line
+ *                           of their memory (vmalloc'ed, SIZE_KIB and
+ *                           RANGE_KIB): ITERS ib_sync_mem_sync_range() of
+ *                           RANGE_KIB of the large one (range) against ITERS
+ *                           ib_sync_mem_sync() of the small one whole
+ *                           (small), in alternating blocks; then WHOLE_ITERS
+ *                           syncs of the large one whole (whole)
  *   sizes                   sizeof of the client object and its per-CPU
  *                           counters
  *   hold N / release        register N no-op clients and keep them until
@@ -58,7 +66,12 @@
 #include <linux/rwsem.h>
 #include <linux/seq_buf.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_sync_mem.h>
+#ifdef CONFIG_X86
+#include <asm/cacheflush.h>
+#include <asm/cpufeature.h>
+#endif
 
 #include "../ib_sync_mem/sync_mem.h"
 #include "../tests/debugfs_cmd.h"
@@ -938,6 +951,204 @@ out:
 	return err;
 }
 
+/*
+ * Ranges: a client whose sync costs what its bytes cost, as an
+ * accelerator's cache maintenance does. Its memory is vmalloc'ed; ->sync
+ * writes back every cache line of it (clflush_cache_range(), or, on a CPU
+ * without CLFLUSH or another architecture, a read of each line), and
+ * ->sync_range the lines of the range only.
+ */
+#define BM_LINE		64
+#define BM_RANGE_BLOCK	64	/* syncs of one kind timed in a row */
+#define BM_MEM_MAX_KIB	(1024 * 1024)
+
+struct bm_mem {
+	void *buf;
+	u64 size;
+	atomic_t syncs;		/* ->sync calls */
+	atomic_t ranges;	/* ->sync_range calls */
+	u64 range_len;		/* of the last one */
+};
+
+static void bm_mem_flush(void *p, u64 len)
+{
+	u64 off;
+
+#ifdef CONFIG_X86
+	if (boot_cpu_has(X86_FEATURE_CLFLUSH)) {
+		clflush_cache_range(p, len);
+		return;
+	}
+#endif
+	for (off = 0; off < len; off += BM_LINE)
+		(void)READ_ONCE(*(u8 *)(p + off));
+}
+
+static int bm_mem_sync(struct ib_sync_mem_client *client,
+		       enum ib_sync_mem_dir dir, ktime_t deadline)
+{
+	struct bm_mem *m = ib_sync_mem_client_priv(bm_owner, client);
+
+	atomic_inc(&m->syncs);
+	bm_mem_flush(m->buf, m->size);
+	return 0;
+}
+
+static int bm_mem_sync_range(struct ib_sync_mem_client *client,
+			     enum ib_sync_mem_dir dir, u64 offset, u64 len,
+			     ktime_t deadline)
+{
+	struct bm_mem *m = ib_sync_mem_client_priv(bm_owner, client);
+
+	atomic_inc(&m->ranges);
+	WRITE_ONCE(m->range_len, len);
+	bm_mem_flush(m->buf + offset, len);
+	return 0;
+}
+
+static const struct ib_sync_mem_ops bm_mem_ops = {
+	.owner = THIS_MODULE,
+	.sync = bm_mem_sync,
+	.sync_range = bm_mem_sync_range,
+};
+
+/* A client over @size bytes of vmalloc'ed memory, its memory in *@m. */
+static struct ib_sync_mem_client *bm_mem_register(struct ib_device *ibdev,
+						  u64 size, struct bm_mem *m)
+{
+	struct ib_sync_mem_client *c;
+
+	m->size = size;
+	m->buf = vzalloc(size);
+	if (!m->buf)
+		return ERR_PTR(-ENOMEM);
+	c = ib_sync_mem_register(ibdev, &(struct ib_sync_mem_reg){
+		.owner = bm_owner, .name = "bench-mem", .ops = &bm_mem_ops,
+		.priv = m, .size = size, .range_align = BM_LINE,
+	});
+	if (IS_ERR(c)) {
+		vfree(m->buf);
+		m->buf = NULL;
+	}
+	return c;
+}
+
+/* @n syncs of @c: of [@off, @off + @len), or whole (@len 0); time to *@ns. */
+static int bm_mem_syncs(struct ib_sync_mem_client *c, u64 off, u64 len,
+			unsigned int n, u64 *ns)
+{
+	u64 t0 = ktime_get_ns();
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (len)
+			err = ib_sync_mem_sync_range(c, IB_SYNC_MEM_TO_DEVICE,
+						     off, len, 0);
+		else
+			err = ib_sync_mem_sync(c, IB_SYNC_MEM_TO_DEVICE, 0);
+		if (err)
+			return err;
+	}
+	*ns += ktime_get_ns() - t0;
+	return 0;
+}
+
+/*
+ * A range sync of @range_kib KiB of a @size_kib KiB client against a sync
+ * of a whole @range_kib KiB client (the same lines written back), in
+ * blocks of BM_RANGE_BLOCK syncs, alternating which goes first; and, for
+ * contrast, the large client synced whole.
+ */
+static int bm_ranges(struct ib_device *ibdev, unsigned int size_kib,
+		     unsigned int range_kib, unsigned int iters,
+		     unsigned int whole_iters, unsigned int reps)
+{
+	struct bm_mem big = {}, small = {};
+	struct ib_sync_mem_client *cb, *cs;
+	u64 size = (u64)size_kib * 1024, range = (u64)range_kib * 1024;
+	u64 off, range_ns, small_ns, whole_ns;
+	unsigned int r, done, n;
+	int err;
+
+	if (!range_kib || range_kib > size_kib || size_kib > BM_MEM_MAX_KIB ||
+	    !iters || !whole_iters || !reps)
+		return -EINVAL;
+	/* In the middle of the large client, on a line. */
+	off = ALIGN_DOWN((size - range) / 2, BM_LINE);
+	cb = bm_mem_register(ibdev, size, &big);
+	if (IS_ERR(cb))
+		return PTR_ERR(cb);
+	cs = bm_mem_register(ibdev, range, &small);
+	if (IS_ERR(cs)) {
+		err = PTR_ERR(cs);
+		goto out_big;
+	}
+
+	/*
+	 * Warm-up, and a check that a range sync reaches ->sync_range with
+	 * the range and nothing else, and a whole sync ->sync.
+	 */
+	range_ns = 0;
+	err = bm_mem_syncs(cb, off, range, BM_RANGE_BLOCK, &range_ns) ?:
+	      bm_mem_syncs(cs, 0, 0, BM_RANGE_BLOCK, &range_ns) ?:
+	      bm_mem_syncs(cb, 0, 0, 1, &range_ns);
+	if (err)
+		goto out;
+	if (atomic_read(&big.ranges) != BM_RANGE_BLOCK ||
+	    READ_ONCE(big.range_len) != range ||
+	    atomic_read(&big.syncs) != 1 || atomic_read(&small.ranges) ||
+	    atomic_read(&small.syncs) != BM_RANGE_BLOCK) {
+		pr_err("ranges: callbacks ran %d/%d (range/whole) on the large client, %d/%d on the small one\n",
+		       atomic_read(&big.ranges), atomic_read(&big.syncs),
+		       atomic_read(&small.ranges), atomic_read(&small.syncs));
+		err = -EPROTO;
+		goto out;
+	}
+
+	for (r = 0; r < reps; r++) {
+		range_ns = 0;
+		small_ns = 0;
+		whole_ns = 0;
+		for (done = 0; done < iters; done += n) {
+			n = min_t(unsigned int, iters - done, BM_RANGE_BLOCK);
+			if ((done / BM_RANGE_BLOCK) & 1)
+				err = bm_mem_syncs(cs, 0, 0, n, &small_ns) ?:
+				      bm_mem_syncs(cb, off, range, n, &range_ns);
+			else
+				err = bm_mem_syncs(cb, off, range, n, &range_ns) ?:
+				      bm_mem_syncs(cs, 0, 0, n, &small_ns);
+			if (err)
+				goto out;
+			cond_resched();
+		}
+		for (done = 0; done < whole_iters; done++) {
+			err = bm_mem_syncs(cb, 0, 0, 1, &whole_ns);
+			if (err)
+				goto out;
+			cond_resched();
+		}
+
+		bm_line("ranges");
+		bm_kv("rep", r);
+		bm_kv("size", size);
+		bm_kv("range", range);
+		bm_kv("iters", iters);
+		bm_kv("whole_iters", whole_iters);
+		bm_kv("range_ns", range_ns);
+		bm_kv("small_ns", small_ns);
+		bm_kv("whole_ns", whole_ns);
+		bm_end();
+	}
+out:
+	ib_sync_mem_unregister(bm_owner, cs);
+	vfree(small.buf);
+out_big:
+	ib_sync_mem_unregister(bm_owner, cb);
+	vfree(big.buf);
+	return err;
+}
+
 /* "hold N": clients kept registered between commands. */
 static struct ib_sync_mem_client **bm_held;
 static unsigned int bm_nheld;
@@ -1012,6 +1223,9 @@ static int bm_run(char *cmd)
 	else if (sscanf(cmd, "coalesce %u %u %u %u %u", &a[0], &a[1], &a[2],
 			&a[3], &a[4]) == 5)
 		err = bm_coalesce(ibdev, a[0], a[1], a[2], a[3], a[4]);
+	else if (sscanf(cmd, "ranges %u %u %u %u %u", &a[0], &a[1], &a[2],
+			&a[3], &a[4]) == 5)
+		err = bm_ranges(ibdev, a[0], a[1], a[2], a[3], a[4]);
 	else
 		err = -EINVAL;
 	ib_device_put(ibdev);
