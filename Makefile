@@ -52,7 +52,7 @@ TOOLS_CC ?= gcc
 TOOLS_CFLAGS ?= -O2 -Wall -Wextra -Werror
 TOOLS := $(patsubst test/tools/%.c,build/bin/%,$(filter-out test/tools/smnl.c,$(wildcard test/tools/*.c)))
 # The programs on verbs (test/tools/rcqp.h) link libibverbs.
-TOOLS_VERBS := rdma_canary wire_canary train_loop
+TOOLS_VERBS := rdma_canary wire_canary train_loop inbound_bench
 
 tools: $(TOOLS)
 
