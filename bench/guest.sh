@@ -6,8 +6,8 @@
 #
 # Loads ib_sync_mem, ib_sync_mem_sim and ib_sync_mem_bench, runs every suite
 # with a warm-up and repeats, and writes OUT/raw.txt (one line per repeat,
-# "SUITE key=value ...", from the bench module, bench/nlbench and
-# test/tools/train_loop) and
+# "SUITE key=value ...", from the bench module, bench/nlbench,
+# test/tools/train_loop and test/tools/inbound_bench) and
 # OUT/env.txt. --smoke runs each suite once with tiny counts: it checks that
 # the harness works, not how fast anything is. bench/report.py turns raw.txt
 # into the table. Every figure is compared only with figures of the same run.
@@ -36,12 +36,17 @@ if [ $smoke = 1 ]; then
 	REPS=2 FAN_CALLS=2000 REG_ITERS=5 SCALE_MS=50 CO_ITERS=10 CO_DELAY=20 RTT_ITERS=50
 	BATCH_N=20 MEM_N=50 TR_REPS=1 UNREG_N=20 UNREG_REPS=2
 	TRAIN_CFGS="1:2 8:2 64:2" TRAIN_REPS=2 TRAIN_FLAGS=--smoke
+	RANGE_ITERS=128 RANGE_WHOLE=2 INB_FLAGS=--smoke
 else
 	REPS=7 FAN_CALLS=400000 REG_ITERS=200 SCALE_MS=500 CO_ITERS=50 CO_DELAY=200
 	RTT_ITERS=2000 BATCH_N=1000 MEM_N=1000 TR_REPS=5 UNREG_N=1000 UNREG_REPS=5
 	# Training loop, buffers:steps per repeat. A step of 64 buffers moves
 	# 4 MiB through rxe (a CPU copy, slow under TCG): fewer steps there.
 	TRAIN_CFGS="1:100 8:30 64:5" TRAIN_REPS=5 TRAIN_FLAGS="-w 2"
+	# Ranges: range syncs of 4 KiB (and whole 4 KiB syncs) per repeat,
+	# and whole syncs of the 64 MiB client (a million cache lines each).
+	RANGE_ITERS=20000 RANGE_WHOLE=10
+	INB_FLAGS="-n 1000 -r $REPS -w 100"
 fi
 
 {
@@ -113,6 +118,10 @@ done
 for on in 1 0; do
 	run coalesce $on 4 $CO_ITERS $CO_DELAY $REPS
 done
+# 10. Ranges: ib_sync_mem_sync_range() of 4 KiB of a 64 MiB client whose
+# sync writes back each cache line it covers, against a sync of a whole
+# 4 KiB client of the same kind; the 64 MiB client whole for contrast.
+run ranges 65536 4 $RANGE_ITERS $RANGE_WHOLE $REPS
 run sizes
 # The client object as its slab cache sees it (the cache may be merged
 # with another of the same size; sysfs shows the one it lives in).
@@ -174,6 +183,15 @@ for cfg in $TRAIN_CFGS; do
 		-n "${cfg#*:}" -r $TRAIN_REPS >> "$raw" ||
 		die "train_loop with ${cfg%:*} buffers failed"
 done
+
+# 9. Inbound flush (test/tools/inbound_bench.c): one inbound SYNC of a
+# one-page region client through the module (its RDMA READ on its own
+# loopback QP of rxe0) against the floor, a userspace 8-byte RDMA READ on
+# a loopback RC QP of rxe0, alternating flush by flush. Its QP's RoCE v2
+# GID is that of train_loop's address.
+echo "== inbound_bench" >&2
+command -v inbound_bench >/dev/null || die "no inbound_bench in build/bin (make tools)"
+inbound_bench $INB_FLAGS -d rxe0 -a $train_ip >> "$raw" || die "inbound_bench failed"
 ip addr del $train_ip/24 dev veth0 || die "cannot remove $train_ip from veth0"
 
 rmmod ib_sync_mem_bench ib_sync_mem_sim ib_sync_mem || die "cannot unload the modules"

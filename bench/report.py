@@ -233,7 +233,49 @@ def build(rows):
         rep.add("train", f"B={b}: sync share of the step, best mode ({best})",
                 "%", share[best], share["single"], "single", target=3,
                 better="lower")
+    # 9. Inbound flush: one inbound SYNC of a region client through the
+    # module against the floor, a userspace 8-byte RDMA READ on a loopback
+    # QP of the same device (test/tools/inbound_bench.c). Per repeat, the
+    # median (and p99) of one flush of each. Absent from runs older than
+    # the suite.
+    rs = rep.pick("inbound")
+    if rs:
+        for stat, name, target in (("med", "median", 1.2), ("p99", "p99", None)):
+            sm = [r[f"sm_{stat}_ns"] for r in rs]
+            fl = [r[f"floor_{stat}_ns"] for r in rs]
+            rep.add("inbound", f"flush through the module (netlink SYNC, "
+                    f"dir inbound, of a one-page region client), {name} of "
+                    f"{rs[0]['iters']}", "ns", sm, fl,
+                    "userspace RDMA READ", [a / b for a, b in zip(sm, fl)],
+                    target)
+        kn = [r["kernel_med_ns"] for r in rs]
+        fl = [r["floor_med_ns"] for r in rs]
+        rep.add("inbound", "of which in the kernel's sync (the module's READ "
+                "and its wait), median", "ns", kn, fl, "userspace RDMA READ",
+                [a / b for a, b in zip(kn, fl)])
+    # 10. Ranges: a range sync of a large client whose sync costs its bytes
+    # against a whole sync of a client of the range's size (the same cache
+    # lines written back); the large client whole for contrast.
+    rs = rep.pick("ranges")
+    if rs:
+        big, rng = size_name(rs[0]["size"]), size_name(rs[0]["range"])
+        part = [r["range_ns"] / r["iters"] for r in rs]
+        small = [r["small_ns"] / r["iters"] for r in rs]
+        whole = [r["whole_ns"] / r["whole_iters"] for r in rs]
+        rep.add("ranges", f"ib_sync_mem_sync_range() of {rng} of a {big} "
+                "client, per sync", "ns", part, small,
+                f"whole {rng} client", [a / b for a, b in zip(part, small)],
+                1.1)
+        rep.add("ranges", f"whole {big} client, per sync", "ns", whole,
+                part, f"{rng} of it", [a / b for a, b in zip(whole, part)])
     return rep.results
+
+
+def size_name(n):
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
 
 
 def fmt(v, unit):
@@ -292,7 +334,8 @@ def main(argv):
     e = env(f"{d}/env.txt")
     if check:
         want = {"fanout", "regunreg", "unregmany", "scoped", "scale", "coalesce", "sizes", "slab",
-                "netlink_rtt", "netlink_batch", "memory", "tracer", "train"}
+                "netlink_rtt", "netlink_batch", "memory", "tracer", "train",
+                "inbound", "ranges"}
         missing = want - {r["suite"] for r in rows}
         if missing:
             raise SystemExit(f"report: no results from {', '.join(sorted(missing))}")
