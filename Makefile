@@ -59,7 +59,10 @@ tools: $(TOOLS)
 build/bin/%: test/tools/%.c test/tools/smnl.c $(wildcard test/tools/*.h) kmod/include/uapi/linux/ib_sync_mem.h
 	@mkdir -p build/bin
 	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ikmod/include/uapi -o $@ $< test/tools/smnl.c \
-		-lpthread $(if $(filter $(TOOLS_VERBS),$*),-libverbs)
+		$(TOOLS_LDLIBS) -lpthread $(if $(filter $(TOOLS_VERBS),$*),-libverbs)
+
+# The family's C library generated from the YNL spec, for some of the tools.
+include test/tools/ynl.mk
 
 setup:
 	@vm/setup.sh

@@ -22,7 +22,7 @@ def names(path):
     text = open(path).read()
     text = re.sub(r'/\*.*?\*/', '', text, flags=re.S)
     out = []
-    for body in re.findall(r'enum\s+\w+\s*\{(.*?)\}', text, flags=re.S):
+    for body in re.findall(r'enum(?:\s+\w+)?\s*\{(.*?)\}', text, flags=re.S):
         for item in body.split(','):
             m = re.match(r'\s*([A-Za-z_]\w*)', item)
             if m:
