@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * smynl: what every caller of the ib_sync_mem C library generated from the
+ * YNL spec shares. The library is the kernel's: ib_sync_mem-user.h/.c made
+ * by ynl-gen-c.py from spec/ib_sync_mem.yaml, and libynl (test/tools/ynl.mk
+ * builds both into build/ynl). This header opens the family's socket and
+ * turns the library's errors into what the other tools have (smnl.h): a
+ * negative errno, and the kernel's extack message.
+ *
+ * The library's rules, which its callers follow: a request is
+ * *_req_alloc()ed, filled by its *_req_set_*() setters (strings are
+ * copied) and *_req_free()d by the caller once the call returned, whatever
+ * it returned. A do call with a reply returns it (the caller's, to
+ * *_rsp_free()) or NULL; one without a reply returns 0 or -1. After a
+ * failure, ys->err says why (smynl_errno(), smynl_extack(); ys->err.msg is
+ * libynl's whole sentence); the next request clears it.
+ */
+#ifndef SMYNL_H
+#define SMYNL_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>	/* before ynl.h, which uses it without including it */
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "ynl.h"
+#include "ib_sync_mem-user.h"
+
+/* A hang guard on every answer, as smnl_open() sets: 60 s. */
+#define SMYNL_TIMEOUT_MS	60000
+#define SMYNL_EXTACK_LEN	256
+
+/*
+ * What the failed call of @e was: a negative errno (the kernel's, or that
+ * of a local failure, which libynl leaves in errno with e->code 0; a
+ * timeout is -ETIMEDOUT), -EMSGSIZE for a request past libynl's buffer,
+ * -EPROTO for a reply it could not take.
+ */
+static inline int smynl_error_errno(const struct ynl_error *e)
+{
+	if (e->code > YNL_ERROR_NONE && e->code < __YNL_ERRNO_END)
+		return -(int)e->code;
+	switch (e->code) {
+	case YNL_ERROR_NONE:
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -ETIMEDOUT;	/* SO_RCVTIMEO */
+		return errno > 0 ? -errno : -EIO;
+	case YNL_ERROR_INPUT_TOO_BIG:
+		return -EMSGSIZE;
+	case YNL_ERROR_INPUT_INVALID:
+		return -EINVAL;
+	default:
+		return -EPROTO;
+	}
+}
+
+/* The last failed call on @ys: as smynl_error_errno(). */
+static inline int smynl_errno(const struct ynl_sock *ys)
+{
+	return smynl_error_errno(&ys->err);
+}
+
+/*
+ * The kernel's extack message of @e into @buf (NLMSGERR_ATTR_MSG, as smnl's
+ * nl->extack has it), empty when it sent none. libynl keeps only its own
+ * sentence: "Kernel error: '<message>'", followed by " (bad attribute:
+ * ...)" or " (missing attribute: ...)" when the ack names one.
+ */
+static inline const char *smynl_error_extack(const struct ynl_error *e,
+					     char *buf, size_t size)
+{
+	static const char *const heads[] = { "Kernel error: '", "Kernel warning: '" };
+	static const char *const tails[] = { "' (bad attribute: ", "' (missing attribute: " };
+	const char *msg = e->msg, *end = NULL, *p;
+	size_t i, len;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(heads) / sizeof(heads[0]); i++)
+		if (!strncmp(msg, heads[i], strlen(heads[i])))
+			break;
+	if (i == sizeof(heads) / sizeof(heads[0]))
+		return buf;	/* no message from the kernel */
+	msg += strlen(heads[i]);
+	for (i = 0; !end && i < sizeof(tails) / sizeof(tails[0]); i++)
+		for (p = strstr(msg, tails[i]); p; p = strstr(p + 1, tails[i]))
+			end = p;	/* the last one: the message may hold "'" */
+	len = strlen(msg);
+	if (!end && len && msg[len - 1] == '\'')
+		end = msg + len - 1;
+	if (!end)
+		return buf;	/* not libynl's sentence */
+	snprintf(buf, size, "%.*s", (int)(end - msg), msg);
+	return buf;
+}
+
+static inline const char *smynl_extack(const struct ynl_sock *ys, char *buf,
+				       size_t size)
+{
+	return smynl_error_extack(&ys->err, buf, size);
+}
+
+/*
+ * A socket of the family, the family resolved: 0, or a negative errno
+ * (-ENOENT: no such family) with libynl's reason in @why.
+ */
+static inline int smynl_open(struct ynl_sock **ysp, struct ynl_error *why)
+{
+	struct timeval tv = {
+		.tv_sec = SMYNL_TIMEOUT_MS / 1000,
+		.tv_usec = (SMYNL_TIMEOUT_MS % 1000) * 1000,
+	};
+	struct ynl_sock *ys;
+	int ret;
+
+	memset(why, 0, sizeof(*why));
+	errno = 0;
+	ys = ynl_sock_create(&ynl_ib_sync_mem_family, why);
+	*ysp = ys;
+	if (!ys) {
+		ret = smynl_error_errno(why);
+		if (!why->msg[0])
+			snprintf(why->msg, sizeof(why->msg), "%s", strerror(-ret));
+		return ret;
+	}
+	if (setsockopt(ynl_socket_get_fd(ys), SOL_SOCKET, SO_RCVTIMEO, &tv,
+		       sizeof(tv))) {
+		ret = -errno;
+		snprintf(why->msg, sizeof(why->msg), "SO_RCVTIMEO: %s", strerror(errno));
+		ynl_sock_destroy(ys);
+		*ysp = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/* Close a socket of smynl_open() (NULL: nothing). */
+static inline void smynl_close(struct ynl_sock *ys)
+{
+	if (ys)
+		ynl_sock_destroy(ys);
+}
+
+/*
+ * Client @id's own result in a SYNC reply (a result of its
+ * IB_SYNC_MEM_A_SYNC_RESULTS nests): its errno, 0 or negative; -EPROTO when
+ * the reply does not report the client.
+ */
+static inline int smynl_sync_result(const struct ib_sync_mem_sync_rsp *rsp,
+				    __u32 id)
+{
+	const struct ib_sync_mem_sync_result *res;
+	unsigned int i, j;
+
+	for (i = 0; i < rsp->n_sync_results; i++) {
+		for (j = 0; j < rsp->sync_results[i].n_sync_result; j++) {
+			res = &rsp->sync_results[i].sync_result[j];
+			if (res->_present.client_id && res->client_id == id)
+				return res->_present.sync_err ? res->sync_err : 0;
+		}
+	}
+	return -EPROTO;
+}
+
+#endif /* SMYNL_H */
