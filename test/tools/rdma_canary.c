@@ -20,7 +20,12 @@
  * the RDMA WRITE's completion, the view must still hold the previous
  * round's bytes (the stale data the model exists to show: without the
  * flush the accelerator reads them), then, after an inbound sync of the
- * target, the new pattern, every byte.
+ * target, the new pattern, every byte. The receive path is written as a
+ * net plugin (NCCL's, RCCL's) would run it, receive_inbound(): post the
+ * RDMA WRITE, reap the completion, flush inbound, hand the buffer to the
+ * accelerator; the accelerator's client is registered and flushed through
+ * the C library the kernel's ynl-gen-c.py generates from the family's YNL
+ * spec (smynl.h, test/tools/ynl.mk), the rest goes through smnl.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -35,10 +40,13 @@
 
 #include "ktap.h"
 #include "smnl.h"
+#include "smynl.h"
 #include "smdebugfs.h"
 #include "rcqp.h"
 
 static struct smnl nl;
+/* --inbound: the accelerator's socket, on the generated library */
+static struct ynl_sock *ys;
 static int use_sync = 1;
 static int inbound;
 
@@ -65,52 +73,92 @@ static int sync_side(struct side *s, uint32_t dir, const char *what)
 	return ret ? ret : cerr;
 }
 
-/* The target as an accelerator's memory: a sim client with a view of it. */
+/*
+ * The target as an accelerator's memory: a sim client with a view of it,
+ * registered through the generated library (smynl_register_sim()).
+ */
 static void register_accelerator(struct side *s)
 {
-	struct smnl_new req = {
-		.dev = s->rc.dev, .name = "canary-acc",
-		.kind = IB_SYNC_MEM_KIND_SIM, .sim_nest = 1,
-		.sim_size = s->rc.size, .sim_addr = (uintptr_t)s->rc.buf,
-	};
-
-	s->client = smnl_register(&nl, &req);
+	s->client = smynl_register_sim(ys, s->rc.dev, "canary-acc", 0, s->rc.buf,
+				       s->rc.size);
 	ktap_result(s->client > 0,
 		    "register the target buffer as a sim accelerator's memory on %s (%zu KiB)",
 		    s->rc.dev, s->rc.size / 1024);
 	if (s->client <= 0)
-		ktap_diag("register: %s \"%s\"", errstr(s->client), nl.extack);
+		ktap_diag("register: %s \"%s\"", errstr(s->client), smynl_msg(ys));
 }
 
 /*
- * The inbound part of a round: the view still holds @prev (round @r - 1's
- * pattern, 0 for none), then, flushed inbound, round @r's. 0 when both hold.
+ * Flush @s's buffer inbound through the generated library
+ * (smynl_flush_inbound()): 0, or a negative errno.
  */
-static int check_inbound(struct side *s, int r, unsigned char *view)
+static int flush_inbound(struct side *s)
 {
-	size_t i, size = s->rc.size;
-	int ret, stale = 1, fresh = 1;
+	int ret, cerr;
 
-	ret = sim_view_read(s->client, view, size);
-	for (i = 0; !ret && i < size; i++)
-		if (view[i] != (r > 1 ? rc_pattern(i, r - 1) : 0))
+	if (s->client <= 0)
+		return s->client ? s->client : -ENOENT;
+	ret = smynl_flush_inbound(ys, s->client, 1000, &cerr);
+	if (ret || cerr)
+		ktap_diag("%s: flush inbound: %s, client err %s \"%s\"", s->rc.dev,
+			  errstr(ret), errstr(cerr), smynl_msg(ys));
+	return ret ? ret : cerr;
+}
+
+/* The first byte of @view that is not round @r's pattern (0 for round 0). */
+static size_t view_differs(const unsigned char *view, size_t size, int r)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		if (view[i] != (r > 0 ? rc_pattern(i, r) : 0))
 			break;
+	return i;
+}
+
+/*
+ * --inbound: round @r's receive path into the accelerator's memory, as a
+ * net plugin runs it: post the RDMA WRITE, reap its completion, flush the
+ * buffer inbound, hand it to the accelerator, which reads its view of it
+ * (@view: room for it). Between the completion and the flush the canary
+ * reads the view too: still round @r - 1's bytes (zeros before the first),
+ * what the accelerator would read without the flush. Returns the WRITE's
+ * status (*@ms: its time); *@acc is the accelerator's: 0 when its view
+ * was stale before the flush and new after it, every byte.
+ */
+static int receive_inbound(struct side *src, struct side *dst, int r,
+			   unsigned char *view, double *ms, int *acc)
+{
+	size_t i = 0, size = dst->rc.size;
+	int ret, stale, fresh;
+
+	*acc = 0;
+	/* post the RDMA WRITE, reap its completion */
+	ret = rc_rdma(&src->rc, IBV_WR_RDMA_WRITE, &dst->peer, ms);
+	if (ret)
+		return ret;
+
+	ret = sim_view_read(dst->client, view, size);
+	if (!ret)
+		i = view_differs(view, size, r - 1);
 	stale = !ret && i == size;
 	ktap_result(stale, "round %d: after the WRITE's completion the accelerator still reads the old bytes (every one)",
 		    r);
 	if (!stale)
 		ktap_diag("view: %s, first byte not stale at %zu", errstr(ret), i);
-	ret = sync_side(s, IB_SYNC_MEM_SYNC_INBOUND, "target inbound");
+
+	/* flush inbound */
+	ret = flush_inbound(dst);
+	/* hand the buffer to the accelerator: what it reads of it */
 	if (!ret)
-		ret = sim_view_read(s->client, view, size);
-	for (i = 0; !ret && i < size; i++)
-		if (view[i] != rc_pattern(i, r))
-			break;
+		ret = sim_view_read(dst->client, view, size);
+	i = ret ? 0 : view_differs(view, size, r);
 	fresh = !ret && i == size;
 	ktap_result(fresh, "round %d: flushed inbound, it reads the new pattern, every byte", r);
 	if (!fresh)
 		ktap_diag("inbound: %s, first difference at byte %zu", errstr(ret), i);
-	return stale && fresh ? 0 : -EIO;
+	*acc = stale && fresh ? 0 : -EIO;
+	return 0;
 }
 
 static void register_side(struct side *s, uint32_t access, const char *name)
@@ -153,6 +201,7 @@ int main(int argc, char **argv)
 	int rounds = 8, r, o, ret, passed = 0;
 	struct smnl_client cs, cd;
 	double ms, total_ms = 0;
+	struct ynl_error why;
 	unsigned char *view;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -194,8 +243,14 @@ int main(int argc, char **argv)
 
 	if (use_sync) {
 		ret = smnl_open(&nl);
+		/* --inbound: the accelerator's socket too */
+		if (!ret && inbound) {
+			ret = smynl_open(&ys, &why);
+			if (ret)
+				ktap_diag("the generated library's socket: %s", why.msg);
+		}
 		if (!ktap_result(ret == 0, "resolve the ib_sync_mem family"))
-			ktap_diag("smnl_open: %s", errstr(ret));
+			ktap_diag("open: %s", errstr(ret));
 		else {
 			register_side(&src, 0, "canary-src");
 			if (inbound)
@@ -241,14 +296,13 @@ int main(int argc, char **argv)
 			s_dst_dev = sync_side(&dst, IB_SYNC_MEM_SYNC_TO_DEVICE,
 					      "target to-device");
 		}
-		w = rc_rdma(&src.rc, IBV_WR_RDMA_WRITE, &dst.peer, &ms);
-		if (w)
-			s_dst_cpu = 0;
-		else if (inbound)
-			s_dst_cpu = use_sync ? check_inbound(&dst, r, view) : 0;
-		else
-			s_dst_cpu = sync_side(&dst, IB_SYNC_MEM_SYNC_TO_CPU,
-					      "target to-cpu");
+		if (inbound) {
+			w = receive_inbound(&src, &dst, r, view, &ms, &s_dst_cpu);
+		} else {
+			w = rc_rdma(&src.rc, IBV_WR_RDMA_WRITE, &dst.peer, &ms);
+			s_dst_cpu = w ? 0 : sync_side(&dst, IB_SYNC_MEM_SYNC_TO_CPU,
+						      "target to-cpu");
+		}
 		if (!w) {
 			for (i = 0; i < size; i++)
 				if (dst.rc.buf[i] != rc_pattern(i, r))
@@ -308,6 +362,7 @@ int main(int argc, char **argv)
 			ktap_result(smnl_unregister(&nl, dst.client) == 0,
 				    "unregister the target client");
 		smnl_close(&nl);
+		smynl_close(ys);
 	}
 	free(view);
 	return ktap_finish();

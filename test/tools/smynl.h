@@ -3,22 +3,25 @@
  * smynl: what every caller of the ib_sync_mem C library generated from the
  * YNL spec shares. The library is the kernel's: ib_sync_mem-user.h/.c made
  * by ynl-gen-c.py from spec/ib_sync_mem.yaml, and libynl (test/tools/ynl.mk
- * builds both into build/ynl). This header opens the family's socket and
+ * builds both into build/ynl). This header opens the family's socket,
  * turns the library's errors into what the other tools have (smnl.h): a
- * negative errno, and the kernel's extack message.
+ * negative errno, and the kernel's extack message, and has the calls the
+ * canaries' receive paths make as a net plugin would: register an
+ * accelerator's memory, flush it inbound.
  *
  * The library's rules, which its callers follow: a request is
  * *_req_alloc()ed, filled by its *_req_set_*() setters (strings are
  * copied) and *_req_free()d by the caller once the call returned, whatever
  * it returned. A do call with a reply returns it (the caller's, to
  * *_rsp_free()) or NULL; one without a reply returns 0 or -1. After a
- * failure, ys->err says why (smynl_errno(), smynl_extack(); ys->err.msg is
+ * failure, ys->err says why (smynl_errno(), smynl_extack(), smynl_msg():
  * libynl's whole sentence); the next request clears it.
  */
 #ifndef SMYNL_H
 #define SMYNL_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>	/* before ynl.h, which uses it without including it */
@@ -102,6 +105,16 @@ static inline const char *smynl_extack(const struct ynl_sock *ys, char *buf,
 }
 
 /*
+ * libynl's sentence on why the kernel refused the last call on @ys, for a
+ * diagnostic; empty when it did not (after an ack ys->err.msg is
+ * "Success"; after a local failure it is empty: smynl_errno() says it).
+ */
+static inline const char *smynl_msg(const struct ynl_sock *ys)
+{
+	return ys->err.code ? ys->err.msg : "";
+}
+
+/*
  * A socket of the family, the family resolved: 0, or a negative errno
  * (-ENOENT: no such family) with libynl's reason in @why.
  */
@@ -144,11 +157,11 @@ static inline void smynl_close(struct ynl_sock *ys)
 
 /*
  * Client @id's own result in a SYNC reply (a result of its
- * IB_SYNC_MEM_A_SYNC_RESULTS nests): its errno, 0 or negative; -EPROTO when
- * the reply does not report the client.
+ * IB_SYNC_MEM_A_SYNC_RESULTS nests): 0 with the client's errno (0 or
+ * negative) in *@err, or -EPROTO when the reply does not report the client.
  */
 static inline int smynl_sync_result(const struct ib_sync_mem_sync_rsp *rsp,
-				    __u32 id)
+				    __u32 id, int *err)
 {
 	const struct ib_sync_mem_sync_result *res;
 	unsigned int i, j;
@@ -156,11 +169,82 @@ static inline int smynl_sync_result(const struct ib_sync_mem_sync_rsp *rsp,
 	for (i = 0; i < rsp->n_sync_results; i++) {
 		for (j = 0; j < rsp->sync_results[i].n_sync_result; j++) {
 			res = &rsp->sync_results[i].sync_result[j];
-			if (res->_present.client_id && res->client_id == id)
-				return res->_present.sync_err ? res->sync_err : 0;
+			if (res->_present.client_id && res->client_id == id) {
+				*err = res->_present.sync_err ? res->sync_err : 0;
+				return 0;
+			}
 		}
 	}
 	return -EPROTO;
+}
+
+/*
+ * An accelerator's memory as a net plugin registers it: a sim client
+ * (IB_SYNC_MEM_CMD_CLIENT_NEW, kind SIM, the sim nest's size and address)
+ * on device @dev, named @name, with @flags (IB_SYNC_MEM_CLIENT_F_*), for
+ * the @size bytes at @addr (page-aligned). Its id (> 0), or a negative
+ * errno: the command's (smynl_msg() says why), -EPROTO when the reply has
+ * no client, -ENOMEM.
+ */
+static inline int smynl_register_sim(struct ynl_sock *ys, const char *dev,
+				     const char *name, __u32 flags,
+				     const void *addr, size_t size)
+{
+	struct ib_sync_mem_client_new_req *req;
+	struct ib_sync_mem_client_new_rsp *rsp;
+	int ret;
+
+	req = ib_sync_mem_client_new_req_alloc();
+	if (!req)
+		return -ENOMEM;
+	ib_sync_mem_client_new_req_set_dev_name(req, dev);
+	ib_sync_mem_client_new_req_set_client_name(req, name);
+	ib_sync_mem_client_new_req_set_client_kind(req, IB_SYNC_MEM_KIND_SIM);
+	if (flags)
+		ib_sync_mem_client_new_req_set_client_flags(req, flags);
+	ib_sync_mem_client_new_req_set_sim_size(req, size);
+	ib_sync_mem_client_new_req_set_sim_addr(req, (uintptr_t)addr);
+	rsp = ib_sync_mem_client_new(ys, req);
+	if (!rsp)
+		ret = smynl_errno(ys);
+	else if (!rsp->_present.client_id || !rsp->client_id ||
+		 rsp->client_id > INT32_MAX)
+		ret = -EPROTO;	/* acked, but no client in the reply */
+	else
+		ret = (int)rsp->client_id;
+	ib_sync_mem_client_new_req_free(req);
+	if (rsp)
+		ib_sync_mem_client_new_rsp_free(rsp);
+	return ret;
+}
+
+/*
+ * Flush client @id inbound, as a net plugin does once an RDMA WRITE into
+ * its memory completed (IB_SYNC_MEM_CMD_SYNC of the client, direction
+ * INBOUND, within @timeout_ms). Returns the command's errno (ys->err says
+ * why; -EPROTO: the reply does not report the client); 0 when the sync
+ * ran: *@client_err is then the client's, 0 or a negative errno.
+ */
+static inline int smynl_flush_inbound(struct ynl_sock *ys, __u32 id,
+				      __u32 timeout_ms, int *client_err)
+{
+	struct ib_sync_mem_sync_req *req;
+	struct ib_sync_mem_sync_rsp *rsp;
+	int ret;
+
+	*client_err = 0;
+	req = ib_sync_mem_sync_req_alloc();
+	if (!req)
+		return -ENOMEM;
+	ib_sync_mem_sync_req_set_client_id(req, id);
+	ib_sync_mem_sync_req_set_sync_dir(req, IB_SYNC_MEM_SYNC_INBOUND);
+	ib_sync_mem_sync_req_set_sync_timeout_ms(req, timeout_ms);
+	rsp = ib_sync_mem_sync(ys, req);
+	ret = rsp ? smynl_sync_result(rsp, id, client_err) : smynl_errno(ys);
+	ib_sync_mem_sync_req_free(req);
+	if (rsp)
+		ib_sync_mem_sync_rsp_free(rsp);
+	return ret;
 }
 
 #endif /* SMYNL_H */

@@ -25,7 +25,13 @@
  * client over it whose device reads its own view. WRITE rounds only: B
  * does not poison or sync before A's WRITE; after it, B's view must still
  * hold the previous round's bytes (the stale read the model exists to
- * show), and after an inbound flush the new pattern, every byte.
+ * show), and after an inbound flush the new pattern, every byte. B's
+ * receive path is written as a net plugin (NCCL's, RCCL's) would run it,
+ * receive_inbound(): the RDMA WRITE posted and its completion reaped (by
+ * A, which says so), flush inbound, hand the buffer to the accelerator;
+ * B's accelerator client is registered and flushed through the C library
+ * the kernel's ynl-gen-c.py generates from the family's YNL spec (smynl.h,
+ * test/tools/ynl.mk), the rest goes through smnl.
  *
  * --peer-may-vanish: the other side is killed mid-run (a fault case). Its
  * going (the TCP connection reset or closed) after at least one passed
@@ -59,6 +65,7 @@
 
 #include "ktap.h"
 #include "smnl.h"
+#include "smynl.h"
 #include "smdebugfs.h"
 #include "rcqp.h"
 
@@ -82,6 +89,8 @@ struct msg {
 };
 
 static struct smnl nl;
+/* --inbound, B: the accelerator's socket, on the generated library */
+static struct ynl_sock *ys;
 static int use_sync = 1, sock = -1, may_vanish, link_delete, inbound;
 static const char *ready_file;
 static const char *role_name;
@@ -220,12 +229,34 @@ static void poison(unsigned char *buf, size_t size, unsigned int r)
 }
 
 /*
- * --inbound, B, after A's WRITE of round @r: the accelerator still reads
- * round @r - 1's bytes (zeros before the first), then, flushed inbound,
- * round @r's. 0, or -errno (-ESTALE: the view was not stale).
+ * --inbound, B: flush @client's buffer inbound through the generated
+ * library (smynl_flush_inbound()): 0, or a negative errno.
  */
-static int inbound_check(int client, struct rc_end *e, unsigned int r,
-			 unsigned char *view)
+static int flush_inbound(int client)
+{
+	int ret, cerr;
+
+	if (client <= 0)
+		return client ? client : -ENOENT;
+	ret = smynl_flush_inbound(ys, client, 1000, &cerr);
+	if (ret || cerr)
+		ktap_diag("%s: flush inbound: %s, client err %s \"%s\"", role_name,
+			  errstr(ret), errstr(cerr), smynl_msg(ys));
+	return ret ? ret : cerr;
+}
+
+/*
+ * --inbound, B: round @r's receive path into the accelerator's memory, as
+ * a net plugin runs it. The RDMA WRITE was posted and its completion
+ * reaped: A's MSG_DONE said so. Flush the buffer inbound, hand it to the
+ * accelerator, which reads its view of it (@view: room for it). Before the
+ * flush B reads the view too: it must still hold round @r - 1's bytes
+ * (zeros before the first), what the accelerator would read without the
+ * flush. 0 when the accelerator reads round @r's, every byte; or -errno
+ * (-ESTALE: the view was not stale before the flush).
+ */
+static int receive_inbound(int client, struct rc_end *e, unsigned int r,
+			   unsigned char *view)
 {
 	size_t i;
 	int ret;
@@ -239,8 +270,10 @@ static int inbound_check(int client, struct rc_end *e, unsigned int r,
 			  r, i);
 		return -ESTALE;
 	}
+	/* flush inbound */
 	if (!ret)
-		ret = sync_buf(client, IB_SYNC_MEM_SYNC_INBOUND, "target inbound");
+		ret = flush_inbound(client);
+	/* hand the buffer to the accelerator: what it reads of it */
 	if (!ret)
 		ret = sim_view_read(client, view, e->size);
 	return ret ? ret : verify(view, e->size, r);
@@ -267,9 +300,10 @@ static int write_round(int is_a, struct rc_end *e, const struct rc_peer *p,
 			return -ECONNRESET;
 		if (ret)
 			return ret;
+		/* A's RDMA WRITE completed */
 		ret = recv_msg(MSG_DONE, r, &m);
 		if (!ret && inbound) {
-			ret = inbound_check(client, e, r, view);
+			ret = receive_inbound(client, e, r, view);
 		} else if (!ret) {
 			ret = sync_buf(client, IB_SYNC_MEM_SYNC_TO_CPU, "target to-cpu");
 			if (!ret)
@@ -478,6 +512,7 @@ int main(int argc, char **argv)
 	double ms, total_ms[2] = { 0, 0 };
 	struct rc_peer mine, theirs;
 	struct smnl_client c;
+	struct ynl_error why;
 	size_t size = 1 << 20;
 	unsigned char *view;
 	struct msg m;
@@ -523,7 +558,17 @@ int main(int argc, char **argv)
 	memset(e.buf, 0, size);
 
 	if (use_sync) {
+		/* --inbound, B: an accelerator's memory (a sim client over it) */
+		int accelerator = inbound && !is_a;
+		const char *why_not = nl.extack;
+
 		ret = smnl_open(&nl);
+		/* the accelerator's socket too, on the generated library */
+		if (!ret && accelerator) {
+			ret = smynl_open(&ys, &why);
+			if (ret)
+				ktap_diag("the generated library's socket: %s", why.msg);
+		}
 		/* owned: it dies with this process (the kill case) */
 		struct smnl_new req = {
 			.dev = e.dev,
@@ -536,20 +581,15 @@ int main(int argc, char **argv)
 			.region_access = IB_SYNC_MEM_REGION_F_WRITE,
 		};
 
-		/* --inbound, B: an accelerator's memory (a sim client over it) */
-		struct smnl_new acc = {
-			.dev = e.dev, .name = "wire-b-acc",
-			.kind = IB_SYNC_MEM_KIND_SIM,
-			.flags = IB_SYNC_MEM_CLIENT_F_OWNED,
-			.sim_nest = 1, .sim_size = size,
-			.sim_addr = (uintptr_t)e.buf,
-		};
-		int accelerator = inbound && !is_a;
-
-		if (ktap_result(ret == 0, "resolve the ib_sync_mem family"))
-			client = smnl_register(&nl, accelerator ? &acc : &req);
-		else
+		if (!ktap_result(ret == 0, "resolve the ib_sync_mem family"))
 			client = ret;
+		else if (accelerator)	/* owned too, by the library's socket */
+			client = smynl_register_sim(ys, e.dev, "wire-b-acc",
+						    IB_SYNC_MEM_CLIENT_F_OWNED, e.buf, size);
+		else
+			client = smnl_register(&nl, &req);
+		if (accelerator && client <= 0 && ys)
+			why_not = smynl_msg(ys);
 		ret = client > 0 ? smnl_client_get(&nl, client, &c) : client;
 		if (!ktap_result(client > 0 && !ret && c.state == IB_SYNC_MEM_CLIENT_LIVE &&
 				 (accelerator ||
@@ -558,7 +598,7 @@ int main(int argc, char **argv)
 				 "register the buffer as an owned region client on %s (pinned)",
 				 e.dev))
 			ktap_diag("register: %s \"%s\"", errstr(client > 0 ? ret : client),
-				  nl.extack);
+				  why_not);
 	} else {
 		ktap_diag("--no-sync: ib_sync_mem is not used");
 	}
@@ -675,6 +715,8 @@ int main(int argc, char **argv)
 		ktap_result(smnl_unregister(&nl, client) == 0, "unregister the client");
 	if (use_sync)
 		smnl_close(&nl);
+	/* after the unregister: B's accelerator client is owned by it */
+	smynl_close(ys);
 	munmap(e.buf, size);
 	free(view);
 	return ktap_finish();
