@@ -39,8 +39,7 @@
  * What the failed call of @e was: a negative errno (the kernel's, or that
  * of a local failure, which libynl leaves in errno with e->code 0; a
  * timeout is -ETIMEDOUT), -EMSGSIZE for a request past libynl's buffer,
- * -EINTR for a dump the list changed under (libynl stops reading it: the
- * socket cannot be used again), -EPROTO for a reply it could not take.
+ * -EPROTO for a reply it could not take.
  */
 static inline int smynl_error_errno(const struct ynl_error *e)
 {
@@ -55,8 +54,6 @@ static inline int smynl_error_errno(const struct ynl_error *e)
 		return -EMSGSIZE;
 	case YNL_ERROR_INPUT_INVALID:
 		return -EINVAL;
-	case YNL_ERROR_DUMP_INTER:
-		return -EINTR;	/* NLM_F_DUMP_INTR: the list changed, dump again */
 	default:
 		return -EPROTO;
 	}

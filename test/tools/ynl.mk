@@ -26,7 +26,7 @@ YNL_K := $(YNL_OUT)/k
 YNL_SPEC := $(YNL_K)/Documentation/netlink/specs/ib_sync_mem.yaml
 
 # The programs on the generated library (the rest of them on smnl.c).
-TOOLS_YNL := rdma_canary wire_canary smnlctl
+TOOLS_YNL := rdma_canary wire_canary
 
 # The kernel's generated code and libynl, with the tools' warnings as
 # errors but one: -Wno-unused-parameter, as the kernel's own
