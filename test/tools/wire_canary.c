@@ -644,9 +644,11 @@ int main(int argc, char **argv)
 				vanished = 1;
 				break;
 			}
-			if (ktap_result(!ret, "%s round %d: RDMA %s %zu KiB A %s B, synced on both hosts, every byte equal",
+			if (ktap_result(!ret, "%s round %d: RDMA %s %zu KiB A %s B, %s",
 					what, r, what, size / 1024,
-					phase ? "<-" : "->")) {
+					phase ? "<-" : "->",
+					inbound ? "B's accelerator reads the old bytes, flushed inbound every new one" :
+					"synced on both hosts, every byte equal")) {
 				passed[phase]++;
 				/* the side that compared counts the bytes */
 				if (is_a == phase)
