@@ -105,6 +105,7 @@ static int tc_sync(struct ib_sync_mem_client *client, enum ib_sync_mem_dir dir,
 	/* What the producer wrote before it asked for this sync. */
 	snap = atomic64_read(&t->written);
 	WRITE_ONCE(t->last_pid, current->pid);
+	WRITE_ONCE(t->deadline, deadline);
 	if (t->order)
 		t->order[atomic_inc_return(t->order_pos) - 1] = t->idx;
 	complete(&t->entered);
@@ -249,6 +250,7 @@ static int tc_sync_range(struct ib_sync_mem_client *client,
 		t->ranges[i].end = offset + len;
 	}
 	t->range_dir = dir;
+	WRITE_ONCE(t->deadline, deadline);
 	if (t->remark.end) {
 		ib_sync_mem_mark_dirty_range(client, t->remark_dir,
 					     t->remark.start,

@@ -121,6 +121,7 @@ enum tc_inval_mode {
  * @written: the producer's generation of the memory (tests bump it)
  * @coherent: the newest @written a completed, successful ->sync covered
  * @last_pid: the task that entered ->sync last
+ * @deadline: the deadline the last ->sync or ->sync_range was given
  * @dead: ib_sync_mem_unregister() returned
  * @inval_mode: enum tc_inval_mode
  * @inval_locked: ->invalidate found the domain's lock held
@@ -167,6 +168,7 @@ struct tc {
 	atomic64_t written;
 	atomic64_t coherent;
 	pid_t last_pid;
+	ktime_t deadline;
 	bool dead;
 	int inval_mode;
 	bool inval_locked;
