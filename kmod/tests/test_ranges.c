@@ -7,7 +7,8 @@
  *	counts its bytes, runs whatever the client's laziness and consumes no
  *	mark; a kind without ->sync_range is synced whole; bad ranges (no
  *	length, outside, overflowing, off the alignment) run and count
- *	nothing; an inbound range is the owner's flush
+ *	nothing; an inbound range is the owner's flush; each callback gets
+ *	its caller's deadline
  *   dirty_spans  a ranged lazy client's sync covers the spans marked,
  *	sorted, joined when they touch, the nearest merged past four, per
  *	direction; a mark made while its sync runs is owed to the next
@@ -70,6 +71,7 @@ void test_ranges(struct ib_device *ibdev)
 {
 	struct ib_sync_mem_batch_entry e[2] = {};
 	struct tc *t = tc_alloc(3);
+	ktime_t t0;
 
 	if (!t)
 		return;
@@ -161,6 +163,18 @@ void test_ranges(struct ib_device *ibdev)
 		     -EINVAL);
 	KT_EXPECT_EQ(ib_sync_mem_sync(t[2].client, TD, 0), 0);
 	KT_EXPECT_EQ(atomic_read(&t[2].nranges), 3);
+
+	/*
+	 * ->sync and ->sync_range get their caller's deadline: 600 s from the
+	 * call, not the module's default (sync_timeout_ms, 10 s). A value
+	 * compared, not a time measured.
+	 */
+	t0 = ktime_get();
+	KT_EXPECT_EQ(ib_sync_mem_sync(t[1].client, TD, 600000), 0);
+	KT_EXPECT(ktime_after(READ_ONCE(t[1].deadline), ktime_add_ms(t0, 300000)));
+	t0 = ktime_get();
+	KT_EXPECT_EQ(ib_sync_mem_sync_range(t[0].client, TD, 0, 64, 600000), 0);
+	KT_EXPECT(ktime_after(READ_ONCE(t[0].deadline), ktime_add_ms(t0, 300000)));
 out:
 	tc_unregister_all(t, 3);
 	kvfree(t);
