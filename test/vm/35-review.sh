@@ -20,11 +20,13 @@ sim_calls() { cat "$SIMFS/clients/$1/to_device"; }
 calls_are() { expect "to-device syncs of client $1" "$(sim_calls "$1")" "$2"; }
 # calls_from ID N: at least N (a wait's condition: the count moves on).
 calls_from() { local n; n=$(sim_calls "$1") && is_num "$n" && [ "$n" -ge "$2" ]; }
-# SLEEPING: where a task sleeps inside a sim client's ->sync.
+# SLEEPING: where a task sleeps inside a sim client's ->sync (its wchan:
+# sim_sleep_until, or the function it is inlined into, sim_work, itself
+# inlined into sim_sync or not, as the kernel's compiler chose).
 # waiting_or_gone PID FUNC...: PID sleeps in one of FUNC, or has ended (a
 # removal that does not wait returns: the check after says so).
 waiting_or_gone() { gone "$1" || waits_in "$@"; }
-SLEEPING="sim_sleep_until sim_sync"
+SLEEPING="sim_sleep_until sim_work sim_sync"
 
 check "load ib_sync_mem" sm_load
 check "load ib_sync_mem_sim" sim_load
