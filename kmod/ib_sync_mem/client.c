@@ -409,6 +409,13 @@ static bool sm_inbound_refused(const struct ib_sync_mem_client *c,
 	       !c->ops->inbound_target;
 }
 
+/* What sm_lazy_owed() found. */
+enum sm_owed {
+	SM_NOT_OWED,
+	SM_OWED,		/* a ->sync of the whole client */
+	SM_OWED_SPANS,		/* of the spans in the cover */
+};
+
 /*
  * Is entry @e of a batch in @dir bad input (its errno, 0 if not): inbound
  * of a client that cannot, or a bad range?
@@ -421,14 +428,14 @@ static int sm_entry_refused(const struct ib_sync_mem_batch_entry *e,
 	return e->len ? sm_range_check(e->client, e->offset, e->len) : 0;
 }
 
-/* @cv covers [@offset, +@len) (checked). Return: true, the sync is owed. */
-static bool sm_cover_range(struct sm_cover *cv, u64 offset, u64 len)
+/* @cv covers [@offset, +@len) (checked): its sync is owed, over them. */
+static enum sm_owed sm_cover_range(struct sm_cover *cv, u64 offset, u64 len)
 {
 	cv->n = 1;
 	cv->span[0].start = offset;
 	cv->span[0].end = offset + len;
 	cv->bytes = len;
-	return true;
+	return SM_OWED_SPANS;
 }
 
 /*
@@ -447,29 +454,36 @@ static noinline int sm_flush_inbound(struct ib_sync_mem_client *c,
 
 /*
  * A sync of @c over @cv's spans: ->sync_range of each, in order, until one
- * fails; the bytes synced go to *@bytes. An inbound flush makes every
- * write the NIC completed visible: the spans are what it made visible. A
- * kind without ->sync_range syncs all of itself (*@bytes stays its size).
+ * fails. An inbound flush makes every write the NIC completed visible; a
+ * kind without ->sync_range syncs all of itself (sm_spans_bytes()).
  */
 static noinline int sm_sync_spans(struct ib_sync_mem_client *c,
 				  enum ib_sync_mem_dir dir, ktime_t deadline,
-				  const struct sm_cover *cv, u64 *bytes)
+				  const struct sm_cover *cv)
 {
 	unsigned int i;
 	int err = 0;
 
-	if (dir == IB_SYNC_MEM_INBOUND) {
-		*bytes = cv->bytes;
+	if (dir == IB_SYNC_MEM_INBOUND)
 		return sm_flush_inbound(c, deadline);
-	}
 	if (!c->ops->sync_range)
 		return c->ops->sync(c, dir, deadline);
-	*bytes = cv->bytes;
 	for (i = 0; i < cv->n && !err; i++)
 		err = c->ops->sync_range(c, dir, cv->span[i].start,
 					 cv->span[i].end - cv->span[i].start,
 					 deadline);
 	return err;
+}
+
+/*
+ * The bytes a sync of @c over @cv's spans made coherent: the spans' (an
+ * inbound flush: what it made visible), or all of a kind that syncs whole.
+ */
+static u64 sm_spans_bytes(const struct ib_sync_mem_client *c,
+			  enum ib_sync_mem_dir dir, const struct sm_cover *cv)
+{
+	return dir == IB_SYNC_MEM_INBOUND || c->ops->sync_range ? cv->bytes :
+	       c->size;
 }
 
 /* Has @c moved since its last revalidation? */
@@ -479,9 +493,13 @@ static __always_inline bool sm_moved(struct ib_sync_mem_client *c)
 	return READ_ONCE(c->moves) != smp_load_acquire(&c->revalidated);
 }
 
+/*
+ * Call ->sync of a live client (over @spans, NULL for the whole client)
+ * and account for it (@now and @acc: the comment before sm_revalidate()).
+ */
 static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 					enum ib_sync_mem_dir dir,
-					const struct sm_cover *cv,
+					const struct sm_cover *spans,
 					ktime_t deadline, u64 pass, u64 *now,
 					struct sm_pass_acc *acc)
 {
@@ -492,12 +510,14 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 	if (unlikely(sm_moved(c)))
 		err = sm_revalidate(c, deadline);
 	if (!err) {
-		if (unlikely(cv->n))
-			err = sm_sync_spans(c, dir, deadline, cv, &bytes);
-		else if (dir == IB_SYNC_MEM_INBOUND)
+		if (unlikely(spans)) {
+			err = sm_sync_spans(c, dir, deadline, spans);
+			bytes = sm_spans_bytes(c, dir, spans);
+		} else if (dir == IB_SYNC_MEM_INBOUND) {
 			err = sm_flush_inbound(c, deadline);
-		else
+		} else {
 			err = c->ops->sync(c, dir, deadline);
+		}
 	}
 	if (timed) {
 		t = ktime_get_ns();
@@ -540,7 +560,8 @@ static unsigned int sm_dirty_dirs(enum ib_sync_mem_dir dir)
  * lazy one, if a generation of writes in a direction @dir covers is newer
  * than what a completed ->sync saw. The generations it saw now go to
  * @cv, for sm_lazy_synced() once the ->sync succeeded, and so do the
- * spans owed of a ranged client (the whole client otherwise).
+ * spans owed of a ranged client. Nothing is written to @cv for a client
+ * that is not lazy: the fan-out's common path keeps off the stack.
  *
  * The acquire pairs with the full barrier of ib_sync_mem_mark_dirty():
  * the ->sync that follows sees the writes made before the mark. A ->sync
@@ -548,17 +569,16 @@ static unsigned int sm_dirty_dirs(enum ib_sync_mem_dir dir)
  * caller whose sync returns 0 always has a completed ->sync behind it that
  * began after its last mark.
  */
-static __always_inline bool sm_lazy_owed(struct ib_sync_mem_client *c,
-					 enum ib_sync_mem_dir dir,
-					 struct sm_cover *cv)
+static __always_inline enum sm_owed sm_lazy_owed(struct ib_sync_mem_client *c,
+						 enum ib_sync_mem_dir dir,
+						 struct sm_cover *cv)
 {
 	unsigned int dirs = sm_dirty_dirs(dir);
 	bool owed = false;
 	int d;
 
-	cv->n = 0;
 	if (!(c->flags & IB_SYNC_MEM_F_LAZY))
-		return true;
+		return SM_OWED;
 	for (d = 0; d < SM_DIRTY_DIRS; d++) {
 		if (!(dirs & BIT(d)))
 			continue;
@@ -572,9 +592,9 @@ static __always_inline bool sm_lazy_owed(struct ib_sync_mem_client *c,
 	 */
 	if (owed && c->spans) {
 		sm_spans_owed(c, dirs, cv);
-		owed = cv->n;
+		return cv->n ? SM_OWED_SPANS : SM_NOT_OWED;
 	}
-	return owed;
+	return owed ? SM_OWED : SM_NOT_OWED;
 }
 
 /*
@@ -1330,6 +1350,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	struct ib_sync_mem_domain *dom = client->dom;
 	ktime_t deadline = sm_deadline(timeout_ms);
 	bool traced = trace_sync_end_enabled();
+	enum sm_owed owed;
 	struct sm_cover cv;
 	u64 t0 = traced ? ktime_get_ns() : 0;
 	u64 now = 0;
@@ -1349,12 +1370,14 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		err = sm_state_errno(client);
 	} else {
 		err = 0;
-		if (sm_lazy_owed(client, dir, &cv)) {
+		owed = sm_lazy_owed(client, dir, &cv);
+		if (owed) {
 			timed = sm_timed();
 			if (timed)
 				now = ktime_get_ns();
-			err = sm_call_sync(client, dir, &cv, deadline, 0,
-					   timed ? &now : NULL, NULL);
+			err = sm_call_sync(client, dir,
+					   owed == SM_OWED_SPANS ? &cv : NULL,
+					   deadline, 0, timed ? &now : NULL, NULL);
 			if (!err)
 				sm_lazy_synced(client, dir, &cv);
 			n = 1;
@@ -1403,6 +1426,7 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 {
 	ktime_t timeout = ms_to_ktime(timeout_ms ?: READ_ONCE(sync_timeout_ms));
 	bool traced = trace_sync_end_enabled();
+	enum sm_owed owed;
 	struct sm_cover cv;
 	u64 now = ktime_get_ns(), t0;
 	unsigned int i;
@@ -1435,13 +1459,13 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 		} else {
 			err = 0;
 			/* A range is what its caller says was written. */
-			if (e[i].len)
-				e[i].ran = sm_cover_range(&cv, e[i].offset,
-							  e[i].len);
-			else
-				e[i].ran = sm_lazy_owed(c, dir, &cv);
-			if (e[i].ran) {
-				err = sm_call_sync(c, dir, &cv,
+			owed = e[i].len ? sm_cover_range(&cv, e[i].offset,
+							 e[i].len) :
+					  sm_lazy_owed(c, dir, &cv);
+			e[i].ran = owed;
+			if (owed) {
+				err = sm_call_sync(c, dir,
+						   owed == SM_OWED_SPANS ? &cv : NULL,
 						   ktime_add(ns_to_ktime(t0),
 							     timeout),
 						   0, &now, NULL);
@@ -1543,6 +1567,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	bool self_timed = read || trace_sync_end_enabled();
 	u64 limit, now, t0 = self_timed ? ktime_get_ns() : 0;
 	u32 nbatch, nprep = 0, i, ran = 0, errors = 0, skipped = 0;
+	enum sm_owed owed;
 	struct sm_cover cv;
 	int ret, err = 0;
 	u64 record;
@@ -1611,13 +1636,14 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 			skipped++;
 			continue;
 		}
-		if (!sm_lazy_owed(c, dir, &cv)) {
+		owed = sm_lazy_owed(c, dir, &cv);
+		if (!owed) {
 			sm_client_leave(c);
 			skipped++;
 			continue;
 		}
-		ret = sm_call_sync(c, dir, &cv, deadline, record,
-				   timed ? &now : NULL, &acc);
+		ret = sm_call_sync(c, dir, owed == SM_OWED_SPANS ? &cv : NULL,
+				   deadline, record, timed ? &now : NULL, &acc);
 		sm_client_leave(c);
 		ran++;
 		if (!ret) {
