@@ -1351,7 +1351,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	ktime_t deadline = sm_deadline(timeout_ms);
 	bool traced = trace_sync_end_enabled();
 	enum sm_owed owed;
-	struct sm_cover cv;
+	struct sm_cover cv __uninitialized;	/* written before read */
 	u64 t0 = traced ? ktime_get_ns() : 0;
 	u64 now = 0;
 	int idx, err, n = 0;
@@ -1427,7 +1427,7 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 	ktime_t timeout = ms_to_ktime(timeout_ms ?: READ_ONCE(sync_timeout_ms));
 	bool traced = trace_sync_end_enabled();
 	enum sm_owed owed;
-	struct sm_cover cv;
+	struct sm_cover cv __uninitialized;	/* written before read */
 	u64 now = ktime_get_ns(), t0;
 	unsigned int i;
 	int idx;
@@ -1568,7 +1568,7 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 	u64 limit, now, t0 = self_timed ? ktime_get_ns() : 0;
 	u32 nbatch, nprep = 0, i, ran = 0, errors = 0, skipped = 0;
 	enum sm_owed owed;
-	struct sm_cover cv;
+	struct sm_cover cv __uninitialized;	/* written before read */
 	int ret, err = 0;
 	u64 record;
 	bool timed;

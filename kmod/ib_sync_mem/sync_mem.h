@@ -302,12 +302,12 @@ struct sm_cover {
  * @moved_start: start of the span moved since then
  * @moved_end: its end (exclusive)
  * @reval_lock: one ->revalidate at a time
- * @spans: ranged lazy clients only (see struct sm_dirty_spans), else NULL
- * @range_align: ranges of the client start and end on this (a power of
- *	two; the end may also be the client's end)
  * @stats: per-CPU counters
  * @rcu: frees the object after the SRCU grace period that follows release
  * @name: NUL-terminated name
+ * @spans: ranged lazy clients only (see struct sm_dirty_spans), else NULL
+ * @range_align: ranges of the client start and end on this (a power of
+ *	two; the end may also be the client's end)
  */
 struct ib_sync_mem_client {
 	struct list_head node;
@@ -343,11 +343,12 @@ struct ib_sync_mem_client {
 	u64 moved_start;
 	u64 moved_end;
 	struct mutex reval_lock;	/* see above */
-	struct sm_dirty_spans *spans;
-	u32 range_align;
 	struct sm_stats __percpu *stats;
 	struct rcu_head rcu;
 	char name[IB_SYNC_MEM_NAME_MAX];
+	/* Off the lines a fan-out reads: only ranged lazy clients use them. */
+	struct sm_dirty_spans *spans;
+	u32 range_align;
 };
 
 /*
