@@ -475,15 +475,26 @@ static noinline int sm_sync_spans(struct ib_sync_mem_client *c,
 	return err;
 }
 
-/*
- * The bytes a sync of @c over @cv's spans made coherent: the spans' (an
- * inbound flush: what it made visible), or all of a kind that syncs whole.
- */
-static u64 sm_spans_bytes(const struct ib_sync_mem_client *c,
-			  enum ib_sync_mem_dir dir, const struct sm_cover *cv)
+/* A sync other than a whole ->sync: over @spans (NULL: all), or inbound. */
+static noinline int sm_sync_other(struct ib_sync_mem_client *c,
+				  enum ib_sync_mem_dir dir, ktime_t deadline,
+				  const struct sm_cover *spans)
 {
-	return dir == IB_SYNC_MEM_INBOUND || c->ops->sync_range ? cv->bytes :
-	       c->size;
+	if (!spans)
+		return sm_flush_inbound(c, deadline);
+	return sm_sync_spans(c, dir, deadline, spans);
+}
+
+/*
+ * What sm_sync_other() made coherent: the spans' bytes (an inbound flush:
+ * what it made visible), or all of a kind that syncs whole.
+ */
+static u64 sm_other_bytes(const struct ib_sync_mem_client *c,
+			  enum ib_sync_mem_dir dir, const struct sm_cover *spans)
+{
+	if (spans && (dir == IB_SYNC_MEM_INBOUND || c->ops->sync_range))
+		return spans->bytes;
+	return c->size;
 }
 
 /* Has @c moved since its last revalidation? */
@@ -504,20 +515,21 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 					struct sm_pass_acc *acc)
 {
 	u64 t, ns = 0, bytes = c->size;
+	unsigned long other;
 	bool timed = now;
 	int err = 0;
 
 	if (unlikely(sm_moved(c)))
 		err = sm_revalidate(c, deadline);
-	if (!err) {
-		if (unlikely(spans)) {
-			err = sm_sync_spans(c, dir, deadline, spans);
-			bytes = sm_spans_bytes(c, dir, spans);
-		} else if (dir == IB_SYNC_MEM_INBOUND) {
-			err = sm_flush_inbound(c, deadline);
-		} else {
-			err = c->ops->sync(c, dir, deadline);
-		}
+	/* One test on the common path (a branch is dear under emulation). */
+	other = (unsigned long)spans;
+	other |= dir == IB_SYNC_MEM_INBOUND;
+	if (unlikely(other)) {
+		if (!err)
+			err = sm_sync_other(c, dir, deadline, spans);
+		bytes = sm_other_bytes(c, dir, spans);
+	} else if (!err) {
+		err = c->ops->sync(c, dir, deadline);
 	}
 	if (timed) {
 		t = ktime_get_ns();
