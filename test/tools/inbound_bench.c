@@ -54,9 +54,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_PROG "inbound_bench"
+
 #include "ktap.h"
 #include "smnl.h"
 #include "rcqp.h"
+#include "benchtool.h"
 
 /* In the floor's page: the word READ, and where it lands. */
 #define IB_SRC		0
@@ -75,39 +78,6 @@ static unsigned char *client_page;
 static uint32_t client_id;
 static uint64_t module_syncs;	/* inbound syncs asked for */
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "inbound_bench: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static unsigned char *ib_map_page(void)
-{
-	void *p = mmap(NULL, page, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		die("mmap of a page: %s", strerror(errno));
-	memset(p, 0, page);	/* there before it is pinned */
-	return p;
-}
-
 static void ib_setup(void)
 {
 	struct smnl_new req = {
@@ -124,7 +94,7 @@ static void ib_setup(void)
 	floor_qp.dev = dev;
 	floor_qp.ip = addr;
 	floor_qp.size = page;
-	floor_qp.buf = ib_map_page();
+	floor_qp.buf = bench_map(page);
 	ret = rc_setup(&floor_qp);
 	if (ret)
 		die("verbs set-up on %s (%s): %s", dev, addr, errstr(ret));
@@ -134,7 +104,7 @@ static void ib_setup(void)
 		die("connecting the RC QP on %s to itself: %s", dev,
 		    errstr(ret));
 
-	client_page = ib_map_page();
+	client_page = bench_map(page);
 	req.region_addr = (uintptr_t)client_page;
 	id = smnl_register(&nl, &req);
 	if (id <= 0)
@@ -331,21 +301,6 @@ static void usage(void)
 	exit(2);
 }
 
-static long ib_num(const char *arg, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 0);
-	if (errno || end == arg || *end || v < min || v > max) {
-		fprintf(stderr, "inbound_bench: %s: not a number from %ld to %ld\n",
-			arg, min, max);
-		usage();
-	}
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -364,13 +319,13 @@ int main(int argc, char **argv)
 			addr = optarg;
 			break;
 		case 'n':
-			iters = ib_num(optarg, 1, 1000000);
+			iters = bench_num(optarg, 1, 1000000);
 			break;
 		case 'r':
-			reps = ib_num(optarg, 1, 1000);
+			reps = bench_num(optarg, 1, 1000);
 			break;
 		case 'w':
-			warmup = ib_num(optarg, 0, 1000000);
+			warmup = bench_num(optarg, 0, 1000000);
 			break;
 		case 'S':
 			smoke = 1;

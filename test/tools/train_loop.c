@@ -73,9 +73,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_PROG "train_loop"
+
 #include "ktap.h"
 #include "smnl.h"
 #include "rcqp.h"
+#include "benchtool.h"
 
 #define TL_MAX_BUFFERS	512	/* 2 B clients, B ids in one request */
 #define TL_WINDOW	4	/* WRITEs in flight: rc_setup()'s max_send_wr */
@@ -114,28 +117,6 @@ struct tl_set {
 struct tl_acc {
 	uint64_t step_ns, sync_ns, bytes, requests;
 };
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "train_loop: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* The pattern of buffer @b in step @g; word @k of it. */
 static inline uint64_t tl_seed(uint64_t g, unsigned int b)
@@ -342,17 +323,6 @@ static void tl_step(struct tl_set *s, enum tl_mode mode, struct tl_acc *acc)
 	acc->bytes += (uint64_t)k * bufsize;
 }
 
-static unsigned char *tl_map(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		die("mmap of %zu bytes: %s", len, strerror(errno));
-	memset(p, 0, len);	/* every page there before it is pinned */
-	return p;
-}
-
 static uint32_t tl_register(unsigned char *p, unsigned int n, const char *side,
 			    unsigned int b)
 {
@@ -396,8 +366,8 @@ static void tl_setup(struct tl_set *s, unsigned int n)
 	s->src.dev = s->dst.dev = dev;
 	s->src.ip = s->dst.ip = addr;
 	s->src.size = s->dst.size = len;
-	s->src.buf = tl_map(len);
-	s->dst.buf = tl_map(len);
+	s->src.buf = bench_map(len);
+	s->dst.buf = bench_map(len);
 	for (b = 0; b < n; b++) {
 		s->src_id[b] = tl_register(tl_src(s, b), n, "s", b);
 		s->dst_id[b] = tl_register((unsigned char *)tl_dst(s, b), n,
@@ -479,21 +449,6 @@ static void usage(void)
 	exit(2);
 }
 
-static long tl_num(const char *arg, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 0);
-	if (errno || end == arg || *end || v < min || v > max) {
-		fprintf(stderr, "train_loop: %s: not a number from %ld to %ld\n",
-			arg, min, max);
-		usage();
-	}
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -518,19 +473,19 @@ int main(int argc, char **argv)
 			blist = optarg;
 			break;
 		case 's':
-			bufsize = tl_num(optarg, page, 64L << 20);
+			bufsize = bench_num(optarg, page, 64L << 20);
 			break;
 		case 'n':
-			steps = tl_num(optarg, 1, 1000000);
+			steps = bench_num(optarg, 1, 1000000);
 			break;
 		case 'r':
-			reps = tl_num(optarg, 1, 1000);
+			reps = bench_num(optarg, 1, 1000);
 			break;
 		case 'w':
-			warmup = tl_num(optarg, 0, 1000000);
+			warmup = bench_num(optarg, 0, 1000000);
 			break;
 		case 'c':
-			changed_every = tl_num(optarg, 1, 1 << 20);
+			changed_every = bench_num(optarg, 1, 1 << 20);
 			break;
 		case 'S':
 			smoke = 1;
@@ -551,7 +506,7 @@ int main(int argc, char **argv)
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (nb == sizeof(bs) / sizeof(bs[0]))
 			usage();
-		bs[nb++] = tl_num(tok, 1, TL_MAX_BUFFERS);
+		bs[nb++] = bench_num(tok, 1, TL_MAX_BUFFERS);
 	}
 	free(list);
 	if (!nb)
