@@ -453,13 +453,14 @@ static noinline int sm_flush_inbound(struct ib_sync_mem_client *c,
 }
 
 /*
- * A sync of @c over @cv's spans: ->sync_range of each, in order, until one
- * fails. An inbound flush makes every write the NIC completed visible; a
- * kind without ->sync_range syncs all of itself (sm_spans_bytes()).
+ * A sync other than a whole ->sync: inbound (the owner's flush or the
+ * module's; it makes every write the NIC completed visible, whatever
+ * @spans), or ->sync_range over each of @spans in order until one fails
+ * (->sync of all of it for a kind without ->sync_range).
  */
-static noinline int sm_sync_spans(struct ib_sync_mem_client *c,
+static noinline int sm_sync_other(struct ib_sync_mem_client *c,
 				  enum ib_sync_mem_dir dir, ktime_t deadline,
-				  const struct sm_cover *cv)
+				  const struct sm_cover *spans)
 {
 	unsigned int i;
 	int err = 0;
@@ -468,21 +469,11 @@ static noinline int sm_sync_spans(struct ib_sync_mem_client *c,
 		return sm_flush_inbound(c, deadline);
 	if (!c->ops->sync_range)
 		return c->ops->sync(c, dir, deadline);
-	for (i = 0; i < cv->n && !err; i++)
-		err = c->ops->sync_range(c, dir, cv->span[i].start,
-					 cv->span[i].end - cv->span[i].start,
-					 deadline);
+	for (i = 0; i < spans->n && !err; i++)
+		err = c->ops->sync_range(c, dir, spans->span[i].start,
+					 spans->span[i].end -
+					 spans->span[i].start, deadline);
 	return err;
-}
-
-/* A sync other than a whole ->sync: over @spans (NULL: all), or inbound. */
-static noinline int sm_sync_other(struct ib_sync_mem_client *c,
-				  enum ib_sync_mem_dir dir, ktime_t deadline,
-				  const struct sm_cover *spans)
-{
-	if (!spans)
-		return sm_flush_inbound(c, deadline);
-	return sm_sync_spans(c, dir, deadline, spans);
 }
 
 /*
