@@ -46,46 +46,59 @@ static bool sm_span_joins(const struct sm_span *a, const struct sm_span *b)
 }
 
 /*
- * Add [@start, @end) with generation @gen to direction @d of @ds: it
- * absorbs every span it joins; past SM_SPANS, the two nearest spans merge.
+ * Put @r into the @n spans of @v, sorted by start and disjoint, with room
+ * for one more: it absorbs every span it joins (their generation too, the
+ * newest kept). Return: how many spans @v has now.
+ */
+static unsigned int sm_span_put(struct sm_span *v, unsigned int n,
+				struct sm_span r)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < n; ) {
+		if (!sm_span_joins(&v[i], &r)) {
+			i++;
+			continue;
+		}
+		r.start = min(r.start, v[i].start);
+		r.end = max(r.end, v[i].end);
+		r.gen = max(r.gen, v[i].gen);
+		for (j = i + 1; j < n; j++)
+			v[j - 1] = v[j];
+		n--;
+	}
+	/* Sorted by start; disjoint, so the rest are past @r. */
+	for (i = n; i && v[i - 1].start > r.start; i--)
+		v[i] = v[i - 1];
+	v[i] = r;
+	return n + 1;
+}
+
+/*
+ * Add [@start, @end) with generation @gen to direction @d of @ds; past
+ * SM_SPANS, the two nearest spans merge.
  */
 static void sm_spans_add(struct sm_dirty_spans *ds, int d, u64 start,
 			 u64 end, s64 gen)
 {
-	struct sm_span r = { .start = start, .end = end };
-	unsigned int i, j, n = ds->n[d], near = 0;
+	struct sm_span r = { .start = start, .end = end, .gen = gen };
+	struct sm_span *v = ds->s[d];
+	unsigned int i, j, n, near = 0;
 	u64 gap, best = U64_MAX;
 
-	for (i = 0; i < n; ) {
-		if (!sm_span_joins(&ds->s[d][i].r, &r)) {
-			i++;
-			continue;
-		}
-		r.start = min(r.start, ds->s[d][i].r.start);
-		r.end = max(r.end, ds->s[d][i].r.end);
-		for (j = i + 1; j < n; j++)
-			ds->s[d][j - 1] = ds->s[d][j];
-		n--;
-	}
-	/* Sorted by start; disjoint, so the rest are past @r. */
-	for (i = n; i && ds->s[d][i - 1].r.start > r.start; i--)
-		ds->s[d][i] = ds->s[d][i - 1];
-	ds->s[d][i].r = r;
-	ds->s[d][i].gen = gen;
-	n++;
+	n = sm_span_put(v, ds->n[d], r);
 	if (n > SM_SPANS) {
 		for (i = 0; i + 1 < n; i++) {
-			gap = ds->s[d][i + 1].r.start - ds->s[d][i].r.end;
+			gap = v[i + 1].start - v[i].end;
 			if (gap < best) {
 				best = gap;
 				near = i;
 			}
 		}
-		ds->s[d][near].r.end = ds->s[d][near + 1].r.end;
-		ds->s[d][near].gen = max(ds->s[d][near].gen,
-					 ds->s[d][near + 1].gen);
+		v[near].end = v[near + 1].end;
+		v[near].gen = max(v[near].gen, v[near + 1].gen);
 		for (j = near + 2; j < n; j++)
-			ds->s[d][j - 1] = ds->s[d][j];
+			v[j - 1] = v[j];
 		n--;
 	}
 	ds->n[d] = n;
@@ -119,31 +132,6 @@ void sm_spans_mark(struct ib_sync_mem_client *c, unsigned int dirs,
 	spin_unlock_irqrestore(&ds->lock, flags);
 }
 
-/*
- * Put @r into @cv's spans, sorted and disjoint (joining spans merge). The
- * caller's spans come sorted per direction; two directions interleave.
- */
-static void sm_cover_add(struct sm_cover *cv, struct sm_span r)
-{
-	unsigned int i, j;
-
-	for (i = 0; i < cv->n; ) {
-		if (!sm_span_joins(&cv->span[i], &r)) {
-			i++;
-			continue;
-		}
-		r.start = min(r.start, cv->span[i].start);
-		r.end = max(r.end, cv->span[i].end);
-		for (j = i + 1; j < cv->n; j++)
-			cv->span[j - 1] = cv->span[j];
-		cv->n--;
-	}
-	for (i = cv->n; i && cv->span[i - 1].start > r.start; i--)
-		cv->span[i] = cv->span[i - 1];
-	cv->span[i] = r;
-	cv->n++;
-}
-
 /**
  * sm_spans_owed() - the spans a lazy sync of @c in @dirs must cover
  * @c: a ranged lazy client a sync is owed in @dirs (sm_lazy_owed())
@@ -169,7 +157,8 @@ void sm_spans_owed(struct ib_sync_mem_client *c, unsigned int dirs,
 		clean = atomic64_read(&c->clean[d]);
 		for (i = 0; i < ds->n[d]; i++)
 			if (ds->s[d][i].gen > clean)
-				sm_cover_add(cv, ds->s[d][i].r);
+				cv->n = sm_span_put(cv->span, cv->n,
+						    ds->s[d][i]);
 	}
 	spin_unlock_irqrestore(&ds->lock, flags);
 	for (i = 0; i < cv->n; i++)

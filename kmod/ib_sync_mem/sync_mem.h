@@ -223,10 +223,14 @@ enum {
 /* Dirty spans a ranged lazy client keeps per direction (ranges.c). */
 #define SM_SPANS	4
 
-/* Bytes [@start, @end) of a client. */
+/*
+ * Bytes [@start, @end) of a client; for a dirty span, @gen is the
+ * generation of the newest mark it holds (unused elsewhere).
+ */
 struct sm_span {
 	u64 start;
 	u64 end;
+	s64 gen;
 };
 
 /*
@@ -239,10 +243,7 @@ struct sm_span {
 struct sm_dirty_spans {
 	spinlock_t lock;	/* any context: ib_sync_mem_mark_dirty() */
 	u8 n[SM_DIRTY_DIRS];
-	struct {
-		struct sm_span r;
-		s64 gen;
-	} s[SM_DIRTY_DIRS][SM_SPANS + 1];	/* one more while merging */
+	struct sm_span s[SM_DIRTY_DIRS][SM_SPANS + 1];	/* one more while merging */
 };
 
 /*
