@@ -119,6 +119,23 @@ struct ib_sync_mem_owner *sm_nl_owner(struct nlattr **attrs,
 	return owner;
 }
 
+/*
+ * The client a request names (IB_SYNC_MEM_A_CLIENT_ID, present), with a
+ * reference the caller puts.
+ */
+struct ib_sync_mem_client *sm_nl_client(struct nlattr **attrs,
+					struct netlink_ext_ack *extack)
+{
+	struct nlattr *attr = attrs[IB_SYNC_MEM_A_CLIENT_ID];
+	struct ib_sync_mem_client *c = sm_client_lookup(nla_get_u32(attr));
+
+	if (!c) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "no such client");
+		return ERR_PTR(-ENOENT);
+	}
+	return c;
+}
+
 int sm_nl_put_dev(struct sk_buff *skb, struct ib_sync_mem_domain *dom)
 {
 	if (nla_put_u32(skb, IB_SYNC_MEM_A_DEV_INDEX, dom->index) ||

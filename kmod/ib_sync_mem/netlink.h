@@ -67,6 +67,8 @@ int sm_nl_dump_done(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 enum sm_nl_detail sm_nl_detail_for(struct sk_buff *skb);
 struct ib_sync_mem_domain *sm_nl_domain(struct nlattr **attrs,
 					struct netlink_ext_ack *extack);
+struct ib_sync_mem_client *sm_nl_client(struct nlattr **attrs,
+					struct netlink_ext_ack *extack);
 int sm_nl_put_dev(struct sk_buff *skb, struct ib_sync_mem_domain *dom);
 int sm_nl_errno(int err);
 

@@ -615,13 +615,9 @@ int sm_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_ID,
 			  "missing client id (CLIENT_ID)"))
 		return -EINVAL;
-	c = sm_client_lookup(nla_get_u32(info->attrs[IB_SYNC_MEM_A_CLIENT_ID]));
-	if (!c) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    info->attrs[IB_SYNC_MEM_A_CLIENT_ID],
-				    "no such client");
-		return -ENOENT;
-	}
+	c = sm_nl_client(info->attrs, info->extack);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg) {
 		ret = -ENOMEM;

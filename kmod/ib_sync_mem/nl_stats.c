@@ -151,13 +151,9 @@ int sm_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 	int ret = -EMSGSIZE;
 
 	if (attrs[IB_SYNC_MEM_A_CLIENT_ID]) {
-		c = sm_client_lookup(nla_get_u32(attrs[IB_SYNC_MEM_A_CLIENT_ID]));
-		if (!c) {
-			NL_SET_ERR_MSG_ATTR(info->extack,
-					    attrs[IB_SYNC_MEM_A_CLIENT_ID],
-					    "no such client");
-			return -ENOENT;
-		}
+		c = sm_nl_client(attrs, info->extack);
+		if (IS_ERR(c))
+			return PTR_ERR(c);
 	} else if (attrs[IB_SYNC_MEM_A_DEV_INDEX] || attrs[IB_SYNC_MEM_A_DEV_NAME]) {
 		dom = sm_nl_domain(attrs, info->extack);
 		if (IS_ERR(dom))

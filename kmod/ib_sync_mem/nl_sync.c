@@ -396,11 +396,9 @@ int sm_nl_mark_dirty_doit(struct sk_buff *skb, struct genl_info *info)
 			  "missing sync direction (SYNC_DIR)"))
 		return -EINVAL;
 	dir = nla_get_u32(info->attrs[IB_SYNC_MEM_A_SYNC_DIR]);
-	c = sm_client_lookup(nla_get_u32(id));
-	if (!c) {
-		NL_SET_ERR_MSG_ATTR(info->extack, id, "no such client");
-		return -ENOENT;
-	}
+	c = sm_nl_client(info->attrs, info->extack);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
 	err = sm_state_errno(c);
 	if (err) {
 		sm_nl_unsyncable(info, id, err);
