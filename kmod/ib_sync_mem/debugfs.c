@@ -11,16 +11,24 @@
  *              passes or its caller is killed); reads how many are held
  *   region_rechecks  "queued N" and "done N": region re-checks after an
  *              MMU_NOTIFY_CLEAR (equal when none is pending)
+ *   dma/ID     the DMA mapping of client ID on its device (a region on a
+ *              device with a DMA device): one "BUS_ADDRESS LENGTH" line
+ *              per segment, in hex and decimal, in the order of the bytes;
+ *              empty once the mapping is released. The tests read what
+ *              the device sees there (ib_sync_mem_dmadev's bus file).
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kstrtox.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/seq_file.h>
 
+#include "kinds.h"
 #include "sync_mem.h"
 
 static struct dentry *sm_debugfs_root;
+static struct dentry *sm_debugfs_dma;
 
 static int sm_devices_show(struct seq_file *m, void *v)
 {
@@ -109,6 +117,26 @@ static const struct file_operations sm_hold_fops = {
 	.llseek = default_llseek,
 };
 
+/* dma/ID for client @id, showing @data with @fops. */
+struct dentry *sm_debugfs_dma_create(u32 id, void *data,
+				     const struct file_operations *fops)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "%u", id);
+	return debugfs_create_file(name, 0400, sm_debugfs_dma, data, fops);
+}
+
+/* The DMA segments of @sgt, for a dma/ID file. */
+void sm_debugfs_sgt_show(struct seq_file *m, struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i)
+		seq_printf(m, "%pad %u\n", &sg_dma_address(sg), sg_dma_len(sg));
+}
+
 void sm_debugfs_init(void)
 {
 	sm_debugfs_root = debugfs_create_dir("ib_sync_mem", NULL);
@@ -122,6 +150,7 @@ void sm_debugfs_init(void)
 			    &sm_hold_fops);
 	debugfs_create_file("region_rechecks", 0444, sm_debugfs_root, NULL,
 			    &sm_rechecks_fops);
+	sm_debugfs_dma = debugfs_create_dir("dma", sm_debugfs_root);
 }
 
 void sm_debugfs_exit(void)

@@ -7,6 +7,9 @@
 #ifndef _IB_SYNC_MEM_KINDS_H
 #define _IB_SYNC_MEM_KINDS_H
 
+#include <linux/fs.h>
+#include <linux/scatterlist.h>
+#include <linux/seq_file.h>
 #include <rdma/ib_sync_mem.h>
 
 /* region.c, dmabuf.c: the client kinds built into the module */
@@ -19,5 +22,10 @@ void sm_dmabuf_exit(void);
 void sm_dmabuf_set_hold(bool hold);
 int sm_dmabuf_held(void);
 void sm_region_rechecks(int *queued, int *done);
+
+/* debugfs.c: a client's DMA mapping, debugfs dma/ID */
+struct dentry *sm_debugfs_dma_create(u32 id, void *data,
+				     const struct file_operations *fops);
+void sm_debugfs_sgt_show(struct seq_file *m, struct sg_table *sgt);
 
 #endif /* _IB_SYNC_MEM_KINDS_H */

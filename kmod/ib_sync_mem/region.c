@@ -35,6 +35,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/dma-mapping.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
@@ -42,6 +43,7 @@
 #include <linux/mutex.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/netlink.h>
@@ -78,6 +80,7 @@ static atomic_t sm_rechecks_done = ATOMIC_INIT(0);
  * @cleared: an MMU_NOTIFY_CLEAR came (before registration: re-check after)
  * @inval_work: invalidates the client outside the notifier
  * @recheck_work: compares the mapped pages with the pinned ones
+ * @dma_file: debugfs dma/ID, the mapping's bus addresses
  */
 struct sm_region {
 	struct ib_sync_mem_client *client;
@@ -94,6 +97,7 @@ struct sm_region {
 	bool cleared;
 	struct work_struct inval_work;
 	struct work_struct recheck_work;
+	struct dentry *dma_file;
 };
 
 static bool sm_region_writable(const struct sm_region *r)
@@ -258,6 +262,8 @@ static void sm_region_invalidate(struct ib_sync_mem_client *client,
 
 static void sm_region_free(struct sm_region *r)
 {
+	/* Waits for a reader of the file. */
+	debugfs_remove(r->dma_file);
 	sm_region_unwatch(r);
 	/* The notifier is gone: nothing queues the work any more. */
 	if (cancel_work_sync(&r->recheck_work))
@@ -289,6 +295,18 @@ static int sm_region_fill_info(struct ib_sync_mem_client *client,
 		return -EMSGSIZE;
 	return 0;
 }
+
+static int sm_region_dma_show(struct seq_file *m, void *v)
+{
+	struct sm_region *r = m->private;
+
+	mutex_lock(&r->lock);
+	if (r->umem && !ib_uses_virt_dma(r->ibdev))
+		sm_debugfs_sgt_show(m, &r->umem->sgt_append.sgt);
+	mutex_unlock(&r->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sm_region_dma);
 
 static const struct ib_sync_mem_ops sm_region_ops = {
 	.owner = THIS_MODULE,
@@ -498,6 +516,17 @@ static int sm_region_get_umem(struct sm_region *r, struct nlattr *nest,
 			NL_SET_ERR_MSG(extack, "RLIMIT_MEMLOCK is 0 without CAP_IPC_LOCK");
 			break;
 		default:
+#ifdef DMA_ATTR_REQUIRE_COHERENT
+			/*
+			 * This kernel's ib_umem maps with DMA_ATTR_REQUIRE_COHERENT:
+			 * a device whose streaming DMA needs syncs (bounce
+			 * buffers, cache maintenance) cannot map user memory.
+			 */
+			if (dma_dev_need_sync(r->ibdev->dma_device)) {
+				NL_SET_ERR_MSG(extack, "ib_umem here needs coherent device DMA");
+				return -EOPNOTSUPP;
+			}
+#endif
 			NL_SET_ERR_MSG_ATTR(extack, nest, "cannot pin the region (not mapped?)");
 			break;
 		}
@@ -577,6 +606,8 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 		goto err_free;
 	}
 	ib_sync_mem_client_set_pinned(c, ib_umem_num_pages(r->umem));
+	r->dma_file = sm_debugfs_dma_create(ib_sync_mem_client_id(c), r,
+					    &sm_region_dma_fops);
 	WRITE_ONCE(r->client, c);
 	/* Pairs with sm_region_notify(): one of us sees the other. */
 	smp_mb();
