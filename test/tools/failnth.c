@@ -221,27 +221,12 @@ static int read_counters(int *clients, int *registered)
 	return 0;
 }
 
-static long read_vmpin(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 static void state_get(struct state *s)
 {
 	memset(s, 0, sizeof(*s));
 	if (read_counters(&s->clients, &s->registered))
 		s->clients = s->registered = -1;
-	s->vmpin_kb = read_vmpin();
+	s->vmpin_kb = vm_pin_kb();
 }
 
 /* "" if @now equals @then, else what differs, in @why. */

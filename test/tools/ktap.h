@@ -91,6 +91,22 @@ static inline double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* VmPin of this process in kB (its pinned memory), or -1. */
+static inline long vm_pin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 /*
  * wait_for(ms, cond): poll @cond every 2 ms for at most @ms milliseconds
  * (a hang guard, never a measurement); true once @cond holds.

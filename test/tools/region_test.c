@@ -33,22 +33,6 @@ static const char *dev = "rxe0";
 static struct smnl nl;
 static long page;
 
-/* VmPin of this process in kB, or -1. */
-static long vm_pin_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 static void *map(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
