@@ -33,6 +33,15 @@ args=(--cpus "${VM_CPUS:-2}" --append log_buf_len=16M)
 if [ "${SYNCMEM_KCONSOLE:-0}" = 1 ]; then
 	args+=(--verbose --append loglevel=1)
 fi
+# SYNCMEM_SWIOTLB_FORCE=1 (vm/run.sh's test runs): every streaming DMA
+# mapping bounces through swiotlb, so that a missing or misdirected sync
+# on ib_sync_mem_dmadev's device (test/vm/56-dma.sh) shows stale bytes.
+# Nothing else in the guest maps through dma-direct: rxe and siw use
+# virtual DMA, and QEMU's virtio devices (no ACCESS_PLATFORM) bypass the
+# DMA API.
+if [ "${SYNCMEM_SWIOTLB_FORCE:-0}" = 1 ]; then
+	args+=(--append swiotlb=force)
+fi
 if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")
 	# 7.x under TCG: the TSC passes the kernel's checks, sched_clock is

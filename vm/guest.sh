@@ -177,7 +177,8 @@ dmesg --follow >"$out/kmsg.live" 2>&1 &
 restore_base() {
 	local l m
 	for l in $(rdma link show 2>/dev/null | awk '{ sub(/\/.*/, "", $2); print $2 }' | sort -u); do
-		[ "$l" = rxe0 ] && continue
+		# rxe0 stays; ib_sync_mem_dmadev's devices go with its rmmod.
+		case $l in rxe0 | smdma*) continue ;; esac
 		echo "harness: rdma link delete $l (left by $1)"
 		in_time 30 rdma link delete "$l" || return 0
 	done
@@ -185,7 +186,7 @@ restore_base() {
 		echo "harness: delete the clients made over netlink (left by $1)"
 		in_time 30 "$SYNCMEM_BIN/smnlctl" del-netlink || return 0
 	fi
-	for m in ib_sync_mem_test ib_sync_mem_bench ib_sync_mem_outside ib_sync_mem_sim ib_sync_mem; do
+	for m in ib_sync_mem_test ib_sync_mem_bench ib_sync_mem_outside ib_sync_mem_dmadev ib_sync_mem_sim ib_sync_mem; do
 		[ -d /sys/module/"$m" ] || continue
 		echo "harness: rmmod $m (left by $1)"
 		in_time 30 rmmod "$m" || return 0

@@ -176,8 +176,9 @@ boot_test() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	mon=$(mktemp -u /tmp/syncmem-monitor.XXXXXX)
-	# Through a pipe: see SYNCMEM_KCONSOLE in vm/boot.sh.
-	SYNCMEM_KCONSOLE=1 SYNCMEM_QEMU_MONITOR=$mon timeout --kill-after=20 "$limit" \
+	# Through a pipe: see SYNCMEM_KCONSOLE in vm/boot.sh; bouncing DMA:
+	# SYNCMEM_SWIOTLB_FORCE there.
+	SYNCMEM_KCONSOLE=1 SYNCMEM_SWIOTLB_FORCE=1 SYNCMEM_QEMU_MONITOR=$mon timeout --kill-after=20 "$limit" \
 		vm/boot.sh "$kver" "$dir" "SYNCMEM_SLOW_HOST='${SYNCMEM_SLOW:-1}' SYNCMEM_LANE='${SYNCMEM_LANE:-test}' SYNCMEM_CLASS='$class' SYNCMEM_SUITES='${SYNCMEM_SUITES:-}' SYNCMEM_SUITE_DIR='${SYNCMEM_SUITE_DIR:-}' SYNCMEM_WIRE='${SYNCMEM_WIRE:-}' ${STALL_SECS:+STALL_SECS=$STALL_SECS} vm/guest.sh test '$dir'" \
 		</dev/null > >(cat >"$dir/console.log") 2>&1 &
 	vm=$!

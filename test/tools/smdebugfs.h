@@ -24,6 +24,8 @@
 
 #define SIM_DEBUGFS	"/sys/kernel/debug/ib_sync_mem_sim"
 
+#define DMADEV_DEBUGFS	"/sys/kernel/debug/ib_sync_mem_dmadev"
+
 /*
  * The device's view of sim client @id's memory (a client created over
  * memory, IB_SYNC_MEM_A_SIM_ADDR): its @size bytes into @buf. 0 or -errno.
@@ -75,6 +77,91 @@ static inline long debugfs_long_at(const char *dir, const char *file)
 		v = -EPROTO;
 	fclose(f);
 	return v;
+}
+
+/* ib_sync_mem_dmadev's ctl: "add NAME" or "del NAME". 0 or -errno. */
+static inline int dmadev_ctl(const char *cmd)
+{
+	return debugfs_write_at(DMADEV_DEBUGFS, "ctl", cmd);
+}
+
+/*
+ * The test device @dev's DMA: @n bytes at bus address @bus read into @buf
+ * (@write 0) or written from it. 0 or -errno.
+ */
+static inline int dmadev_bus(const char *dev, uint64_t bus, void *buf,
+			     size_t n, int write)
+{
+	char path[128];
+	ssize_t done;
+	int fd, err;
+
+	snprintf(path, sizeof(path), DMADEV_DEBUGFS "/%s/bus", dev);
+	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	done = write ? pwrite(fd, buf, n, (off_t)bus) : pread(fd, buf, n, (off_t)bus);
+	err = done < 0 ? -errno : (size_t)done == n ? 0 : -EIO;
+	close(fd);
+	return err;
+}
+
+/* A client's DMA segments (SM_DEBUGFS/dma/ID), in the order of its bytes. */
+struct sm_dma_map {
+	int n;
+	uint64_t bus[256];
+	uint32_t len[256];
+};
+
+/* Read client @id's segments into @m: 0 or -errno (-ENOENT: no file). */
+static inline int sm_dma_map_read(int id, struct sm_dma_map *m)
+{
+	char path[128];
+	unsigned long long bus;
+	unsigned int len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), SM_DEBUGFS "/dma/%d", id);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	m->n = 0;
+	while (m->n < 256 && fscanf(f, "%llx %u", &bus, &len) == 2) {
+		m->bus[m->n] = bus;
+		m->len[m->n++] = len;
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * What the device @dev sees of @n bytes at @offset of a mapping (@write 0),
+ * or writes there (@write 1), segment by segment. 0 or -errno (-ERANGE:
+ * past the mapping).
+ */
+static inline int sm_dma_map_rw(const char *dev, const struct sm_dma_map *m,
+				uint64_t offset, void *buf, size_t n, int write)
+{
+	unsigned char *b = buf;
+	uint64_t pos = 0, skip, k;
+	int i, err;
+
+	for (i = 0; i < m->n && n; i++) {
+		if (offset >= pos + m->len[i]) {
+			pos += m->len[i];
+			continue;
+		}
+		skip = offset - pos;
+		k = m->len[i] - skip < n ? m->len[i] - skip : n;
+		err = dmadev_bus(dev, m->bus[i] + skip, b, k, write);
+		if (err)
+			return err;
+		b += k;
+		n -= k;
+		offset += k;
+		pos += m->len[i];
+	}
+	return n ? -ERANGE : 0;
 }
 
 /* Write @val to SM_DEBUGFS/@file: 0 or -errno. */

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dma_path: KTAP tests of the DMA path a real HCA's memory takes, on
+ * ib_sync_mem_dmadev's device (a real DMA device behind an RDMA device).
+ *
+ *   dma_path --dev smdma0
+ *
+ * The device must exist (the suite adds it); the tests delete it last.
+ * On a kernel booted with swiotlb=force every mapping bounces: the device
+ * reads and writes the bounce buffers (the dmadev bus file at the bus
+ * addresses of debugfs dma/ID), the CPU its own pages, and only a sync in
+ * the right direction copies between them. So the checks are exact, byte
+ * for byte: what the device sees without a sync is the old copy, with it
+ * the new one, and a range sync moves those bytes and no others.
+ *
+ * A kernel whose ib_umem maps only coherent DMA (7.x:
+ * DMA_ATTR_REQUIRE_COHERENT) refuses such a region: that refusal, with
+ * its errno and message, is what is tested there instead.
+ *
+ * dma-buf: a vgem buffer's attachment on the device, in bufinfo while the
+ * client lives, released once when the device is deleted.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "ktap.h"
+#include "smdebugfs.h"
+#include "smnl.h"
+#include "vgem.h"
+
+#define LEN	(64 * 1024)
+
+static const char *dev = "smdma0";
+static struct smnl nl;
+
+static unsigned char want[LEN], seen[LEN];
+
+static void fill(unsigned char *b, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = (unsigned char)(i * 131 + seed * 7 + 1);
+}
+
+/* The first byte where @a and @b differ, or -1. */
+static long first_diff(const unsigned char *a, const unsigned char *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return (long)i;
+	return -1;
+}
+
+/* ib_umem maps only coherent DMA here (DMA_ATTR_REQUIRE_COHERENT, 7.x). */
+static int umem_requires_coherent(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && atoi(u.release) >= 7;
+}
+
+static int bounces(void)
+{
+	char line[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = '\0';
+		fclose(f);
+	}
+	return strstr(line, "swiotlb=force") != NULL;
+}
+
+/* The device's view of all LEN bytes equals @exp. */
+static int device_sees(const struct sm_dma_map *m, const unsigned char *exp,
+		       const char *what)
+{
+	long d;
+	int err = sm_dma_map_rw(dev, m, 0, seen, LEN, 0);
+
+	d = err ? -2 : first_diff(seen, exp, LEN);
+	if (!ktap_result(d == -1, "%s", what))
+		ktap_diag("device read: %s; first difference at byte %ld", errstr(err), d);
+	return d == -1;
+}
+
+static int cpu_sees(const unsigned char *buf, const unsigned char *exp,
+		    const char *what)
+{
+	long d = first_diff(buf, exp, LEN);
+
+	if (!ktap_result(d == -1, "%s", what))
+		ktap_diag("first difference at byte %ld: 0x%02x, expected 0x%02x",
+			  d, buf[d], exp[d]);
+	return d == -1;
+}
+
+static int sync_ok(int id, uint32_t dir, uint64_t off, uint64_t len,
+		   const char *what)
+{
+	struct smnl_sync_result r;
+	int ret;
+
+	if (len)
+		ret = smnl_sync_range(&nl, id, dir, off, len, &r);
+	else
+		ret = smnl_sync_client_full(&nl, id, dir, 1000, &r);
+	if (!ktap_result(ret == 0 && r.client_err == 0, "%s: 0", what))
+		ktap_diag("%s/%s \"%s\"", errstr(ret), errstr(r.client_err), nl.extack);
+	return !ret && !r.client_err;
+}
+
+/* Bytes the device writes at @off, and what is expected of them. */
+static void device_writes(const struct sm_dma_map *m, uint64_t off, size_t n,
+			  unsigned int seed, unsigned char *dev_copy)
+{
+	unsigned char tmp[LEN];
+	int err;
+
+	fill(tmp, n, seed);
+	err = sm_dma_map_rw(dev, m, off, tmp, n, 1);
+	if (err)
+		ktap_diag("device write of %zu bytes at %llu: %s", n,
+			  (unsigned long long)off, errstr(err));
+	memcpy(dev_copy + off, tmp, n);
+}
+
+/*
+ * A writable region: every direction, whole and in ranges, against the
+ * device's own view. @dev_copy tracks what the device holds, @want what
+ * the CPU should see.
+ */
+static void test_region(void)
+{
+	static unsigned char dev_copy[LEN];
+	struct sm_dma_map m;
+	uint64_t total = 0;
+	unsigned char *buf;
+	int id, i, ret;
+
+	buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED) {
+		ktap_result(0, "mmap 64 KiB");
+		return;
+	}
+	fill(buf, LEN, 1);
+	memcpy(dev_copy, buf, LEN);
+	id = smnl_register_region(&nl, dev, "dma-region", (uintptr_t)buf, LEN,
+				  IB_SYNC_MEM_REGION_F_WRITE);
+	if (umem_requires_coherent()) {
+		ktap_result(id == -EOPNOTSUPP, "region on a device that bounces: -EOPNOTSUPP (ib_umem maps only coherent DMA)");
+		ktap_result(strstr(nl.extack, "coherent") != NULL,
+			    "its message says why: \"%s\"", nl.extack);
+		if (id > 0)
+			smnl_unregister(&nl, id);
+		munmap(buf, LEN);
+		return;
+	}
+	if (!ktap_result(id > 0, "register a 64 KiB region on %s", dev)) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		munmap(buf, LEN);
+		return;
+	}
+	ret = sm_dma_map_read(id, &m);
+	for (i = 0; i < m.n && !ret; i++)
+		total += m.len[i];
+	ktap_result(!ret && m.n >= 1 && total == LEN,
+		    "debugfs dma/%d: %d segments, 65536 bytes", id, ret ? 0 : m.n);
+	if (ret || total != LEN)
+		goto out;
+
+	/* The bounce buffer holds the bytes of the mapping's time. */
+	fill(buf, LEN, 2);
+	memcpy(want, buf, LEN);
+	device_sees(&m, dev_copy, "CPU wrote, no sync: the device still reads the old bytes (bounced)");
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, 0, "sync to-device");
+	memcpy(dev_copy, want, LEN);
+	device_sees(&m, dev_copy, "after to-device: the device reads every byte the CPU wrote");
+
+	device_writes(&m, 0, LEN, 3, dev_copy);
+	cpu_sees(buf, want, "device wrote, no sync: the CPU still reads its own bytes");
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_CPU, 0, 0, "sync to-cpu");
+	memcpy(want, dev_copy, LEN);
+	cpu_sees(buf, want, "after to-cpu: the CPU reads every byte the device wrote");
+
+	/* Ranges: the bytes of the range move, the others stay. */
+	fill(buf + 4196, 5000, 4);
+	fill(buf + 20000, 1000, 5);
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_DEVICE, 4196, 5000, "sync to-device of 5000 bytes at 4196");
+	memcpy(dev_copy + 4196, buf + 4196, 5000);
+	device_sees(&m, dev_copy, "the device reads the range's new bytes, and not those written at 20000");
+	memcpy(want, buf, LEN);
+	device_writes(&m, 30000, 1000, 6, dev_copy);
+	device_writes(&m, 40000, 1000, 7, dev_copy);
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_CPU, 30000, 1000, "sync to-cpu of 1000 bytes at 30000");
+	memcpy(want + 30000, dev_copy + 30000, 1000);
+	cpu_sees(buf, want, "the CPU reads the range's new bytes, and not those written at 40000");
+
+	/* Bidirectional: the device's bytes come to the CPU, and stay the device's. */
+	device_writes(&m, 0, LEN, 8, dev_copy);
+	sync_ok(id, IB_SYNC_MEM_SYNC_BIDIRECTIONAL, 0, 0, "sync bidirectional");
+	memcpy(want, dev_copy, LEN);
+	cpu_sees(buf, want, "after bidirectional: the CPU reads the device's bytes");
+	device_sees(&m, dev_copy, "after bidirectional: the device reads the same");
+
+out:
+	ret = smnl_unregister(&nl, id);
+	ktap_result(ret == 0, "unregister: 0");
+	ret = sm_dma_map_read(id, &m);
+	ktap_result(ret == -ENOENT, "debugfs dma/%d is gone: -ENOENT", id);
+	munmap(buf, LEN);
+}
+
+/* A read-only region: the device reads what the CPU synced to it. */
+static void test_read_only(void)
+{
+	struct sm_dma_map m;
+	unsigned char *buf;
+	int id, ret;
+
+	if (umem_requires_coherent())
+		return;
+	buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED) {
+		ktap_result(0, "mmap 64 KiB");
+		return;
+	}
+	fill(buf, LEN, 9);
+	id = smnl_register_region(&nl, dev, "dma-ro", (uintptr_t)buf, LEN, 0);
+	if (!ktap_result(id > 0, "register a read-only region")) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		munmap(buf, LEN);
+		return;
+	}
+	ret = sm_dma_map_read(id, &m);
+	ktap_result(ret == 0, "debugfs dma/%d of the read-only region", id);
+	fill(buf, LEN, 10);
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, 0, "read-only region: sync to-device");
+	if (!ret)
+		device_sees(&m, buf, "read-only region: the device reads what the CPU wrote");
+	smnl_unregister(&nl, id);
+	munmap(buf, LEN);
+}
+
+/*
+ * Delete the device under a dma-buf client and a region: when the delete
+ * returns, the attachment is released and the region unpinned; the
+ * clients go with their device, and nothing is released a second time
+ * (the debug kernel's KASAN and refcount checks watch that).
+ */
+static void test_remove(void)
+{
+	unsigned char *buf = MAP_FAILED;
+	long count0 = -1, count, pin0 = vm_pin_kb(), pin;
+	int drm, fd = -1, rid = 0, did = 0, att = -1, ret, cerr;
+	uint64_t ino = 0;
+	char cmd[64];
+
+	drm = vgem_open();
+	if (ktap_result(drm >= 0, "open vgem"))
+		fd = vgem_dmabuf(drm, LEN, &ino);
+	if (fd >= 0) {
+		vgem_bufinfo(ino, &count0, &att);
+		did = smnl_register_dmabuf(&nl, dev, "dma-buf", fd);
+		if (!ktap_result(did > 0, "register a vgem dma-buf on %s", dev))
+			ktap_diag("register: %s \"%s\"", errstr(did), nl.extack);
+		ret = vgem_bufinfo(ino, &count, &att);
+		ktap_result(ret == 1 && att == 1, "bufinfo: 1 device attached (%d)", att);
+	}
+	if (did > 0) {
+		ret = smnl_sync_client(&nl, did, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000, &cerr, NULL);
+		ktap_result(!ret && !cerr, "dma-buf: sync to-device over the attachment: 0");
+		ret = smnl_sync_client(&nl, did, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, NULL);
+		ktap_result(!ret && !cerr, "dma-buf: sync to-cpu over the attachment: 0");
+	}
+	if (!umem_requires_coherent()) {
+		buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (buf != MAP_FAILED) {
+			memset(buf, 1, LEN);
+			rid = smnl_register_region(&nl, dev, "dma-region-rm",
+						   (uintptr_t)buf, LEN,
+						   IB_SYNC_MEM_REGION_F_WRITE);
+		}
+		pin = vm_pin_kb();
+		ktap_result(rid > 0 && pin - pin0 == LEN / 1024,
+			    "register a region to delete the device under (VmPin %ld -> %ld kB)",
+			    pin0, pin);
+	}
+
+	snprintf(cmd, sizeof(cmd), "del %s", dev);
+	ret = dmadev_ctl(cmd);
+	ktap_result(ret == 0, "delete %s: 0", dev);
+	if (fd >= 0) {
+		ret = vgem_bufinfo(ino, &count, &att);
+		ktap_result(ret == 1 && att == 0,
+			    "when the delete returned, the attachment is released (%d attached)", att);
+	}
+	if (rid > 0) {
+		pin = vm_pin_kb();
+		ktap_result(pin == pin0, "when the delete returned, the region is unpinned (VmPin %ld kB)",
+			    pin);
+	}
+	if (did > 0) {
+		ret = smnl_wait_gone(&nl, did, bound_ms(30000));
+		ktap_result(ret == 0, "the dma-buf client went with its device");
+		ret = vgem_bufinfo(ino, &count, &att);
+		ktap_result(ret == 1 && att == 0 && count == count0,
+			    "then: 0 attached, the buffer's references as before the client (%ld)",
+			    count);
+	}
+	if (rid > 0) {
+		ret = smnl_wait_gone(&nl, rid, bound_ms(30000));
+		ktap_result(ret == 0, "the region went with its device");
+		pin = vm_pin_kb();
+		ktap_result(pin == pin0, "VmPin stays at %ld kB", pin);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (drm >= 0)
+		close(drm);
+	if (buf != MAP_FAILED)
+		munmap(buf, LEN);
+}
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	if (argc == 3 && !strcmp(argv[1], "--dev"))
+		dev = argv[2];
+	ktap_start();
+	ret = smnl_open(&nl);
+	if (!ktap_result(ret == 0, "resolve the ib_sync_mem family")) {
+		ktap_diag("smnl_open: %s", errstr(ret));
+		return ktap_finish();
+	}
+	if (!ktap_result(bounces(), "the kernel bounces every streaming mapping (swiotlb=force)"))
+		return ktap_finish();
+	ktap_diag("device %s; ib_umem requires coherent DMA: %s", dev,
+		  umem_requires_coherent() ? "yes" : "no");
+	test_region();
+	test_read_only();
+	test_remove();
+	smnl_close(&nl);
+	return ktap_finish();
+}
