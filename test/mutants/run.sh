@@ -12,9 +12,11 @@
 #
 #   Mutant: what the defect is
 #   Suites: the VM suites (or go:PACKAGE for Go tests) that must catch it
-#   Kernel: newest (the newest Debian kernel), debug (the debug kernel:
-#           leaks and races), two-hosts (two VMs of the newest kernel on a
-#           wire, Suites from test/two-hosts), or host (Go tests only, no VM)
+#   Kernel: newest (the newest Debian kernel), bounce (the newest whose
+#           ib_umem maps DMA that needs syncs: below 7.x), debug (the debug
+#           kernel: leaks and races), two-hosts (two VMs of the newest
+#           kernel on a wire, Suites from test/two-hosts), or host (Go
+#           tests only, no VM)
 #   Breaks: the guarantee it breaks
 #
 # A mutant is the slip a developer would make (a wrong variable, an
@@ -141,6 +143,11 @@ else
 fi
 
 newest=$(SYNCMEM_DEBUG_KERNEL=0 vm/kernels.sh | tail -n1)
+# The newest Debian kernel whose ib_umem still maps DMA that needs syncs
+# (7.x maps only coherent DMA): where a region's syncs move bytes.
+bounce=$(SYNCMEM_DEBUG_KERNEL=0 vm/kernels.sh | while read -r k; do
+	[ "$(vm/kernels.sh --class "$k")" = 7.x ] || echo "$k"
+done | tail -n1)
 debugk=$(vm/kernels.sh | while read -r k; do vm/kernels.sh --is-debug "$k" && echo "$k"; done)
 work=$top/build/mutants
 mkdir -p "$work"
@@ -295,6 +302,7 @@ for p in "${patches[@]}"; do
 	hosts=
 	case $kind in
 	newest) kver=$newest ;;
+	bounce) kver=$bounce ;;
 	two-hosts) kver=$newest hosts=--two-hosts ;;
 	debug) kver=$debugk ;;
 	host) kver= ;;
