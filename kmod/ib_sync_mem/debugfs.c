@@ -11,11 +11,12 @@
  *              passes or its caller is killed); reads how many are held
  *   region_rechecks  "queued N" and "done N": region re-checks after an
  *              MMU_NOTIFY_CLEAR (equal when none is pending)
- *   dma/ID     the DMA mapping of client ID on its device (a region on a
- *              device with a DMA device): one "BUS_ADDRESS LENGTH" line
- *              per segment, in hex and decimal, in the order of the bytes;
- *              empty once the mapping is released. The tests read what
- *              the device sees there (ib_sync_mem_dmadev's bus file).
+ *   dma/ID     the DMA mapping of client ID on its device (a region or a
+ *              dma-buf attachment on a device with a DMA device): one
+ *              "BUS_ADDRESS LENGTH" line per segment, in hex and decimal,
+ *              in the order of the bytes; empty once the mapping is
+ *              released. The tests read what the device sees there
+ *              (ib_sync_mem_dmadev's bus file).
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>

@@ -45,10 +45,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/fs.h>
 #include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
@@ -88,6 +91,8 @@ struct sm_bracket_wait {
  * @buf: the buffer (a reference of ours)
  * @umem: the pinned attachment on the device's DMA device, or NULL (a
  *	virtual-DMA device, or the device is gone)
+ * @lock: serialises the release of @umem with a reader of @dma_file
+ * @dma_file: debugfs dma/ID, the attachment's bus addresses
  * @cpu_open: dma_buf_begin_cpu_access() is in effect (the bracket's state:
  *	one bracket at a time, ordered by @busy)
  * @busy: a bracket is queued or running (bit 0): at most one per client
@@ -101,6 +106,8 @@ struct sm_dmabuf {
 	struct kref ref;
 	struct dma_buf *buf;
 	struct ib_umem_dmabuf *umem;
+	struct mutex lock;	/* @umem's release against a dma/ID reader */
+	struct dentry *dma_file;
 	bool cpu_open;
 	unsigned long busy;
 	wait_queue_head_t idle;
@@ -169,11 +176,14 @@ static void sm_dmabuf_free(struct kref *ref)
 {
 	struct sm_dmabuf *d = container_of(ref, struct sm_dmabuf, ref);
 
+	/* Waits for a reader of the file. */
+	debugfs_remove(d->dma_file);
 	if (d->cpu_open)
 		dma_buf_end_cpu_access(d->buf, DMA_BIDIRECTIONAL);
 	if (d->umem)
 		ib_umem_release(&d->umem->umem);
 	dma_buf_put(d->buf);
+	mutex_destroy(&d->lock);
 	kfree(d);
 }
 
@@ -309,8 +319,12 @@ static int sm_dmabuf_sync(struct ib_sync_mem_client *client,
 /* Detach from the device's DMA device, once. */
 static void sm_dmabuf_detach(struct sm_dmabuf *d)
 {
-	struct ib_umem_dmabuf *umem = xchg(&d->umem, NULL);
+	struct ib_umem_dmabuf *umem;
 
+	mutex_lock(&d->lock);
+	umem = d->umem;
+	d->umem = NULL;
+	mutex_unlock(&d->lock);
 	if (umem)
 		ib_umem_release(&umem->umem);
 }
@@ -342,6 +356,18 @@ static int sm_dmabuf_fill_info(struct ib_sync_mem_client *client,
 		return -EMSGSIZE;
 	return 0;
 }
+
+static int sm_dmabuf_dma_show(struct seq_file *m, void *v)
+{
+	struct sm_dmabuf *d = m->private;
+
+	mutex_lock(&d->lock);
+	if (d->umem)
+		sm_debugfs_sgt_show(m, d->umem->sgt);
+	mutex_unlock(&d->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sm_dmabuf_dma);
 
 static const struct ib_sync_mem_ops sm_dmabuf_ops = {
 	.owner = THIS_MODULE,
@@ -409,6 +435,7 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 	if (!d)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&d->ref);
+	mutex_init(&d->lock);
 	init_waitqueue_head(&d->idle);
 	INIT_WORK(&d->work, sm_bracket_work);
 	spin_lock_init(&d->wlock);
@@ -417,6 +444,7 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 	if (IS_ERR(d->buf)) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[IB_SYNC_MEM_A_DMABUF_FD],
 				    "not a dma-buf fd");
+		mutex_destroy(&d->lock);
 		kfree(d);
 		return ERR_PTR(-EBADF);
 	}
@@ -433,6 +461,9 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 		ret = PTR_ERR(c);
 		goto err_put;
 	}
+	if (d->umem)
+		d->dma_file = sm_debugfs_dma_create(ib_sync_mem_client_id(c), d,
+						    &sm_dmabuf_dma_fops);
 	return c;
 
 err_put:
