@@ -45,6 +45,7 @@
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/swiotlb.h>
 #include <linux/workqueue.h>
 #include <net/netlink.h>
 #include <rdma/ib_umem.h>
@@ -521,8 +522,11 @@ static int sm_region_get_umem(struct sm_region *r, struct nlattr *nest,
 			 * This kernel's ib_umem maps with DMA_ATTR_REQUIRE_COHERENT:
 			 * a device whose streaming DMA needs syncs (bounce
 			 * buffers, cache maintenance) cannot map user memory.
+			 * A coherent device that swiotlb bounces for shows
+			 * that only after its first bounce: ask swiotlb too.
 			 */
-			if (dma_dev_need_sync(r->ibdev->dma_device)) {
+			if (is_swiotlb_force_bounce(r->ibdev->dma_device) ||
+			    dma_dev_need_sync(r->ibdev->dma_device)) {
 				NL_SET_ERR_MSG(extack, "ib_umem here needs coherent device DMA");
 				return -EOPNOTSUPP;
 			}

@@ -17,8 +17,13 @@
  * DMA_ATTR_REQUIRE_COHERENT) refuses such a region: that refusal, with
  * its errno and message, is what is tested there instead.
  *
- * dma-buf: a vgem buffer's attachment on the device, in bufinfo while the
- * client lives, released once when the device is deleted.
+ * Needs ib_sync_mem_test loaded (its write fences with no timer).
+ *
+ * dma-buf: a buffer of the system dma-heap (whose CPU access bracket syncs
+ * every attachment, as the DMA API asks of an exporter) attached on the
+ * device: the module's sync brackets move the bytes both ways through the
+ * attachment's bounce buffers. A vgem buffer's attachment, in bufinfo
+ * while the client lives, released once when the device is deleted.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/dma-heap.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -160,7 +167,8 @@ static void test_region(void)
 	id = smnl_register_region(&nl, dev, "dma-region", (uintptr_t)buf, LEN,
 				  IB_SYNC_MEM_REGION_F_WRITE);
 	if (umem_requires_coherent()) {
-		ktap_result(id == -EOPNOTSUPP, "region on a device that bounces: -EOPNOTSUPP (ib_umem maps only coherent DMA)");
+		if (!ktap_result(id == -EOPNOTSUPP, "region on a device that bounces: -EOPNOTSUPP (ib_umem maps only coherent DMA)"))
+			ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
 		ktap_result(strstr(nl.extack, "coherent") != NULL,
 			    "its message says why: \"%s\"", nl.extack);
 		if (id > 0)
@@ -255,6 +263,66 @@ static void test_read_only(void)
 }
 
 /*
+ * A system dma-heap buffer on the device: its attachment bounces like a
+ * region's mapping; to-device closes the CPU's access (the heap syncs the
+ * attachment for the device), to-cpu opens it (synced for the CPU).
+ */
+static void test_heap(void)
+{
+	struct dma_heap_allocation_data a = {
+		.len = LEN, .fd_flags = O_RDWR | O_CLOEXEC,
+	};
+	static unsigned char dev_copy[LEN];
+	unsigned char *buf = MAP_FAILED;
+	struct sm_dma_map m;
+	int heap, id = 0, ret;
+
+	heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+	if (heap < 0 && errno == ENOENT) {
+		ktap_skip("no system dma-heap (CONFIG_DMABUF_HEAPS_SYSTEM)",
+			  "a system dma-heap buffer on the device");
+		return;
+	}
+	ret = heap < 0 ? -errno : ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &a) ? -errno : 0;
+	if (!ret)
+		buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, a.fd, 0);
+	if (!ktap_result(!ret && buf != MAP_FAILED, "allocate and map a 64 KiB system dma-heap buffer")) {
+		ktap_diag("%s", errstr(ret ? ret : -errno));
+		goto out;
+	}
+	fill(buf, LEN, 11);
+	memcpy(dev_copy, buf, LEN);
+	id = smnl_register_dmabuf(&nl, dev, "dma-heap", a.fd);
+	if (!ktap_result(id > 0, "register the heap buffer on %s", dev)) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		goto out;
+	}
+	ret = sm_dma_map_read(id, &m);
+	if (!ktap_result(!ret && m.n >= 1, "debugfs dma/%d: the attachment's %d segments", id, ret ? 0 : m.n))
+		goto out;
+
+	fill(buf, LEN, 12);
+	memcpy(want, buf, LEN);
+	device_sees(&m, dev_copy, "heap: CPU wrote, no sync: the device reads the old bytes");
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, 0, "heap: sync to-device");
+	device_sees(&m, want, "heap: after to-device: the device reads every byte the CPU wrote");
+	device_writes(&m, 0, LEN, 13, dev_copy);
+	cpu_sees(buf, want, "heap: device wrote, no sync: the CPU reads its own bytes");
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_CPU, 0, 0, "heap: sync to-cpu");
+	cpu_sees(buf, dev_copy, "heap: after to-cpu: the CPU reads every byte the device wrote");
+out:
+	if (id > 0)
+		ktap_result(smnl_unregister(&nl, id) == 0, "heap: unregister: 0");
+	if (buf != MAP_FAILED)
+		munmap(buf, LEN);
+	if (heap >= 0) {
+		if (a.fd > 0)
+			close(a.fd);
+		close(heap);
+	}
+}
+
+/*
  * Delete the device under a dma-buf client and a region: when the delete
  * returns, the attachment is released and the region unpinned; the
  * clients go with their device, and nothing is released a second time
@@ -284,6 +352,19 @@ static void test_remove(void)
 		ktap_result(!ret && !cerr, "dma-buf: sync to-device over the attachment: 0");
 		ret = smnl_sync_client(&nl, did, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, NULL);
 		ktap_result(!ret && !cerr, "dma-buf: sync to-cpu over the attachment: 0");
+		/* A writer's fence (ib_sync_mem_test's, no timer) bounds to-cpu. */
+		ret = kt_fence_add(fd);
+		if (ktap_result(ret == 0, "a write fence with no timer on the attached buffer")) {
+			ret = smnl_sync_client(&nl, did, IB_SYNC_MEM_SYNC_TO_CPU, 200, &cerr, NULL);
+			ktap_result(!ret && cerr == -ETIMEDOUT,
+				    "dma-buf: to-cpu waits for the writer: -ETIMEDOUT at its deadline (%s)",
+				    errstr(ret ? ret : cerr));
+			kt_fence_signal();
+			ret = smnl_sync_client(&nl, did, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, NULL);
+			ktap_result(!ret && !cerr, "dma-buf: the fence signalled: to-cpu 0");
+		} else {
+			ktap_diag("fence: %s (ib_sync_mem_test loaded?)", errstr(ret));
+		}
 	}
 	if (!umem_requires_coherent()) {
 		buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
@@ -353,6 +434,7 @@ int main(int argc, char **argv)
 		  umem_requires_coherent() ? "yes" : "no");
 	test_region();
 	test_read_only();
+	test_heap();
 	test_remove();
 	smnl_close(&nl);
 	return ktap_finish();

@@ -7,8 +7,9 @@
 #   dma_path   regions on the device: the device's view (its bus file at
 #              the bus addresses of debugfs dma/ID) against the CPU's, in
 #              every direction, whole and in ranges; a dma-buf attached on
-#              the device; the device deleted under both: unpinned and
-#              detached when the delete returns, once
+#              the device, a writer's fence bounding its to-cpu; the
+#              device deleted under both: unpinned and detached when the
+#              delete returns, once
 #
 # On 7.x, where ib_umem maps only coherent DMA, the region's refusal is
 # what is checked (its errno and message).
@@ -28,7 +29,10 @@ check "a second smdma0 is refused: EEXIST" fails_as "File exists" dmadev "add sm
 check "a name with a slash is refused: EINVAL" fails_as "Invalid argument" dmadev "add sm/dma"
 check "an unknown command is refused: EINVAL" fails_as "Invalid argument" dmadev "list"
 check "deleting an unknown device is refused: ENODEV" fails_as "No such device" dmadev "del smdma9"
+check "load ib_sync_mem_test (fences with no timer)" insmod "$KO/ib_sync_mem_test.ko" dev=smdma0
 run_prog dma_path --dev smdma0
+check "its fences all signalled" test "$(cat "$KTFS/fence")" = 0
+check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
 check "smdma0 is gone (dma_path deleted it)" lacks_device smdma0
 check "rmmod ib_sync_mem_dmadev" rmmod ib_sync_mem_dmadev
 
