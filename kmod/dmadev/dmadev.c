@@ -24,6 +24,8 @@
  *     NAME/bus    the device's view of memory: pread()/pwrite() at an
  *                 offset that is a bus (DMA) address, as the device's DMA
  *                 would read or write there (no IOMMU: any page of RAM)
+ *     exporter    ioctls (dmadev_uapi.h) that export dma-bufs whose pages
+ *                 move (exporter.c)
  *
  * Loaded only by the suites (root, debugfs), never by a user.
  */
@@ -40,6 +42,8 @@
 #include <linux/platform_device.h>
 #include <linux/uaccess.h>
 #include <rdma/ib_verbs.h>
+
+#include "dmadev.h"
 
 #define SMD_DRV_NAME	"ib_sync_mem_dmadev"
 
@@ -426,6 +430,7 @@ static int __init smd_init(void)
 {
 	smd_root = debugfs_create_dir(SMD_DRV_NAME, NULL);
 	debugfs_create_file("ctl", 0200, smd_root, NULL, &smd_ctl_fops);
+	smx_init(smd_root);
 	return 0;
 }
 

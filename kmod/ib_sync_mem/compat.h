@@ -78,4 +78,19 @@ static inline void smp_mb__after_srcu_read_lock(void)
 }
 #endif
 
+/*
+ * A dynamic dma-buf importer's notice that the buffer moves is
+ * dma_buf_attach_ops.invalidate_mappings in 7.x, called by
+ * dma_buf_invalidate_mappings(); before, move_notify and
+ * dma_buf_move_notify(). Kbuild probes the header
+ * (SM_HAVE_DMABUF_INVALIDATE_MAPPINGS). SM_DMABUF_MOVED names the op.
+ */
+#ifdef SM_HAVE_DMABUF_INVALIDATE_MAPPINGS
+#define SM_DMABUF_MOVED			invalidate_mappings
+#define sm_dma_buf_moved(dmabuf)	dma_buf_invalidate_mappings(dmabuf)
+#else
+#define SM_DMABUF_MOVED			move_notify
+#define sm_dma_buf_moved(dmabuf)	dma_buf_move_notify(dmabuf)
+#endif
+
 #endif /* _IB_SYNC_MEM_COMPAT_H */
