@@ -9,6 +9,16 @@
  *    the RDMA stack does, with ib_umem_dmabuf_get_pinned(): a pinned
  *    attachment on that DMA device, mapped for as long as the client is
  *    live and released when the device goes.
+ *  - A buffer whose exporter can move it (dma_buf_is_dynamic(): a GPU
+ *    driver's VRAM) gets a dynamic attachment instead
+ *    (ib_umem_dmabuf_get()). The exporter tells of a move in its
+ *    move_notify (invalidate_mappings on 7.x), under the buffer's
+ *    reservation lock: the mapping is let go there and the move reported
+ *    (ib_sync_mem_invalidate_range()), and the next sync maps the buffer
+ *    again (->revalidate), after the exporter's fences of the move,
+ *    bounded by the sync's deadline. Where CONFIG_DMABUF_MOVE_NOTIFY is
+ *    off (Debian's 6.1 and 6.12) the dma-buf core pins the buffer for such
+ *    an attachment instead, and it does not move.
  *  - A virtual-DMA device (ib_uses_virt_dma(): rxe, siw) has no DMA device;
  *    the CPU is its DMA engine. Nothing is attached: the client holds a
  *    reference on the buffer, and a sync is the fence wait and the CPU
@@ -93,6 +103,8 @@ struct sm_bracket_wait {
  *	virtual-DMA device, or the device is gone)
  * @lock: serialises the release of @umem with a reader of @dma_file
  * @dma_file: debugfs dma/ID, the attachment's bus addresses
+ * @client: its registry client, once registered (set and read under the
+ *	buffer's reservation lock: the move notice reads it)
  * @cpu_open: dma_buf_begin_cpu_access() is in effect (the bracket's state:
  *	one bracket at a time, ordered by @busy)
  * @busy: a bracket is queued or running (bit 0): at most one per client
@@ -108,6 +120,7 @@ struct sm_dmabuf {
 	struct ib_umem_dmabuf *umem;
 	struct mutex lock;	/* @umem's release against a dma/ID reader */
 	struct dentry *dma_file;
+	struct ib_sync_mem_client *client;
 	bool cpu_open;
 	unsigned long busy;
 	wait_queue_head_t idle;
@@ -362,35 +375,115 @@ static int sm_dmabuf_dma_show(struct seq_file *m, void *v)
 	struct sm_dmabuf *d = m->private;
 
 	mutex_lock(&d->lock);
-	if (d->umem)
-		sm_debugfs_sgt_show(m, d->umem->sgt);
+	if (d->umem) {
+		/* A dynamic attachment is mapped and unmapped under it. */
+		dma_resv_lock(d->buf->resv, NULL);
+		if (d->umem->sgt)
+			sm_debugfs_sgt_show(m, d->umem->sgt);
+		dma_resv_unlock(d->buf->resv);
+	}
 	mutex_unlock(&d->lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sm_dmabuf_dma);
 
+/*
+ * ->revalidate of a dynamic attachment that moved: map it again, once the
+ * exporter's fences of the move signalled (bounded here:
+ * ib_umem_dmabuf_map_pages() would wait for them without a limit; with the
+ * lock held no new one comes).
+ */
+static int sm_dmabuf_revalidate(struct ib_sync_mem_client *client, u64 offset,
+				u64 len, ktime_t deadline)
+{
+	struct sm_dmabuf *d = ib_sync_mem_client_priv(sm_dmabuf_owner, client);
+	struct dma_resv *resv = d->buf->resv;
+	long t;
+	int ret;
+
+	dma_resv_lock(resv, NULL);
+	t = dma_resv_wait_timeout(resv, DMA_RESV_USAGE_KERNEL, false,
+				  ib_sync_mem_jiffies_left(deadline));
+	if (t <= 0)
+		ret = t ? t : -ETIMEDOUT;
+	else
+		/* The registry never runs this after ->invalidate: d->umem is there. */
+		ret = ib_umem_dmabuf_map_pages(d->umem);
+	dma_resv_unlock(resv);
+	return ret;
+}
+
 static const struct ib_sync_mem_ops sm_dmabuf_ops = {
 	.owner = THIS_MODULE,
 	.sync = sm_dmabuf_sync,
+	.revalidate = sm_dmabuf_revalidate,
 	.invalidate = sm_dmabuf_invalidate,
 	.release = sm_dmabuf_release,
 	.fill_info = sm_dmabuf_fill_info,
 };
 
 /*
- * A device with a DMA device: a pinned attachment on it, as the RDMA stack
- * imports dma-bufs for memory regions. The umem takes its own reference on
- * the buffer behind @fd, which must still be ours.
+ * The exporter moves the buffer (its reservation lock held): let go of the
+ * mapping now, and report the move once the client is registered (until
+ * then sm_dmabuf_create() looks).
+ */
+static void sm_dmabuf_moved(struct dma_buf_attachment *attach)
+{
+	struct ib_umem_dmabuf *umem = attach->importer_priv;
+	struct sm_dmabuf *d = umem->private;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	ib_umem_dmabuf_unmap_pages(umem);
+	if (d && d->client)
+		ib_sync_mem_invalidate_range(sm_dmabuf_owner, d->client, 0,
+					     d->buf->size);
+}
+
+static const struct dma_buf_attach_ops sm_dmabuf_attach_ops = {
+	.SM_DMABUF_MOVED = sm_dmabuf_moved,
+};
+
+/* A dynamic attachment, mapped now; the move notice finds @d from here. */
+static struct ib_umem_dmabuf *sm_dmabuf_get_dynamic(struct sm_dmabuf *d,
+						    struct ib_device *ibdev,
+						    int fd)
+{
+	struct ib_umem_dmabuf *umem;
+	int ret;
+
+	umem = ib_umem_dmabuf_get(ibdev, 0, d->buf->size, fd,
+				  IB_ACCESS_LOCAL_WRITE, &sm_dmabuf_attach_ops);
+	if (IS_ERR(umem))
+		return umem;
+	dma_resv_lock(umem->attach->dmabuf->resv, NULL);
+	umem->private = d;
+	ret = ib_umem_dmabuf_map_pages(umem);
+	dma_resv_unlock(umem->attach->dmabuf->resv);
+	if (ret) {
+		ib_umem_release(&umem->umem);
+		return ERR_PTR(ret);
+	}
+	return umem;
+}
+
+/*
+ * A device with a DMA device: an attachment on it, as the RDMA stack
+ * imports dma-bufs for memory regions: pinned, or dynamic if the exporter
+ * moves its buffers. The umem takes its own reference on the buffer
+ * behind @fd, which must still be ours.
  */
 static int sm_dmabuf_attach(struct sm_dmabuf *d, struct ib_device *ibdev,
 			    int fd, struct netlink_ext_ack *extack)
 {
 	struct ib_umem_dmabuf *umem;
 
-	umem = ib_umem_dmabuf_get_pinned(ibdev, 0, d->buf->size, fd,
-					 IB_ACCESS_LOCAL_WRITE);
+	if (dma_buf_is_dynamic(d->buf))
+		umem = sm_dmabuf_get_dynamic(d, ibdev, fd);
+	else
+		umem = ib_umem_dmabuf_get_pinned(ibdev, 0, d->buf->size, fd,
+						 IB_ACCESS_LOCAL_WRITE);
 	if (IS_ERR(umem)) {
-		NL_SET_ERR_MSG(extack, "cannot attach and pin the dma-buf for the device");
+		NL_SET_ERR_MSG(extack, "cannot attach and map the dma-buf for the device");
 		return PTR_ERR(umem);
 	}
 	if (umem->attach->dmabuf != d->buf) {
@@ -461,9 +554,17 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 		ret = PTR_ERR(c);
 		goto err_put;
 	}
-	if (d->umem)
+	if (d->umem) {
 		d->dma_file = sm_debugfs_dma_create(ib_sync_mem_client_id(c), d,
 						    &sm_dmabuf_dma_fops);
+		/* A move before this was not reported: report it now. */
+		dma_resv_lock(d->buf->resv, NULL);
+		d->client = c;
+		if (!d->umem->sgt)
+			ib_sync_mem_invalidate_range(sm_dmabuf_owner, c, 0,
+						     d->buf->size);
+		dma_resv_unlock(d->buf->resv);
+	}
 	return c;
 
 err_put:

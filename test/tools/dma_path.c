@@ -22,8 +22,12 @@
  * dma-buf: a buffer of the system dma-heap (whose CPU access bracket syncs
  * every attachment, as the DMA API asks of an exporter) attached on the
  * device: the module's sync brackets move the bytes both ways through the
- * attachment's bounce buffers. A vgem buffer's attachment, in bufinfo
- * while the client lives, released once when the device is deleted.
+ * attachment's bounce buffers. A buffer of the test exporter, which
+ * moves: the client lets go of its mapping when told, maps the new pages
+ * at its next sync and not before (where the kernel lets buffers move:
+ * 7.x; 6.x pins them for such an importer). A vgem buffer's attachment,
+ * in bufinfo while the client lives, released once when the device is
+ * deleted.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,6 +42,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "../../kmod/dmadev/dmadev_uapi.h"
 #include "ktap.h"
 #include "smdebugfs.h"
 #include "smnl.h"
@@ -69,12 +74,17 @@ static long first_diff(const unsigned char *a, const unsigned char *b, size_t n)
 	return -1;
 }
 
-/* ib_umem maps only coherent DMA here (DMA_ATTR_REQUIRE_COHERENT, 7.x). */
-static int umem_requires_coherent(void)
+static int kernel_major(void)
 {
 	struct utsname u;
 
-	return !uname(&u) && atoi(u.release) >= 7;
+	return uname(&u) ? 0 : atoi(u.release);
+}
+
+/* ib_umem maps only coherent DMA here (DMA_ATTR_REQUIRE_COHERENT, 7.x). */
+static int umem_requires_coherent(void)
+{
+	return kernel_major() >= 7;
 }
 
 static int bounces(void)
@@ -322,6 +332,110 @@ out:
 	}
 }
 
+#define EXPORTER DMADEV_DEBUGFS "/exporter"
+
+static int smd_stat_of(int ctl, int fd, struct smd_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->fd = fd;
+	return ioctl(ctl, SMD_IOC_STAT, st) ? -errno : 0;
+}
+
+static int smd_move(int ctl, int fd)
+{
+	int32_t f = fd;
+
+	return ioctl(ctl, SMD_IOC_MOVE, &f) ? -errno : 0;
+}
+
+/*
+ * Buffers move where the dma-buf core lets them: 7.x always; Debian's 6.1
+ * and 6.12 have CONFIG_DMABUF_MOVE_NOTIFY off (the core pins instead).
+ */
+static int buffers_move(void)
+{
+	return kernel_major() >= 7;
+}
+
+/*
+ * A buffer of the test exporter, which moves its pages: the client's
+ * attachment is dynamic; told of a move it lets go of its mapping there
+ * (the move succeeds only if every importer did), and maps the new pages
+ * at its next sync, not before. Where the core pins the buffer for a
+ * dynamic importer, the move is refused and the mapping stays.
+ */
+static void test_moves(void)
+{
+	struct smd_export ex = { .size = LEN, .fd = -1 };
+	struct smd_stat st;
+	struct sm_dma_map m;
+	int ctl, id = 0, ret, cerr;
+
+	ctl = open(EXPORTER, O_RDWR | O_CLOEXEC);
+	ret = ctl < 0 ? -errno : ioctl(ctl, SMD_IOC_EXPORT, &ex) ? -errno : 0;
+	if (!ktap_result(!ret, "moves: export a 64 KiB buffer that moves")) {
+		ktap_diag("%s", errstr(ret));
+		goto out;
+	}
+	id = smnl_register_dmabuf(&nl, dev, "dma-moves", ex.fd);
+	if (!ktap_result(id > 0, "moves: register it on %s", dev)) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		goto out;
+	}
+	ret = smd_stat_of(ctl, ex.fd, &st);
+	ktap_result(!ret && st.attached == 1 && st.mapped == 1 && st.maps == 1 &&
+		    st.pinned == (buffers_move() ? 0 : 1),
+		    "moves: attached, mapped once, %s", buffers_move() ? "not pinned" : "pinned (no move notify)");
+	ktap_diag("attached %u mapped %u pinned %u maps %llu unmaps %llu moves %llu",
+		  st.attached, st.mapped, st.pinned, (unsigned long long)st.maps,
+		  (unsigned long long)st.unmaps, (unsigned long long)st.moves);
+
+	ret = smd_move(ctl, ex.fd);
+	if (!buffers_move()) {
+		ktap_result(ret == -EBUSY, "moves: a pinned buffer does not move: -EBUSY (%s)", errstr(ret));
+		ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000, &cerr, NULL);
+		smd_stat_of(ctl, ex.fd, &st);
+		ktap_result(!ret && !cerr && st.maps == 1 && st.unmaps == 0,
+			    "moves: the sync after it keeps the one mapping (maps %llu, unmaps %llu)",
+			    (unsigned long long)st.maps, (unsigned long long)st.unmaps);
+		goto out;
+	}
+	ktap_result(ret == 0, "moves: the buffer moves: 0 (%s)", errstr(ret));
+	smd_stat_of(ctl, ex.fd, &st);
+	ktap_result(st.moves == 1 && st.mapped == 0 && st.unmaps == 1 && st.maps == 1,
+		    "moves: the client let go of its mapping at the move, mapped nothing since (mapped %u, maps %llu, unmaps %llu)",
+		    st.mapped, (unsigned long long)st.maps, (unsigned long long)st.unmaps);
+	ret = sm_dma_map_read(id, &m);
+	ktap_result(!ret && m.n == 0, "moves: debugfs dma/%d is empty until a sync", id);
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000, &cerr, NULL);
+	ktap_result(!ret && !cerr, "moves: the next sync: 0 (%s/%s)", errstr(ret), errstr(cerr));
+	smd_stat_of(ctl, ex.fd, &st);
+	ktap_result(st.mapped == 1 && st.maps == 2 && st.unmaps == 1,
+		    "moves: it mapped the new pages once (maps %llu)", (unsigned long long)st.maps);
+	ret = sm_dma_map_read(id, &m);
+	ktap_result(!ret && m.n >= 1, "moves: debugfs dma/%d shows the new mapping (%d segments)", id,
+		    ret ? 0 : m.n);
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_CPU, 1000, &cerr, NULL);
+	smd_stat_of(ctl, ex.fd, &st);
+	ktap_result(!ret && !cerr && st.maps == 2,
+		    "moves: a sync with no move in between maps nothing (maps %llu)",
+		    (unsigned long long)st.maps);
+	ret = smd_move(ctl, ex.fd);
+	ktap_result(ret == 0, "moves: a second move: 0");
+out:
+	if (id > 0) {
+		ret = smnl_unregister(&nl, id);
+		smd_stat_of(ctl, ex.fd, &st);
+		ktap_result(!ret && st.attached == 0 && st.pinned == 0 && st.maps == st.unmaps,
+			    "moves: unregistered: detached, unpinned, every mapping released (maps %llu, unmaps %llu)",
+			    (unsigned long long)st.maps, (unsigned long long)st.unmaps);
+	}
+	if (ex.fd >= 0)
+		close(ex.fd);
+	if (ctl >= 0)
+		close(ctl);
+}
+
 /*
  * Delete the device under a dma-buf client and a region: when the delete
  * returns, the attachment is released and the region unpinned; the
@@ -435,6 +549,7 @@ int main(int argc, char **argv)
 	test_region();
 	test_read_only();
 	test_heap();
+	test_moves();
 	test_remove();
 	smnl_close(&nl);
 	return ktap_finish();

@@ -7,7 +7,10 @@
 #   dma_path   regions on the device: the device's view (its bus file at
 #              the bus addresses of debugfs dma/ID) against the CPU's, in
 #              every direction, whole and in ranges; a dma-buf attached on
-#              the device, a writer's fence bounding its to-cpu; the
+#              the device, a writer's fence bounding its to-cpu; a
+#              buffer whose exporter moves it (7.x; 6.x pins it): the
+#              mapping let go at the move, the new pages mapped at the
+#              next sync and not before; the
 #              device deleted under both: unpinned and detached when the
 #              delete returns, once
 #
