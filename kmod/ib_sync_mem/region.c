@@ -524,9 +524,11 @@ static int sm_region_get_umem(struct sm_region *r, struct nlattr *nest,
 			 * buffers, cache maintenance) cannot map user memory.
 			 * A coherent device that swiotlb bounces for shows
 			 * that only after its first bounce: ask swiotlb too.
+			 * A virtual-DMA device (rxe) has no DMA device.
 			 */
-			if (is_swiotlb_force_bounce(r->ibdev->dma_device) ||
-			    dma_dev_need_sync(r->ibdev->dma_device)) {
+			if (!ib_uses_virt_dma(r->ibdev) &&
+			    (is_swiotlb_force_bounce(r->ibdev->dma_device) ||
+			     dma_dev_need_sync(r->ibdev->dma_device))) {
 				NL_SET_ERR_MSG(extack, "ib_umem here needs coherent device DMA");
 				return -EOPNOTSUPP;
 			}
