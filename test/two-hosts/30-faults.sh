@@ -49,20 +49,35 @@ fi
 
 # ---- drop: the wire down and up again under traffic ----
 args=(-d rxe0 -x "$gid" -p 18522 -F -n 1000000 -s 65536)
+sent_pkts() { cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts; }
 # writer_running: A's ib_write_bw has its QP in RTS (the kernel's state,
-# not perftest's buffered output).
-writer_running() {
+# not perftest's buffered output) and rxe0 has sent 100 packets since
+# $sent0. A QP in RTS alone is not traffic: perftest swaps one more
+# message over its TCP socket after it, and a wire taken down then leaves
+# both ends waiting on TCP, not failing on RDMA (CI, 2026-12-05).
+writer_rts() {
 	rdma res show qp link rxe0/1 2>/dev/null | grep "comm ib_write_bw" | grep -q "state RTS"
 }
-# start_writer: ib_write_bw in the background (pid in $pid) until its QP
-# runs, started again while B's server is not up yet.
+writer_running() {
+	writer_rts || return 1
+	[ -n "$rts_sent" ] || rts_sent=$(($(sent_pkts) - sent0))
+	[ "$(sent_pkts)" -ge $((sent0 + 100)) ]
+}
+# start_writer: ib_write_bw in the background (pid in $pid) until its
+# RDMA writes flow, started again while B's server is not up yet.
 start_writer() {
-	local end=$((SECONDS + 120 * SYNCMEM_SLOW))
+	local end=$((SECONDS + 120 * SYNCMEM_SLOW)) sent0 rts_sent
 	while [ "$SECONDS" -lt "$end" ]; do
+		sent0=$(sent_pkts) || return 1
+		rts_sent=
 		ib_write_bw "${args[@]}" "$SYNCMEM_WIRE_PEER" >/tmp/drop.out 2>&1 &
 		pid=$!
 		while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do
-			writer_running && return 0
+			if writer_running; then
+				echo "drop: rxe0 had sent $rts_sent packets when the QP was seen in RTS," \
+					"$(($(sent_pkts) - sent0)) now" >&2
+				return 0
+			fi
 			sleep 0.1
 		done
 		kill -0 "$pid" 2>/dev/null && break
@@ -74,7 +89,7 @@ start_writer() {
 	return 1
 }
 if is_a; then
-	check "drop: ib_write_bw A -> B is running (1,000,000 messages: it cannot finish)" start_writer
+	check "drop: ib_write_bw A -> B is writing (1,000,000 messages: it cannot finish)" start_writer
 	check "drop: ip link set $NIC down" ip link set "$NIC" down
 	ended_within "$pid" 120
 	check "drop: A's traffic fails while the wire is down" test "${ENDED_RC:-0}" -ne 0
