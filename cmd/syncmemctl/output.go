@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/syncmem/syncmem/pkg/genl"
 	"github.com/syncmem/syncmem/pkg/hist"
-	"golang.org/x/sys/unix"
 )
 
 // output holds the global -j/--json and -p/--pretty flags.
@@ -49,19 +48,12 @@ func (t *table) row(cols ...string) { fmt.Fprintln(t.tw, strings.Join(cols, "\t"
 func (t *table) flush() error       { return t.tw.Flush() }
 
 // errnoName is "EIO" for 5, "ok" for 0, "errno 5000" for numbers without a
-// name. 95 is EOPNOTSUPP, the kernel's name, which the UAPI header uses
-// (x/sys names it ENOTSUP, glibc's alias of the same number).
+// name: genl.ErrnoName, but for 0.
 func errnoName(e syscall.Errno) string {
 	if e == 0 {
 		return "ok"
 	}
-	if e == unix.EOPNOTSUPP {
-		return "EOPNOTSUPP"
-	}
-	if n := unix.ErrnoName(e); n != "" {
-		return n
-	}
-	return fmt.Sprintf("errno %d", uintptr(e))
+	return genl.ErrnoName(e)
 }
 
 // jsonErrno is errnoName, or "" for 0 (left out of JSON).

@@ -2,6 +2,7 @@ package genl
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -96,6 +97,20 @@ func (e *Error) Unwrap() []error {
 		return []error{s, e.Errno}
 	}
 	return []error{e.Errno}
+}
+
+// ErrnoName is the symbolic name of e ("EIO"), or "errno N" for a number
+// without one. 95 is EOPNOTSUPP, the kernel's name, which the UAPI headers
+// use (x/sys names it ENOTSUP, glibc's alias of the same number). The one
+// definition syncmemctl, pkg/trace and pkg/syncdev print errnos with.
+func ErrnoName(e syscall.Errno) string {
+	if e == unix.EOPNOTSUPP {
+		return "EOPNOTSUPP"
+	}
+	if n := unix.ErrnoName(e); n != "" {
+		return n
+	}
+	return fmt.Sprintf("errno %d", int(e))
 }
 
 // notLoadedError explains why the family could not be resolved.

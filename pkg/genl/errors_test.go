@@ -358,6 +358,18 @@ func TestErrorString(t *testing.T) {
 	}
 }
 
+// TestErrnoName: the kernel's names, EOPNOTSUPP for 95, a number for an
+// errno without one.
+func TestErrnoName(t *testing.T) {
+	for e, want := range map[syscall.Errno]string{
+		unix.EIO: "EIO", unix.ENOENT: "ENOENT", 95: "EOPNOTSUPP", 5000: "errno 5000", 0: "errno 0",
+	} {
+		if got := ErrnoName(e); got != want {
+			t.Errorf("ErrnoName(%d) = %q, want %q", int(e), got, want)
+		}
+	}
+}
+
 func TestDescribeAttr(t *testing.T) {
 	b := marshal([]attr{
 		str(attrDevName, "rxe0"),                            // at 0, 12 bytes

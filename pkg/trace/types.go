@@ -9,7 +9,6 @@ import (
 
 	"github.com/syncmem/syncmem/pkg/genl"
 	"github.com/syncmem/syncmem/pkg/hist"
-	"golang.org/x/sys/unix"
 )
 
 // Unit is the unit of histogram values, pkg/hist's. The bucket of a
@@ -99,17 +98,9 @@ type ErrorCount struct {
 	Count uint64
 }
 
-// ErrnoName is the symbolic name of e ("EIO"), or "errno N". 95 is
-// EOPNOTSUPP, the kernel's name (x/sys says ENOTSUP, glibc's alias).
-func ErrnoName(e syscall.Errno) string {
-	if e == unix.EOPNOTSUPP {
-		return "EOPNOTSUPP"
-	}
-	if n := unix.ErrnoName(e); n != "" {
-		return n
-	}
-	return fmt.Sprintf("errno %d", int(e))
-}
+// ErrnoName is the symbolic name of e ("EIO"), or "errno N":
+// genl.ErrnoName.
+func ErrnoName(e syscall.Errno) string { return genl.ErrnoName(e) }
 
 // Snapshot is the state of the counters at one time: cumulative since
 // Start or the last Reset, or an interval when made by Sub.
