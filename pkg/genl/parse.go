@@ -15,9 +15,10 @@ import (
 // Attributes this package does not know (newer kernels, padding) are
 // skipped.
 
-// errnoOf converts a kernel result (a negative errno or 0; a positive
-// errno is accepted too) to an Errno.
-func errnoOf(v int32) syscall.Errno {
+// ErrnoOf converts a kernel result (a negative errno or 0; a positive
+// errno is accepted too) to an Errno: the netlink family's and the
+// data-path device's (pkg/syncdev) result fields.
+func ErrnoOf(v int32) syscall.Errno {
 	n := int64(v)
 	if n < 0 {
 		n = -n
@@ -100,7 +101,7 @@ func parseClientAttr(ad *netlink.AttributeDecoder, c *Client) {
 	case attrClientSize:
 		c.Size = ad.Uint64()
 	case attrClientLastErr:
-		c.LastErr = errnoOf(ad.Int32())
+		c.LastErr = ErrnoOf(ad.Int32())
 	case attrClientOwnerPortID:
 		c.OwnerPortID = ad.Uint32()
 	case attrClientOwnerPID:
@@ -268,7 +269,7 @@ func parseSyncResult(b []byte) (SyncResult, error) {
 	for ad.Next() {
 		switch ad.Type() {
 		case attrSyncErr:
-			r.Err = errnoOf(ad.Int32())
+			r.Err = ErrnoOf(ad.Int32())
 		case attrSyncRun:
 			r.Run = ad.Uint32()
 		case attrSyncErrors:
@@ -354,7 +355,7 @@ func parseClientResult(b []byte) (ClientResult, error) {
 			if len(data) != 4 {
 				return r, fmt.Errorf("result SYNC_ERR: %d bytes", len(data))
 			}
-			r.Err = errnoOf(int32(binary.NativeEndian.Uint32(data)))
+			r.Err = ErrnoOf(int32(binary.NativeEndian.Uint32(data)))
 		case attrSyncNS:
 			if len(data) != 8 {
 				return r, fmt.Errorf("result SYNC_NS: %d bytes", len(data))
@@ -400,7 +401,7 @@ func parseEvent(m genetlink.Message) (Event, error) {
 		case attrSyncDir:
 			ev.Dir = Direction(ad.Uint32())
 		case attrSyncErr:
-			ev.Err = errnoOf(ad.Int32())
+			ev.Err = ErrnoOf(ad.Int32())
 		default:
 			parseClientAttr(ad, &c)
 		}

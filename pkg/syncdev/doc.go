@@ -1,0 +1,30 @@
+// Package syncdev drives ib_sync_mem's data path, the misc character
+// device /dev/ib_sync_mem (include/uapi/linux/ib_sync_mem_dev.h describes
+// its ioctls): syncs of one client or of a device from a program's hot
+// path, without a netlink round trip, and asynchronous syncs that return
+// a dma_fence as a sync_file.
+//
+// The generic netlink family (pkg/genl) creates, lists and deletes the
+// clients; this device knows the same client ids, directions
+// (genl.Direction) and device indexes (genl.Device.Index).
+//
+//	d, err := syncdev.Open("") // DefaultPath
+//	defer d.Close()
+//	err = d.Sync(syncdev.SyncRequest{ID: cl.ID, Dir: genl.DirToDevice})
+//	f, err := d.SyncAsync(syncdev.SyncRequest{ID: cl.ID, Dir: genl.DirToCPU})
+//	defer f.Close()
+//	err = f.Wait(ctx) // nil, or the sync's errno (syscall.Errno)
+//
+// A fence can gate another sync: with InFence set, the kernel waits for it
+// before running the sync (IB_SYNC_MEM_IOC_F_IN_FENCE), and a fence that
+// signalled with an error fails the sync with that error. NewFence wraps
+// a sync_file from elsewhere (another driver's) for the same use.
+//
+// Nop is open to whoever opened the device; every other call needs
+// CAP_NET_ADMIN in the initial user namespace, judged by the credentials
+// of the process that opened the device. Errors of the kernel are of type
+// *Error: errors.Is matches the errno and pkg/genl's sentinel for it
+// (genl.ErrNotFound for ENOENT, ...), errors.As finds the syscall.Errno.
+// Requests this package cannot encode are refused with genl.ErrInvalid
+// before reaching the kernel.
+package syncdev
