@@ -225,7 +225,7 @@ func TestKeywordCompletion(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"__complete", "sync", ""}, []string{"dev", "id", "dir", "owner", "timeout", "offset", "len"}},
+		{[]string{"__complete", "sync", ""}, []string{"dev", "id", "dir", "owner", "timeout", "offset", "len", "async"}},
 		{[]string{"__complete", "mark-dirty", ""}, []string{"id", "dir", "offset", "len"}},
 		{[]string{"__complete", "mark-dirty", "id", "3", "dir", ""}, []string{"to-device", "to-cpu", "bidirectional", "inbound"}},
 		{[]string{"__complete", "mark-dirty", "id", ""}, []string{"3", "4", "5"}},

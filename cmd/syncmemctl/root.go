@@ -63,8 +63,9 @@ listing an array), -p indented JSON; both go anywhere on the command line.
 A verb may be shortened to any unambiguous prefix: syncmemctl li.
 
 It talks to the module over its generic netlink family, which exists only
-in the initial network namespace. Listing and statistics are open to every
-user; register, unregister, sync and mark-dirty need CAP_NET_ADMIN.`,
+in the initial network namespace, and sync ... async through its data-path
+device /dev/ib_sync_mem. Listing and statistics are open to every user;
+register, unregister, sync and mark-dirty need CAP_NET_ADMIN.`,
 		Example: `  syncmemctl devices
   syncmemctl register dev rxe0 name buf0 latency 200us
   syncmemctl sync dev rxe0

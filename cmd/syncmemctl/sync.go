@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/syncmem/syncmem/pkg/genl"
+	"github.com/syncmem/syncmem/pkg/syncdev"
 )
 
 func newSyncCmd(dial dialer, out *output) *cobra.Command {
@@ -20,9 +23,10 @@ func newSyncCmd(dial dialer, out *output) *cobra.Command {
 		timeout time.Duration
 		offset  string
 		length  string
+		async   bool
 	)
 	cmd := verb(&cobra.Command{
-		Use:   "sync (dev DEV [owner OWNER] | id ID[,ID...] | id ID [offset BYTES] len BYTES) [dir DIR] [timeout D]",
+		Use:   "sync (dev DEV [owner OWNER] | id ID[,ID...] | id ID [offset BYTES] len BYTES) [dir DIR] [timeout D] [async]",
 		Short: "Sync a device's clients, one client, part of one, or a batch",
 		Long: `Make memory coherent for the side that uses it next: every client of a
 device in one device-wide pass (dev DEV), or only one owner's clients of it
@@ -48,7 +52,17 @@ sync_timeout_ms applies.
 
 Prints the totals and each client's result: its id, "ok" or the errno name
 (EIO, ETIMEDOUT...), and the time its sync took. The command fails when a
-client's sync failed, after printing the results.`,
+client's sync failed, after printing the results.
+
+With async, the sync goes through the module's data-path device
+/dev/ib_sync_mem instead of netlink, for one client (id ID, with offset and
+len or without) or a device (dev DEV): it is submitted and returns at once
+with a fence (a sync_file), which syncmemctl then waits for. It prints a
+line when the sync was submitted, then the fence's outcome once it
+signalled: "ok" or the sync's errno (a device's first client error), and
+the time since the submission. The command fails when the fence carries an
+error. Not with owner or a batch; timeout 0 is the module's
+sync_timeout_ms there.`,
 		Example: `  syncmemctl sync dev rxe0
   syncmemctl sync dev rxe0 owner sim
   syncmemctl sync id 3 dir to-cpu
@@ -56,7 +70,9 @@ client's sync failed, after printing the results.`,
   syncmemctl sync id 3 offset 4K len 8K
   syncmemctl sync id 3,4 timeout 500ms
   syncmemctl sync --dev rxe0 --dir bidirectional
-  syncmemctl -j sync dev rxe0 | jq '.results[] | select(.err)'`,
+  syncmemctl -j sync dev rxe0 | jq '.results[] | select(.err)'
+  syncmemctl sync id 3 len 64K async
+  syncmemctl -j sync dev rxe0 dir to-cpu async`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (dev == "") == (len(ids) == 0) {
 				return errors.New("name one target: dev DEV, or id ID[,ID...]")
@@ -68,6 +84,9 @@ client's sync failed, after printing the results.`,
 			var err error
 			if req.Clients, err = parseIDs("id", ids); err != nil {
 				return err
+			}
+			if async && (owner != "" || len(req.Clients) > 1) {
+				return errors.New("async takes one client id or dev DEV")
 			}
 			if req.Range, err = parseRange(cmd, offset, length); err != nil {
 				return err
@@ -83,6 +102,9 @@ client's sync failed, after printing the results.`,
 					return err
 				}
 				req.Timeout = new(timeout)
+			}
+			if async {
+				return syncAsync(cmd, dial, out, req)
 			}
 			return withConn(dial, func(c api) error {
 				res, err := c.Sync(cmd.Context(), req)
@@ -106,7 +128,138 @@ client's sync failed, after printing the results.`,
 	dirFlag(cmd, &dir, "direction")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "bound on each client's waits (default: the module's sync_timeout_ms)")
 	rangeFlags(cmd, &offset, &length, "to sync")
+	cmd.Flags().BoolVar(&async, "async", false, "with one id or dev: submit through "+syncdev.DefaultPath+", then wait for the fence")
 	return cmd
+}
+
+// syncDev is the part of *syncdev.Device that sync ... async uses;
+// tests replace openSyncDev.
+type syncDev interface {
+	SyncAsync(r syncdev.SyncRequest) (fence, error)
+	SyncDevAsync(r syncdev.DevRequest) (fence, error)
+	Close() error
+}
+
+// fence is the part of *syncdev.Fence that sync ... async uses.
+type fence interface {
+	Fd() int
+	Wait(ctx context.Context) error
+	Close() error
+}
+
+// openSyncDev opens the data-path device.
+var openSyncDev = func() (syncDev, error) {
+	d, err := syncdev.Open("")
+	if err != nil {
+		return nil, err
+	}
+	return kernelDev{d}, nil
+}
+
+// kernelDev is a *syncdev.Device as a syncDev.
+type kernelDev struct{ *syncdev.Device }
+
+func (d kernelDev) SyncAsync(r syncdev.SyncRequest) (fence, error) {
+	return asFence(d.Device.SyncAsync(r))
+}
+
+func (d kernelDev) SyncDevAsync(r syncdev.DevRequest) (fence, error) {
+	return asFence(d.Device.SyncDevAsync(r))
+}
+
+// asFence keeps a nil *syncdev.Fence out of the interface.
+func asFence(f *syncdev.Fence, err error) (fence, error) {
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// syncAsync submits req through the data-path device, one client or a
+// device (by its index, which netlink tells), and waits for its fence.
+func syncAsync(cmd *cobra.Command, dial dialer, out *output, req genl.SyncRequest) error {
+	ctx := cmd.Context()
+	var devIndex uint32
+	if req.Device != "" {
+		err := withConn(dial, func(c api) error {
+			d, err := c.Device(ctx, req.Device)
+			if err == nil {
+				devIndex = d.Index
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	var timeout time.Duration
+	if req.Timeout != nil {
+		timeout = *req.Timeout
+	}
+	d, err := openSyncDev()
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	start := time.Now()
+	var f fence
+	if req.Device != "" {
+		f, err = d.SyncDevAsync(syncdev.DevRequest{DevIndex: devIndex, Dir: req.Dir, Timeout: timeout})
+	} else {
+		f, err = d.SyncAsync(syncdev.SyncRequest{ID: req.Clients[0], Dir: req.Dir, Range: req.Range, Timeout: timeout})
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	submitted := time.Since(start)
+	w := cmd.OutOrStdout()
+	if !out.isJSON() {
+		fmt.Fprintf(w, "sync %s %s: submitted, fence fd %d\n", req.Dir, syncTarget(req), f.Fd())
+	}
+	err = f.Wait(ctx)
+	// A fence that signalled with an error is its bare errno; any other
+	// error is the wait's own.
+	errno, signalled := err.(syscall.Errno)
+	if err != nil && !signalled {
+		return err
+	}
+	took := time.Since(start)
+	if out.isJSON() {
+		j := jsonAsync{Dir: req.Dir.String(), Err: jsonErrno(errno), FenceFD: f.Fd(),
+			SubmitNS: int64(submitted), TimeNS: int64(took)}
+		if req.Device != "" {
+			j.Dev, j.DevIndex = req.Device, &devIndex
+		} else {
+			j.ID = &req.Clients[0]
+		}
+		if r := req.Range; r != nil {
+			j.Offset, j.Len = &r.Offset, &r.Len
+		}
+		if err := out.writeJSON(w, j); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(w, "fence signalled: %s in %s\n", errnoName(errno), duration(took))
+	}
+	if errno != 0 {
+		return fmt.Errorf("sync: the fence signalled with %s", errnoName(errno))
+	}
+	return nil
+}
+
+// jsonAsync is the outcome of sync ... async.
+type jsonAsync struct {
+	Dir      string  `json:"dir"`
+	ID       *uint32 `json:"id,omitempty"`  // one client's
+	Dev      string  `json:"dev,omitempty"` // or a device's
+	DevIndex *uint32 `json:"dev_index,omitempty"`
+	Offset   *uint64 `json:"offset,omitempty"` // a range sync's
+	Len      *uint64 `json:"len,omitempty"`
+	Err      string  `json:"err,omitempty"` // the fence's error
+	FenceFD  int     `json:"fence_fd"`
+	SubmitNS int64   `json:"submit_ns"` // until the submission returned
+	TimeNS   int64   `json:"time_ns"`   // until the fence signalled
 }
 
 func newMarkDirtyCmd(dial dialer) *cobra.Command {
@@ -218,6 +371,21 @@ func printSync(w io.Writer, out *output, req genl.SyncRequest, res *genl.SyncRes
 		}
 		return out.writeJSON(w, j)
 	}
+	fmt.Fprintf(w, "sync %s %s: %d run, %d failed, %d skipped in %s\n", req.Dir, syncTarget(req),
+		res.Run, res.Errors, res.Skipped, duration(res.Duration))
+	if len(res.Results) == 0 {
+		return nil
+	}
+	t := newTable(w, "ID", "RESULT", "TIME")
+	for _, r := range res.Results {
+		t.row(fmt.Sprint(r.ID), errnoName(r.Err), duration(r.Duration))
+	}
+	return t.flush()
+}
+
+// syncTarget names what req syncs: "dev rxe0", "id 3,4", "id 3 offset 0
+// len 64".
+func syncTarget(req genl.SyncRequest) string {
 	target := "dev " + req.Device
 	if req.Device == "" {
 		ids := make([]string, len(req.Clients))
@@ -229,14 +397,5 @@ func printSync(w io.Writer, out *output, req genl.SyncRequest, res *genl.SyncRes
 	if r := req.Range; r != nil {
 		target += fmt.Sprintf(" offset %d len %d", r.Offset, r.Len)
 	}
-	fmt.Fprintf(w, "sync %s %s: %d run, %d failed, %d skipped in %s\n", req.Dir, target,
-		res.Run, res.Errors, res.Skipped, duration(res.Duration))
-	if len(res.Results) == 0 {
-		return nil
-	}
-	t := newTable(w, "ID", "RESULT", "TIME")
-	for _, r := range res.Results {
-		t.row(fmt.Sprint(r.ID), errnoName(r.Err), duration(r.Duration))
-	}
-	return t.flush()
+	return target
 }
