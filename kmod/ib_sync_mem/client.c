@@ -192,9 +192,15 @@ static bool sm_dir_valid(enum ib_sync_mem_dir dir)
 	return dir >= IB_SYNC_MEM_TO_DEVICE && dir <= SM_NR_DIRS;
 }
 
+/* The module's timeout of a sync that asks for none, in ms. */
+unsigned int sm_sync_timeout_ms(void)
+{
+	return READ_ONCE(sync_timeout_ms);
+}
+
 static ktime_t sm_deadline(unsigned int timeout_ms)
 {
-	return ktime_add_ms(ktime_get(), timeout_ms ?: READ_ONCE(sync_timeout_ms));
+	return ktime_add_ms(ktime_get(), timeout_ms ?: sm_sync_timeout_ms());
 }
 
 void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum)
@@ -426,6 +432,33 @@ static int sm_entry_refused(const struct ib_sync_mem_batch_entry *e,
 	if (sm_inbound_refused(e->client, dir))
 		return -EOPNOTSUPP;
 	return e->len ? sm_range_check(e->client, e->offset, e->len) : 0;
+}
+
+/**
+ * sm_sync_refused() - is a sync of @c bad input?
+ * @c: the client
+ * @dir: the direction
+ * @offset: with @len, the range to sync
+ * @len: 0 for the whole client (then @offset must be 0)
+ *
+ * For callers that must refuse bad input before they accept the sync
+ * (an asynchronous one): what ib_sync_mem_sync() or
+ * ib_sync_mem_sync_range() would refuse with nothing run.
+ *
+ * Return: 0, or -EINVAL, -ERANGE or -EOPNOTSUPP.
+ */
+int sm_sync_refused(const struct ib_sync_mem_client *c,
+		    enum ib_sync_mem_dir dir, u64 offset, u64 len)
+{
+	struct ib_sync_mem_batch_entry e = {
+		.client = (struct ib_sync_mem_client *)c,
+		.offset = offset,
+		.len = len,
+	};
+
+	if (!sm_dir_valid(dir) || (offset && !len))
+		return -EINVAL;
+	return sm_entry_refused(&e, dir);
 }
 
 /* @cv covers [@offset, +@len) (checked): its sync is owed, over them. */

@@ -5,7 +5,9 @@
  *
  *   devices    one attached RDMA device per line: name index clients passes
  *   clients    id device name state syncs errors last_err
- *   counters   object counters: domains, clients, registered
+ *   counters   object counters: domains, clients, registered, fences
+ *              (asynchronous syncs' fences not freed), fences_pending
+ *              (not signalled)
  *   dmabuf_hold  write 1 to hold every dma-buf sync between its fence wait
  *              and its CPU access bracket (until 0 is written, its deadline
  *              passes or its caller is killed); reads how many are held
@@ -71,10 +73,12 @@ DEFINE_SHOW_ATTRIBUTE(sm_clients);
 
 static int sm_counters_show(struct seq_file *m, void *v)
 {
-	seq_printf(m, "domains %d\nclients %d\nregistered %d\n",
+	seq_printf(m, "domains %d\nclients %d\nregistered %d\nfences %d\nfences_pending %d\n",
 		   atomic_read(&sm_counters.domains),
 		   atomic_read(&sm_counters.clients),
-		   atomic_read(&sm_counters.registered));
+		   atomic_read(&sm_counters.registered),
+		   atomic_read(&sm_counters.fences),
+		   atomic_read(&sm_counters.fences_pending));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sm_counters);

@@ -86,11 +86,7 @@ struct ib_sync_mem_domain *sm_nl_domain(struct nlattr **attrs,
 
 	if (attrs[IB_SYNC_MEM_A_DEV_INDEX]) {
 		attr = attrs[IB_SYNC_MEM_A_DEV_INDEX];
-		xa_lock(&sm_domains);
-		dom = xa_load(&sm_domains, nla_get_u32(attr));
-		if (dom && !kref_get_unless_zero(&dom->kref))
-			dom = NULL;
-		xa_unlock(&sm_domains);
+		dom = sm_domain_get_by_index(nla_get_u32(attr));
 	} else if (attrs[IB_SYNC_MEM_A_DEV_NAME]) {
 		attr = attrs[IB_SYNC_MEM_A_DEV_NAME];
 		dom = sm_domain_get_by_name(nla_data(attr));

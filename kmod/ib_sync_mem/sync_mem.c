@@ -174,6 +174,24 @@ struct ib_sync_mem_domain *sm_domain_get_by_name(const char *name)
 }
 
 /**
+ * sm_domain_get_by_index() - the domain of a device index, with a reference
+ * @index: the device's index (ibdev->index)
+ *
+ * Return: the domain (drop it with sm_domain_put()), or NULL if none.
+ */
+struct ib_sync_mem_domain *sm_domain_get_by_index(u32 index)
+{
+	struct ib_sync_mem_domain *dom;
+
+	xa_lock(&sm_domains);
+	dom = xa_load(&sm_domains, index);
+	if (dom && !kref_get_unless_zero(&dom->kref))
+		dom = NULL;
+	xa_unlock(&sm_domains);
+	return dom;
+}
+
+/**
  * sm_domain_device_get() - the device of a domain, with a reference
  * @dom: the domain
  *
@@ -242,6 +260,8 @@ static int sm_add_one(struct ib_device *ibdev)
 	kref_init(&dom->kref);
 	mutex_init(&dom->lock);
 	mutex_init(&dom->inbound_lock);
+	spin_lock_init(&dom->async_lock);
+	INIT_LIST_HEAD(&dom->async_waiting);
 	INIT_LIST_HEAD(&dom->clients);
 	for (i = 0; i < ARRAY_SIZE(dom->passes); i++)
 		sm_pass_queue_init(&dom->passes[i]);
@@ -300,6 +320,8 @@ static void sm_remove_one(struct ib_device *ibdev, void *client_data)
 	synchronize_rcu();
 	/* ...and every client is invalidated once in-flight syncs are done. */
 	sm_domain_invalidate_all(dom);
+	/* Asynchronous syncs waiting for an in-fence end now (-ENODEV). */
+	sm_async_domain_removed(dom);
 	/* Clients userspace created on the device go with it. */
 	sm_event_domain_removed(dom);
 
@@ -343,6 +365,9 @@ static int __init ib_sync_mem_init(void)
 	ret = sm_client_init();
 	if (ret)
 		goto err_stats;
+	ret = sm_async_init();
+	if (ret)
+		goto err_client;
 
 	sm_debugfs_init();
 
@@ -367,9 +392,14 @@ static int __init ib_sync_mem_init(void)
 	ret = ib_register_client(&sm_ib_client);
 	if (ret)
 		goto err_kinds;
+	ret = sm_dev_init();
+	if (ret)
+		goto err_ib_client;
 
 	return 0;
 
+err_ib_client:
+	ib_unregister_client(&sm_ib_client);
 err_kinds:
 	ib_sync_mem_kind_unregister(&sm_dmabuf_kind);
 err_region:
@@ -382,6 +412,8 @@ err_dmabuf:
 	sm_dmabuf_exit();
 err_debugfs:
 	sm_debugfs_exit();
+	sm_async_exit();
+err_client:
 	sm_client_exit();
 err_stats:
 	free_percpu(sm_global_stats);
@@ -395,6 +427,7 @@ static void __exit ib_sync_mem_exit(void)
 	 * modules, or this one for region and dma-buf clients), so none is
 	 * left. Removing the ib_client tears the domains down.
 	 */
+	sm_dev_exit();
 	ib_unregister_client(&sm_ib_client);
 	/* Listeners' modules use this one: they unlistened before it unloads. */
 	WARN_ON(!list_empty(&sm_listeners));
@@ -404,6 +437,7 @@ static void __exit ib_sync_mem_exit(void)
 	sm_region_exit();
 	sm_dmabuf_exit();
 	sm_debugfs_exit();
+	sm_async_exit();
 	sm_client_exit();
 	WARN(atomic_read(&sm_counters.domains) ||
 	     atomic_read(&sm_counters.clients),

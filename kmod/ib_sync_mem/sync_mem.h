@@ -137,6 +137,10 @@ struct sm_inbound;
  * @inbound_lock: serialises the module's inbound flushes on the device
  *	and the creation of @inbound
  * @inbound: the kernel QP of those flushes, made at the first (inbound.c)
+ * @async_lock: protects @async_waiting and @async_dead; taken inside an
+ *	in-fence's lock (async.c), interrupts off
+ * @async_waiting: asynchronous syncs waiting for their in-fence
+ * @async_dead: the device is going away: no job waits for its in-fence
  *
  * Read-side scheme, in two parts. The list and the client objects on it
  * are read under sleepable RCU, as mm/mmu_notifier.c does: callbacks may
@@ -180,6 +184,9 @@ struct ib_sync_mem_domain {
 	struct sm_stats __percpu *stats;
 	struct mutex inbound_lock;	/* see above */
 	struct sm_inbound *inbound;
+	spinlock_t async_lock;		/* see above */
+	struct list_head async_waiting;
+	bool async_dead;
 };
 
 /**
@@ -362,6 +369,8 @@ struct sm_counters {
 	atomic_t domains;	/* domain objects allocated */
 	atomic_t clients;	/* client objects allocated */
 	atomic_t registered;	/* clients registered, not yet unregistered */
+	atomic_t fences;	/* asynchronous syncs' fences not yet freed */
+	atomic_t fences_pending;	/* those fences not yet signalled */
 };
 
 extern struct sm_counters sm_counters;
@@ -382,6 +391,7 @@ void sm_spans_synced(struct ib_sync_mem_client *c, unsigned int dirs);
 /* sync_mem.c */
 struct ib_sync_mem_domain *sm_domain_get(struct ib_device *ibdev);
 struct ib_sync_mem_domain *sm_domain_get_by_name(const char *name);
+struct ib_sync_mem_domain *sm_domain_get_by_index(u32 index);
 struct ib_device *sm_domain_device_get(struct ib_sync_mem_domain *dom);
 void sm_domain_put(struct ib_sync_mem_domain *dom);
 u64 sm_domain_passes(struct ib_sync_mem_domain *dom);
@@ -479,6 +489,7 @@ bool sm_client_pass_result(const struct ib_sync_mem_client *client, u64 pass,
 			   u64 *ns, int *err);
 struct ib_sync_mem_client *sm_client_next(unsigned long *id);
 
+unsigned int sm_sync_timeout_ms(void);
 int sm_sync_domain(struct ib_sync_mem_domain *dom,
 		   struct ib_sync_mem_owner *owner, enum ib_sync_mem_dir dir,
 		   unsigned int timeout_ms, bool read_result,
@@ -540,6 +551,21 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline);
 void sm_inbound_stop(struct ib_sync_mem_domain *dom);
 void sm_inbound_destroy(struct ib_sync_mem_domain *dom);
 u64 sm_inbound_reads(struct ib_sync_mem_domain *dom, u64 *last);
+
+/* async.c: asynchronous syncs, as dma_fences */
+int sm_async_init(void);
+void sm_async_exit(void);
+void sm_async_domain_removed(struct ib_sync_mem_domain *dom);
+struct dma_fence *sm_sync_domain_async(struct ib_sync_mem_domain *dom,
+				       enum ib_sync_mem_dir dir,
+				       unsigned int timeout_ms,
+				       struct dma_fence *in);
+int sm_sync_refused(const struct ib_sync_mem_client *c,
+		    enum ib_sync_mem_dir dir, u64 offset, u64 len);
+
+/* dev.c: /dev/ib_sync_mem, the data path */
+int sm_dev_init(void);
+void sm_dev_exit(void);
 
 /* debugfs.c */
 void sm_debugfs_init(void);

@@ -25,6 +25,8 @@
  *	(test_listener.c)
  *   inval_dev_start DEV, `rdma link delete DEV`, inval_dev_check
  *   inval_race_start DEV, `rdma link delete DEV` (it must wait), inval_race_check
+ *   async_dev_start DEV, `rdma link delete DEV`, async_dev_check
+ *	(test_async.c)
  *   dump_window_start DEV, `rdma link delete DEV`, a dump's first part,
  *	dump_window_flip, the rest of the dump, dump_window_check
  *   bulk_register N, ..., bulk_unregister    (no result of their own)
@@ -561,6 +563,8 @@ static const struct kt_case kt_cases[] = {
 	{ "inbound_read", test_inbound_read },
 	{ "ranges", test_ranges },
 	{ "dirty_spans", test_dirty_spans },
+	{ "async", test_async },
+	{ "async_device", test_async_device },
 	{ "churn", test_churn },
 };
 
@@ -649,6 +653,11 @@ static int kt_run(char *cmd)
 	if (!strcmp(cmd, "inval_race_check"))
 		return kt_step("removal_waits_for_invalidate",
 			       test_inval_race_check);
+	if (str_has_prefix(cmd, "async_dev_start "))
+		return kt_begin("async_across_removal",
+				async_dev_start(cmd + strlen("async_dev_start ")));
+	if (!strcmp(cmd, "async_dev_check"))
+		return kt_step("async_across_removal", test_async_dev_check);
 	if (str_has_prefix(cmd, "dump_window_start "))
 		return kt_begin("dump_across_removal",
 				dump_window_start(cmd + strlen("dump_window_start ")));

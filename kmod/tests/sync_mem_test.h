@@ -288,5 +288,11 @@ int splat_signalling(struct ib_device *ibdev);
 struct dentry;
 void test_fence_init(struct dentry *root);
 void test_fence_exit(void);
+struct dma_fence *kt_fence_new(void);
+void kt_fence_signal(struct dma_fence *f, int err);
+void test_async(struct ib_device *ibdev);
+void test_async_device(struct ib_device *ibdev);
+int async_dev_start(const char *name);
+void test_async_dev_check(void);
 
 #endif /* _IB_SYNC_MEM_TEST_H */

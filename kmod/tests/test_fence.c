@@ -85,6 +85,38 @@ out:
 	return ret;
 }
 
+/**
+ * kt_fence_new() - an unsignalled fence of its own timeline
+ *
+ * For in-fences of the asynchronous syncs' tests. It is on the list, so
+ * that "signal" and the module's exit signal it if the test does not.
+ *
+ * Return: the fence with the caller's reference, or NULL.
+ */
+struct dma_fence *kt_fence_new(void)
+{
+	struct kt_fence *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return NULL;
+	dma_fence_init(&f->base, &kt_fence_ops, &kt_fence_lock,
+		       dma_fence_context_alloc(1), 1);
+	spin_lock_irq(&kt_fence_lock);
+	list_add_tail(&f->node, &kt_fences);	/* the list's reference */
+	spin_unlock_irq(&kt_fence_lock);
+	return dma_fence_get(&f->base);
+}
+
+/* Signal a fence of kt_fence_new(), with @err if not 0. */
+void kt_fence_signal(struct dma_fence *f, int err)
+{
+	spin_lock_irq(&kt_fence_lock);
+	if (err && !dma_fence_is_signaled_locked(f))
+		dma_fence_set_error(f, err);
+	dma_fence_signal_locked(f);
+	spin_unlock_irq(&kt_fence_lock);
+}
+
 /* Signal every fence and drop the list's references. */
 static void kt_fence_signal_all(void)
 {

@@ -120,6 +120,12 @@ check "invalidate: clients that unregister on invalidation" run_step inval_dev_s
 check "invalidate: rdma link delete rxe1" timeout $((120 * SYNCMEM_SLOW)) rdma link delete rxe1
 check "invalidate: every client unregistered and released" run_step inval_dev_check
 
+# Asynchronous syncs waiting for an in-fence when their device goes.
+check "rdma link add rxe1 (async)" rdma link add rxe1 type rxe netdev veth1
+check "async: a client's and the device's syncs wait for an in-fence" run_step async_dev_start rxe1
+check "async: rdma link delete rxe1" timeout $((120 * SYNCMEM_SLOW)) rdma link delete rxe1
+check "async: both fences signalled -ENODEV by the removal, once, nothing run" run_step async_dev_check
+
 # Replies at the documented limits: a device sync of as many clients as a
 # device may have and a batch of as many as a request may name.
 limit=$(awk '$2 == "IB_SYNC_MEM_SYNC_BATCH_MAX" { print $3 }' \
@@ -151,8 +157,8 @@ unregister_all >/dev/null 2>&1
 cat "$KTFS/results" > "$kernel_ktap"
 # The listed cases, and the two-step ones here: device_removal_storm,
 # fill_info_after_unregister, killable_waits, invalidate_unregister_device,
-# device_listener.
-expect=$(($(echo "$cases" | wc -w) + 5))
+# device_listener, async_across_removal.
+expect=$(($(echo "$cases" | wc -w) + 6))
 got=$(grep -cE '^(not )?ok ' "$kernel_ktap")
 check "in-kernel suite reported all $expect results" expect results "$got" "$expect"
 check "object counters back to zero" wait_until 30 counters_zero

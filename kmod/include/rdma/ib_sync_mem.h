@@ -113,6 +113,19 @@
  * takes all its clients off their lists first, then waits for each. Device
  * removal waits for every callback in flight on the device.
  *
+ * Asynchronous syncs (ib_sync_mem_sync_async(),
+ * ib_sync_mem_sync_device_async()) return a dma_fence at once; a worker
+ * of the module runs the sync, after the optional in-fence signalled
+ * (waited for by a callback, never by blocking), and signals the fence
+ * exactly once with the sync's result as its error: also when the client
+ * was unregistered (-ENODEV) or invalidated meanwhile (-ENXIO for its
+ * memory, -ENODEV for its device), or when its device
+ * goes while the sync waits for the in-fence (-ENODEV, at once, not when
+ * the in-fence signals). The ->sync runs outside the fence's signalling
+ * section, because a ->sync may wait for fences: a client's ->sync must
+ * never wait for a fence that depends on an asynchronous sync of the same
+ * client. Each fence holds a reference on this module until it is freed.
+ *
  * Context: every function here may sleep, except ib_sync_mem_mark_dirty(),
  * ib_sync_mem_mark_dirty_range(),
  * ib_sync_mem_invalidate_range(), ib_sync_mem_get() and the accessors;
@@ -130,6 +143,7 @@
 #include <linux/list.h>
 #include <linux/types.h>
 
+struct dma_fence;
 struct ib_device;
 struct ib_sync_mem_client;
 struct ib_sync_mem_owner;
@@ -346,6 +360,15 @@ int ib_sync_mem_sync_owner(struct ib_device *ibdev,
 int ib_sync_mem_sync_device(struct ib_device *ibdev, enum ib_sync_mem_dir dir,
 			    unsigned int timeout_ms,
 			    struct ib_sync_mem_result *result);
+
+struct dma_fence *ib_sync_mem_sync_async(struct ib_sync_mem_client *client,
+					 enum ib_sync_mem_dir dir, u64 offset,
+					 u64 len, unsigned int timeout_ms,
+					 struct dma_fence *in);
+struct dma_fence *ib_sync_mem_sync_device_async(struct ib_device *ibdev,
+						enum ib_sync_mem_dir dir,
+						unsigned int timeout_ms,
+						struct dma_fence *in);
 
 void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client,
 			    enum ib_sync_mem_dir dir);

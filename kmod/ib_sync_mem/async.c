@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Asynchronous syncs: ib_sync_mem_sync_async() and
+ * ib_sync_mem_sync_device_async() return a dma_fence at once; a worker
+ * runs the sync (after an optional in-fence) and signals the fence with
+ * the sync's result.
+ *
+ * A job is its fence: struct sm_async embeds it and lives until the last
+ * reference to the fence goes. While a job is pending its work item holds
+ * one reference. A job with an in-fence waits for it by a callback, never
+ * by blocking a worker; while it waits it is on its domain's
+ * async_waiting list, so that the device's removal can take it off the
+ * in-fence and signal it with -ENODEV at once (sm_async_domain_removed()).
+ * Exactly one of the in-fence's callback (it queues the work), the removal
+ * (it signals -ENODEV itself) and the submitter (in-fence already
+ * signalled: it queues the work) ends the wait: whoever takes the
+ * callback off the in-fence or is called by it.
+ *
+ * The signalling path: the work item runs the sync like any caller (it
+ * may wait for fences: a dma-buf client's ->sync waits for its
+ * reservation's) and then, inside a fence signalling section, sets the
+ * error and signals. A ->sync must therefore never wait for a fence that
+ * depends on an asynchronous sync of its own client; the in-fence is never
+ * waited for by blocking. Nothing on the path allocates: the job is
+ * allocated by the submitter. The workqueue has a rescuer
+ * (WQ_MEM_RECLAIM): reclaim may wait for these fences.
+ *
+ * Each fence holds a reference on this module, dropped after an RCU grace
+ * period once the fence is freed; module exit waits for those
+ * (rcu_barrier()), so no fence's ops outlive the module.
+ */
+#include <linux/dma-fence.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "sync_mem.h"
+
+/**
+ * struct sm_async - an asynchronous sync and its fence
+ * @base: the fence; first, dma_fence_free() style
+ * @lock: the fence's lock
+ * @work: runs the sync and signals
+ * @cb: on @in while the job waits for it
+ * @in: the in-fence (a reference), or NULL
+ * @client: the one-client form's client (a reference), else NULL
+ * @dom: the job's domain (a reference)
+ * @node: on @dom->async_waiting while the job waits for @in
+ * @in_done: @in's callback ran (under @dom->async_lock)
+ * @err: set before the work is queued: an error that stops the sync
+ *	(the device went while the job waited for @in)
+ * @dir: the sync's direction
+ * @offset: with @len, the range of the one-client form
+ * @len: 0 for the whole client
+ * @timeout_ms: each ->sync's deadline, from when the sync begins
+ * @timeline: the client's or the device's name, for the fence's timeline
+ */
+struct sm_async {
+	struct dma_fence base;
+	spinlock_t lock;	/* the fence's */
+	struct work_struct work;
+	struct dma_fence_cb cb;
+	struct dma_fence *in;
+	struct ib_sync_mem_client *client;
+	struct ib_sync_mem_domain *dom;
+	struct list_head node;
+	bool in_done;
+	int err;
+	enum ib_sync_mem_dir dir;
+	u64 offset;
+	u64 len;
+	unsigned int timeout_ms;
+	char timeline[IB_DEVICE_NAME_MAX];
+};
+
+static struct workqueue_struct *sm_async_wq;
+
+static struct sm_async *to_job(struct dma_fence *f)
+{
+	return container_of(f, struct sm_async, base);
+}
+
+static const char *sm_fence_driver_name(struct dma_fence *f)
+{
+	return "ib_sync_mem";
+}
+
+static const char *sm_fence_timeline_name(struct dma_fence *f)
+{
+	return to_job(f)->timeline;
+}
+
+static void sm_fence_free_rcu(struct rcu_head *rcu)
+{
+	struct dma_fence *f = container_of(rcu, struct dma_fence, rcu);
+
+	kfree(to_job(f));
+	atomic_dec(&sm_counters.fences);
+	/* Module exit's rcu_barrier() waits for this function to return. */
+	module_put(THIS_MODULE);
+}
+
+/* The last reference: readers of the fence under RCU may still look. */
+static void sm_fence_release(struct dma_fence *f)
+{
+	call_rcu(&f->rcu, sm_fence_free_rcu);
+}
+
+static const struct dma_fence_ops sm_fence_ops = {
+	.get_driver_name = sm_fence_driver_name,
+	.get_timeline_name = sm_fence_timeline_name,
+	.release = sm_fence_release,
+};
+
+/* Signal @job's fence with @err, once, and drop what the job held. */
+static void sm_async_signal(struct sm_async *job, int err)
+{
+	bool cookie = dma_fence_begin_signalling();
+
+	if (err)
+		dma_fence_set_error(&job->base, err);
+	/* Before the signal: whoever waited for it sees the count exact. */
+	atomic_dec(&sm_counters.fences_pending);
+	dma_fence_signal(&job->base);
+	dma_fence_end_signalling(cookie);
+
+	if (job->in)
+		dma_fence_put(job->in);
+	if (job->client)
+		ib_sync_mem_put(job->client);
+	sm_domain_put(job->dom);
+	/* The work item's reference. */
+	dma_fence_put(&job->base);
+}
+
+static void sm_async_work(struct work_struct *work)
+{
+	struct sm_async *job = container_of(work, struct sm_async, work);
+	struct ib_sync_mem_result res;
+	int err = job->err;
+
+	/* An in-fence that failed: what it fed this sync is not there. */
+	if (!err && job->in)
+		err = min(dma_fence_get_status(job->in), 0);
+	if (!err) {
+		if (!job->client)
+			err = sm_sync_domain(job->dom, NULL, job->dir,
+					     job->timeout_ms, false, &res) ?:
+			      res.err;
+		else if (job->len)
+			err = ib_sync_mem_sync_range(job->client, job->dir,
+						     job->offset, job->len,
+						     job->timeout_ms);
+		else
+			err = ib_sync_mem_sync(job->client, job->dir,
+					       job->timeout_ms);
+	}
+	sm_async_signal(job, err);
+}
+
+/* @job's in-fence signalled; its lock is held, interrupts off. */
+static void sm_async_in_signalled(struct dma_fence *in, struct dma_fence_cb *cb)
+{
+	struct sm_async *job = container_of(cb, struct sm_async, cb);
+	struct ib_sync_mem_domain *dom = job->dom;
+
+	spin_lock(&dom->async_lock);
+	job->in_done = true;
+	list_del_init(&job->node);
+	spin_unlock(&dom->async_lock);
+	queue_work(sm_async_wq, &job->work);
+}
+
+/*
+ * A job whose device went: if it still waits for its in-fence, take it off
+ * and signal -ENODEV here and now; otherwise the callback queued its work.
+ * Lock order: an in-fence's lock, then dom->async_lock (its callback); so
+ * this takes the in-fence's lock only with async_lock dropped.
+ */
+static void sm_async_cancel(struct sm_async *job)
+{
+	if (dma_fence_remove_callback(job->in, &job->cb))
+		sm_async_signal(job, -ENODEV);
+}
+
+/**
+ * sm_async_domain_removed() - the device of @dom is going away
+ * @dom: the domain, its clients invalidated
+ *
+ * Jobs that wait for an in-fence are signalled with -ENODEV before this
+ * returns, without waiting for it; jobs past it see the invalidated
+ * clients (-ENODEV) or have finished. Later jobs on the domain do not
+ * wait for their in-fence. Process context.
+ */
+void sm_async_domain_removed(struct ib_sync_mem_domain *dom)
+{
+	struct sm_async *job;
+
+	spin_lock_irq(&dom->async_lock);
+	dom->async_dead = true;
+	spin_unlock_irq(&dom->async_lock);
+	for (;;) {
+		spin_lock_irq(&dom->async_lock);
+		job = list_first_entry_or_null(&dom->async_waiting,
+					       struct sm_async, node);
+		if (job) {
+			list_del_init(&job->node);
+			/* Its callback has not run: the job is alive. */
+			dma_fence_get(&job->base);
+		}
+		spin_unlock_irq(&dom->async_lock);
+		if (!job)
+			break;
+		sm_async_cancel(job);
+		dma_fence_put(&job->base);
+	}
+}
+
+/* Queue @job now, or once its in-fence signalled. */
+static void sm_async_submit(struct sm_async *job)
+{
+	struct ib_sync_mem_domain *dom = job->dom;
+	bool dead;
+
+	if (!job->in ||
+	    dma_fence_add_callback(job->in, &job->cb, sm_async_in_signalled)) {
+		/* No in-fence, or it has signalled already. */
+		queue_work(sm_async_wq, &job->work);
+		return;
+	}
+	spin_lock_irq(&dom->async_lock);
+	dead = dom->async_dead;
+	if (!dead && !job->in_done)
+		list_add_tail(&job->node, &dom->async_waiting);
+	spin_unlock_irq(&dom->async_lock);
+	if (dead)
+		sm_async_cancel(job);
+}
+
+static struct sm_async *sm_async_new(struct ib_sync_mem_domain *dom,
+				     const char *timeline,
+				     enum ib_sync_mem_dir dir,
+				     unsigned int timeout_ms,
+				     struct dma_fence *in)
+{
+	struct sm_async *job;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		return NULL;
+	__module_get(THIS_MODULE);
+	atomic_inc(&sm_counters.fences);
+	atomic_inc(&sm_counters.fences_pending);
+	spin_lock_init(&job->lock);
+	/* Unordered: each fence is a timeline of its own. */
+	dma_fence_init(&job->base, &sm_fence_ops, &job->lock,
+		       dma_fence_context_alloc(1), 1);
+	INIT_WORK(&job->work, sm_async_work);
+	INIT_LIST_HEAD(&job->cb.node);
+	INIT_LIST_HEAD(&job->node);
+	job->in = in ? dma_fence_get(in) : NULL;
+	job->dom = dom;
+	job->dir = dir;
+	job->timeout_ms = timeout_ms;
+	strscpy(job->timeline, timeline, sizeof(job->timeline));
+	/* The work item's reference; the caller gets the first. */
+	dma_fence_get(&job->base);
+	return job;
+}
+
+/**
+ * ib_sync_mem_sync_async() - sync one client, asynchronously
+ * @client: the client; the caller holds a reference
+ * @dir: direction
+ * @offset: with @len, sync [@offset, @offset + @len) only
+ * @len: 0 for the whole client
+ * @timeout_ms: bounds the sync from when it begins; 0 for the module's
+ *	sync_timeout_ms
+ * @in: optional; the sync begins once it signalled (its error, if any,
+ *	becomes the fence's and no sync runs)
+ *
+ * Return: a fence (the caller's reference) signalled once when the sync
+ * completed, with its error (dma_fence_get_status()): what
+ * ib_sync_mem_sync() or ib_sync_mem_sync_range() would have returned, or
+ * -ENODEV if the device went while the sync waited for @in. Bad input is
+ * refused here: ERR_PTR(-EINVAL) (direction, range), -ERANGE, -EOPNOTSUPP
+ * (inbound of a client that cannot), -ENOMEM.
+ */
+struct dma_fence *ib_sync_mem_sync_async(struct ib_sync_mem_client *client,
+					 enum ib_sync_mem_dir dir, u64 offset,
+					 u64 len, unsigned int timeout_ms,
+					 struct dma_fence *in)
+{
+	struct sm_async *job;
+	int err;
+
+	err = sm_sync_refused(client, dir, offset, len);
+	if (err)
+		return ERR_PTR(err);
+	job = sm_async_new(client->dom, client->name, dir, timeout_ms, in);
+	if (!job)
+		return ERR_PTR(-ENOMEM);
+	job->client = ib_sync_mem_get(client);
+	kref_get(&client->dom->kref);
+	job->offset = offset;
+	job->len = len;
+	sm_async_submit(job);
+	return &job->base;
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_sync_async);
+
+/**
+ * ib_sync_mem_sync_device_async() - sync every client of a device,
+ *	asynchronously
+ * @ibdev: the RDMA device
+ * @dir: direction
+ * @timeout_ms: as for ib_sync_mem_sync_async()
+ * @in: as for ib_sync_mem_sync_async()
+ *
+ * Return: a fence signalled once when a pass served the sync (as
+ * ib_sync_mem_sync_device()), with the pass's first client error or why
+ * no pass did (-ENODEV); ERR_PTR(-EINVAL) for a bad direction, -ENODEV
+ * for a device the registry is not attached to, -ENOMEM.
+ */
+struct dma_fence *ib_sync_mem_sync_device_async(struct ib_device *ibdev,
+						enum ib_sync_mem_dir dir,
+						unsigned int timeout_ms,
+						struct dma_fence *in)
+{
+	struct ib_sync_mem_domain *dom;
+	struct dma_fence *f;
+
+	dom = sm_domain_get(ibdev);
+	if (!dom)
+		return ERR_PTR(-ENODEV);
+	f = sm_sync_domain_async(dom, dir, timeout_ms, in);
+	sm_domain_put(dom);
+	return f;
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_sync_device_async);
+
+/* ib_sync_mem_sync_device_async() of a domain the caller holds. */
+struct dma_fence *sm_sync_domain_async(struct ib_sync_mem_domain *dom,
+				       enum ib_sync_mem_dir dir,
+				       unsigned int timeout_ms,
+				       struct dma_fence *in)
+{
+	struct sm_async *job;
+	char name[IB_DEVICE_NAME_MAX];
+
+	if (dir < IB_SYNC_MEM_TO_DEVICE || dir > SM_NR_DIRS)
+		return ERR_PTR(-EINVAL);
+	xa_lock(&sm_domains);
+	strscpy(name, dom->name, sizeof(name));
+	xa_unlock(&sm_domains);
+	job = sm_async_new(dom, name, dir, timeout_ms, in);
+	if (!job)
+		return ERR_PTR(-ENOMEM);
+	kref_get(&dom->kref);
+	sm_async_submit(job);
+	return &job->base;
+}
+
+int sm_async_init(void)
+{
+	sm_async_wq = alloc_workqueue("ib_sync_mem_async",
+				      WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return sm_async_wq ? 0 : -ENOMEM;
+}
+
+void sm_async_exit(void)
+{
+	/* Every fence was freed (each held the module): wait for their RCU. */
+	rcu_barrier();
+	destroy_workqueue(sm_async_wq);
+}

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/ib_sync_mem: the data path for programs (uapi/linux/ib_sync_mem_dev.h).
+ *
+ * The ioctls sync a client or a device, blocking or asynchronously (a
+ * sync_file fd of the fence of async.c), after an optional in-fence, and
+ * mark lazy clients dirty. Clients are named by the netlink family's ids;
+ * the file holds nothing but its opener's credentials, so closing it
+ * cancels nothing.
+ */
+#include <linux/capability.h>
+#include <linux/dma-fence.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/sync_file.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/ib_sync_mem_dev.h>
+
+#include "sync_mem.h"
+
+/* The in-fence of a request, with a reference; NULL if it names none. */
+static struct dma_fence *sm_dev_in_fence(u32 flags, int fd)
+{
+	struct dma_fence *f;
+	struct file *file;
+
+	if (!(flags & IB_SYNC_MEM_IOC_F_IN_FENCE))
+		return NULL;
+	/* Tell a closed fd from an open one of another kind. */
+	file = fget(fd);
+	if (!file)
+		return ERR_PTR(-EBADF);
+	fput(file);
+	f = sync_file_get_fence(fd);
+	return f ?: ERR_PTR(-EINVAL);
+}
+
+/*
+ * Wait for a blocking sync's in-fence: interruptible, bounded by the
+ * sync's timeout. Its error, if it signalled with one, is the sync's.
+ */
+static int sm_dev_wait_in(struct dma_fence *in, unsigned int timeout_ms)
+{
+	long left;
+
+	if (!in)
+		return 0;
+	left = dma_fence_wait_timeout(in, true, msecs_to_jiffies(timeout_ms ?:
+						sm_sync_timeout_ms()));
+	if (left < 0)
+		return left;
+	if (!left)
+		return -ETIMEDOUT;
+	return min(dma_fence_get_status(in), 0);
+}
+
+/*
+ * Give the caller @f as a new sync_file fd in *@fd_out (copied out by the
+ * caller's copy of @arg, which must succeed before the fd is installed).
+ */
+static int sm_dev_fence_fd(struct dma_fence *f, void __user *arg,
+			   const void *req, size_t size, s32 *fd_out)
+{
+	struct sync_file *sf;
+	int fd;
+
+	sf = sync_file_create(f);
+	if (!sf)
+		return -ENOMEM;
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		fput(sf->file);
+		return fd;
+	}
+	*fd_out = fd;
+	if (copy_to_user(arg, req, size)) {
+		put_unused_fd(fd);
+		fput(sf->file);
+		return -EFAULT;
+	}
+	fd_install(fd, sf->file);
+	return 0;
+}
+
+static long sm_dev_sync(void __user *arg)
+{
+	struct ib_sync_mem_ioc_sync req;
+	struct ib_sync_mem_client *c;
+	struct dma_fence *in, *f;
+	long ret;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags & ~IB_SYNC_MEM_IOC_F_ALL)
+		return -EINVAL;
+	c = sm_client_lookup(req.id);
+	if (!c)
+		return -ENOENT;
+	in = sm_dev_in_fence(req.flags, req.in_fence);
+	if (IS_ERR(in)) {
+		ret = PTR_ERR(in);
+		goto out_client;
+	}
+	if (req.flags & IB_SYNC_MEM_IOC_F_ASYNC) {
+		f = ib_sync_mem_sync_async(c, req.dir, req.offset, req.len,
+					   req.timeout_ms, in);
+		if (IS_ERR(f)) {
+			ret = PTR_ERR(f);
+		} else {
+			ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
+					      &req.out_fence);
+			dma_fence_put(f);
+		}
+	} else {
+		ret = sm_sync_refused(c, req.dir, req.offset, req.len) ?:
+		      sm_dev_wait_in(in, req.timeout_ms);
+		if (!ret && req.len)
+			ret = ib_sync_mem_sync_range(c, req.dir, req.offset,
+						     req.len, req.timeout_ms);
+		else if (!ret)
+			ret = ib_sync_mem_sync(c, req.dir, req.timeout_ms);
+	}
+	if (in)
+		dma_fence_put(in);
+out_client:
+	ib_sync_mem_put(c);
+	return ret;
+}
+
+static long sm_dev_sync_dev(void __user *arg)
+{
+	struct ib_sync_mem_ioc_sync_dev req;
+	struct ib_sync_mem_domain *dom;
+	struct ib_sync_mem_result res;
+	struct dma_fence *in, *f;
+	long ret;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags & ~IB_SYNC_MEM_IOC_F_ALL)
+		return -EINVAL;
+	if (req.dir < IB_SYNC_MEM_TO_DEVICE || req.dir > SM_NR_DIRS)
+		return -EINVAL;
+	dom = sm_domain_get_by_index(req.dev_index);
+	if (!dom)
+		return -ENODEV;
+	in = sm_dev_in_fence(req.flags, req.in_fence);
+	if (IS_ERR(in)) {
+		ret = PTR_ERR(in);
+		goto out_dom;
+	}
+	if (req.flags & IB_SYNC_MEM_IOC_F_ASYNC) {
+		f = sm_sync_domain_async(dom, req.dir, req.timeout_ms, in);
+		if (IS_ERR(f)) {
+			ret = PTR_ERR(f);
+		} else {
+			ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
+					      &req.out_fence);
+			dma_fence_put(f);
+		}
+		goto out_in;
+	}
+	ret = sm_dev_wait_in(in, req.timeout_ms) ?:
+	      sm_sync_domain(dom, NULL, req.dir, req.timeout_ms, true, &res);
+	if (ret)
+		goto out_in;
+	req.clients = res.clients;
+	req.errors = res.errors;
+	req.skipped = res.skipped;
+	req.err = res.err;
+	req.pass = res.pass;
+	if (copy_to_user(arg, &req, sizeof(req)))
+		ret = -EFAULT;
+out_in:
+	if (in)
+		dma_fence_put(in);
+out_dom:
+	sm_domain_put(dom);
+	return ret;
+}
+
+static long sm_dev_mark_dirty(void __user *arg)
+{
+	struct ib_sync_mem_ioc_mark req;
+	struct ib_sync_mem_client *c;
+	long ret;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	c = sm_client_lookup(req.id);
+	if (!c)
+		return -ENOENT;
+	ret = sm_state_errno(c);
+	if (ret)
+		goto out;
+	if (!(c->flags & IB_SYNC_MEM_F_LAZY) || (req.offset && !req.len)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (req.len) {
+		ret = ib_sync_mem_mark_dirty_range(c, req.dir, req.offset,
+						   req.len);
+	} else if (req.dir < IB_SYNC_MEM_TO_DEVICE || req.dir > SM_NR_DIRS) {
+		ret = -EINVAL;
+	} else {
+		ib_sync_mem_mark_dirty(c, req.dir);
+	}
+out:
+	ib_sync_mem_put(c);
+	return ret;
+}
+
+static long sm_dev_ioctl(struct file *file, unsigned int cmd,
+			 unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+
+	if (cmd == IB_SYNC_MEM_IOC_NOP)
+		return 0;
+	switch (cmd) {
+	case IB_SYNC_MEM_IOC_SYNC:
+	case IB_SYNC_MEM_IOC_SYNC_DEV:
+	case IB_SYNC_MEM_IOC_MARK_DIRTY:
+		/* The family's rule for its mutating commands. */
+		if (!file_ns_capable(file, &init_user_ns, CAP_NET_ADMIN))
+			return -EPERM;
+		break;
+	default:
+		return -ENOTTY;
+	}
+	switch (cmd) {
+	case IB_SYNC_MEM_IOC_SYNC:
+		return sm_dev_sync(uarg);
+	case IB_SYNC_MEM_IOC_SYNC_DEV:
+		return sm_dev_sync_dev(uarg);
+	default:
+		return sm_dev_mark_dirty(uarg);
+	}
+}
+
+static const struct file_operations sm_dev_fops = {
+	.owner = THIS_MODULE,
+	.open = nonseekable_open,
+	.unlocked_ioctl = sm_dev_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+static struct miscdevice sm_miscdev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = IB_SYNC_MEM_DEV_NAME,
+	.fops = &sm_dev_fops,
+	.mode = 0600,
+};
+
+int sm_dev_init(void)
+{
+	return misc_register(&sm_miscdev);
+}
+
+void sm_dev_exit(void)
+{
+	misc_deregister(&sm_miscdev);
+}

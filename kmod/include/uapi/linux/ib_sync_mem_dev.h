@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * ib_sync_mem's data path: /dev/ib_sync_mem, a misc character device.
+ *
+ * The generic netlink family (linux/ib_sync_mem.h) creates, lists and
+ * deletes clients; this device syncs them from a program's hot path, and
+ * carries what netlink cannot: dma_fences, as sync_file file descriptors.
+ * It knows the same client ids, directions and device indexes as the
+ * family.
+ *
+ * The node: the module registers the misc device "ib_sync_mem"; devtmpfs
+ * creates /dev/ib_sync_mem, mode 0600, owned by root (a udev rule may
+ * widen it: the ioctls check the caller, not the mode).
+ *
+ * Permissions: IB_SYNC_MEM_IOC_NOP is open to whoever opened the device.
+ * Every other ioctl needs CAP_NET_ADMIN in the initial user namespace, as
+ * the family's mutating commands do (-EPERM otherwise), judged by the
+ * credentials of the task that opened the file.
+ *
+ * Fences: IB_SYNC_MEM_IOC_F_ASYNC returns at once with a new sync_file fd
+ * (O_CLOEXEC) in out_fence; its fence signals when the sync completed,
+ * with the sync's error as its status (SYNC_IOC_FILE_INFO's status: 1
+ * signalled without error, a negative errno otherwise, 0 while pending).
+ * poll() on it works as for every sync_file. Each fence signals exactly
+ * once, whatever happens: a client deleted (-ENODEV) or invalidated
+ * meanwhile (-ENXIO for its memory gone, -ENODEV for its device), a
+ * device removed while the sync waited for its in-fence (-ENODEV at once,
+ * not when the in-fence signals), an in-fence that signalled with an
+ * error (that error, and no sync runs). Closing /dev/ib_sync_mem or the
+ * sync_file, or the death of the program, does not cancel a sync. A fence
+ * keeps the module loaded until its last reference is gone.
+ * IB_SYNC_MEM_IOC_F_IN_FENCE makes the sync wait for a sync_file first
+ * (without it in_fence is ignored): a blocking sync waits, killable and
+ * bounded by its timeout; an asynchronous one returns at once.
+ *
+ * Errors (negative errno from ioctl()): -EINVAL for a bad direction,
+ * flags or reserved field, or an in_fence that is not a sync_file;
+ * -EBADF for an in_fence that is not an open fd; -ENOENT for an unknown
+ * client id, -ENODEV for an unknown device index (as the family's);
+ * -EINVAL or -ERANGE for a bad range (as the family's); -ENOTTY for an
+ * unknown ioctl. A blocking sync returns its
+ * client's result as the family's IB_SYNC_MEM_CMD_SYNC does (-ETIMEDOUT,
+ * -EIO, ...).
+ */
+#ifndef _UAPI_LINUX_IB_SYNC_MEM_DEV_H
+#define _UAPI_LINUX_IB_SYNC_MEM_DEV_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define IB_SYNC_MEM_DEV_NAME	"ib_sync_mem"
+
+/* ioctl flags (struct ib_sync_mem_ioc_sync.flags, _sync_dev.flags) */
+#define IB_SYNC_MEM_IOC_F_ASYNC		(1U << 0)	/* out_fence, no wait */
+#define IB_SYNC_MEM_IOC_F_IN_FENCE	(1U << 1)	/* wait for in_fence */
+#define IB_SYNC_MEM_IOC_F_ALL		(IB_SYNC_MEM_IOC_F_ASYNC | \
+					 IB_SYNC_MEM_IOC_F_IN_FENCE)
+
+/**
+ * struct ib_sync_mem_ioc_sync - IB_SYNC_MEM_IOC_SYNC: one client
+ * @id: the client (IB_SYNC_MEM_A_CLIENT_ID)
+ * @dir: enum ib_sync_mem_sync_dir
+ * @offset: with @len, sync [@offset, @offset + @len) only
+ * @len: 0 for the whole client
+ * @flags: IB_SYNC_MEM_IOC_F_*
+ * @timeout_ms: the client's ->sync deadline from when it begins; 0 for
+ *	the module's sync_timeout_ms
+ * @in_fence: with IB_SYNC_MEM_IOC_F_IN_FENCE, a sync_file fd
+ * @out_fence: set with IB_SYNC_MEM_IOC_F_ASYNC: a new sync_file fd
+ */
+struct ib_sync_mem_ioc_sync {
+	__u32 id;
+	__u32 dir;
+	__u64 offset;
+	__u64 len;
+	__u32 flags;
+	__u32 timeout_ms;
+	__s32 in_fence;
+	__s32 out_fence;
+};
+
+/**
+ * struct ib_sync_mem_ioc_sync_dev - IB_SYNC_MEM_IOC_SYNC_DEV: one device
+ * @dev_index: the device (IB_SYNC_MEM_A_DEV_INDEX)
+ * @dir: enum ib_sync_mem_sync_dir
+ * @flags: IB_SYNC_MEM_IOC_F_*
+ * @timeout_ms: as in struct ib_sync_mem_ioc_sync
+ * @in_fence: as in struct ib_sync_mem_ioc_sync
+ * @out_fence: as in struct ib_sync_mem_ioc_sync
+ * @clients: set by a blocking sync: clients whose ->sync ran in its pass
+ * @errors: set likewise: how many of them failed
+ * @skipped: set likewise: clients not run (lazy and clean, invalidated)
+ * @err: set likewise: the pass's first client error, 0 if none (the
+ *	ioctl itself then returns 0: a client's error is a result)
+ * @pass: set likewise: the pass's id
+ */
+struct ib_sync_mem_ioc_sync_dev {
+	__u32 dev_index;
+	__u32 dir;
+	__u32 flags;
+	__u32 timeout_ms;
+	__s32 in_fence;
+	__s32 out_fence;
+	__u32 clients;
+	__u32 errors;
+	__u32 skipped;
+	__s32 err;
+	__u64 pass;
+};
+
+/**
+ * struct ib_sync_mem_ioc_mark - IB_SYNC_MEM_IOC_MARK_DIRTY
+ * @id: a lazy client (IB_SYNC_MEM_CLIENT_F_LAZY; another is -EINVAL)
+ * @dir: the direction of the sync now owed
+ * @offset: with @len, the span written
+ * @len: 0 for the whole client
+ */
+struct ib_sync_mem_ioc_mark {
+	__u32 id;
+	__u32 dir;
+	__u64 offset;
+	__u64 len;
+};
+
+#define IB_SYNC_MEM_IOC_MAGIC	0xDB
+
+/* Does nothing: the floor of any syscall path to the module (benches). */
+#define IB_SYNC_MEM_IOC_NOP	_IO(IB_SYNC_MEM_IOC_MAGIC, 0)
+#define IB_SYNC_MEM_IOC_SYNC	_IOWR(IB_SYNC_MEM_IOC_MAGIC, 1, \
+				      struct ib_sync_mem_ioc_sync)
+#define IB_SYNC_MEM_IOC_SYNC_DEV _IOWR(IB_SYNC_MEM_IOC_MAGIC, 2, \
+				       struct ib_sync_mem_ioc_sync_dev)
+#define IB_SYNC_MEM_IOC_MARK_DIRTY _IOW(IB_SYNC_MEM_IOC_MAGIC, 3, \
+					struct ib_sync_mem_ioc_mark)
+
+#endif /* _UAPI_LINUX_IB_SYNC_MEM_DEV_H */

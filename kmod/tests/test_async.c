@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_sync_mem_test: asynchronous syncs (ib_sync_mem_sync_async(),
+ * ib_sync_mem_sync_device_async()). Every fence signals exactly once, with
+ * the sync's result: counted by the registry's fences_pending, which a
+ * fence never signalled leaves up and one signalled twice takes down
+ * twice; each case checks it comes back to where it was, exactly.
+ */
+#include <linux/dma-fence.h>
+
+#include "sync_mem_test.h"
+
+/* Wait (bounded: a hang guard) for @f; its status, or 0 if it never signalled. */
+static int ka_wait(struct dma_fence *f)
+{
+	if (dma_fence_wait_timeout(f, false, 60 * HZ) <= 0)
+		return 0;
+	return dma_fence_get_status(f);
+}
+
+static void ka_put(struct dma_fence *f)
+{
+	if (!IS_ERR_OR_NULL(f))
+		dma_fence_put(f);
+}
+
+void test_async(struct ib_device *ibdev)
+{
+	int pending = atomic_read(&sm_counters.fences_pending);
+	struct dma_fence *f, *g, *in;
+	struct ib_sync_mem_client *c;
+	struct tc *t = tc_alloc(1);
+
+	if (!t || IS_ERR(tc_register(ibdev, t, 0))) {
+		kt_fail++;
+		goto out;
+	}
+	c = t->client;
+
+	/* Bad input is refused at once: no fence, nothing runs. */
+	f = ib_sync_mem_sync_async(c, 0, 0, 0, 0, NULL);
+	KT_EXPECT_EQ(PTR_ERR_OR_ZERO(f), -EINVAL);
+	ka_put(f);
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 64, 0, 0, NULL);
+	KT_EXPECT_EQ(PTR_ERR_OR_ZERO(f), -EINVAL);
+	ka_put(f);
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_INBOUND, 0, 0, 0, NULL);
+	KT_EXPECT_EQ(PTR_ERR_OR_ZERO(f), -EOPNOTSUPP);
+	ka_put(f);
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 0);
+
+	/* A sync that succeeds: status 1, one ->sync. */
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, NULL);
+	KT_EXPECT(!IS_ERR(f));
+	if (!IS_ERR(f))
+		KT_EXPECT_EQ(ka_wait(f), 1);
+	ka_put(f);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 1);
+
+	/* A sync that fails: its errno is the fence's. */
+	t->fail = -EIO;
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_CPU, 0, 0, 0, NULL);
+	if (!IS_ERR(f))
+		KT_EXPECT_EQ(ka_wait(f), -EIO);
+	ka_put(f);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 2);
+	t->fail = 0;
+
+	/* An in-fence: nothing runs before it signals. */
+	in = kt_fence_new();
+	if (!in) {
+		kt_fail++;
+		goto unreg;
+	}
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, in);
+	KT_EXPECT(!IS_ERR(f));
+	if (!IS_ERR(f)) {
+		KT_EXPECT(!dma_fence_is_signaled(f));
+		KT_EXPECT_EQ(atomic_read(&t->syncs), 2);
+		kt_fence_signal(in, 0);
+		KT_EXPECT_EQ(ka_wait(f), 1);
+		KT_EXPECT_EQ(atomic_read(&t->syncs), 3);
+	}
+	ka_put(f);
+	dma_fence_put(in);
+
+	/* An in-fence that failed: its error, and no ->sync. */
+	in = kt_fence_new();
+	if (!in) {
+		kt_fail++;
+		goto unreg;
+	}
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, in);
+	if (!IS_ERR(f)) {
+		kt_fence_signal(in, -EPIPE);
+		KT_EXPECT_EQ(ka_wait(f), -EPIPE);
+	}
+	ka_put(f);
+	dma_fence_put(in);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 3);
+
+	/*
+	 * Unregistered while it waits for its in-fence: it still signals,
+	 * once, with the unregistered client's errno. A second one, chained
+	 * on the first, gets the first's error and runs nothing.
+	 */
+	in = kt_fence_new();
+	if (!in) {
+		kt_fail++;
+		goto unreg;
+	}
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, in);
+	g = IS_ERR(f) ? f :
+	    ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_CPU, 0, 0, 0, f);
+	KT_EXPECT(!IS_ERR(g));
+	tc_unregister(t);
+	kt_fence_signal(in, 0);
+	if (!IS_ERR(f))
+		KT_EXPECT_EQ(ka_wait(f), -ENODEV);
+	if (!IS_ERR(g))
+		KT_EXPECT_EQ(ka_wait(g), -ENODEV);
+	ka_put(g);
+	ka_put(f);
+	dma_fence_put(in);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 3);
+	/* The jobs drop their client after the signal. */
+	KT_EXPECT(KT_WAIT(atomic_read(&t->releases) == 1, 60));
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
+	goto out;
+unreg:
+	tc_unregister(t);
+out:
+	kvfree(t);
+}
+
+#define KA_DEV_N	3
+
+void test_async_device(struct ib_device *ibdev)
+{
+	int pending = atomic_read(&sm_counters.fences_pending);
+	struct dma_fence *f;
+	struct tc *t = tc_alloc(KA_DEV_N);
+	int i;
+
+	if (!t || !tc_register_all(ibdev, t, KA_DEV_N, 0)) {
+		kt_fail++;
+		kvfree(t);
+		return;
+	}
+	f = ib_sync_mem_sync_device_async(ibdev, 0, 0, NULL);
+	KT_EXPECT_EQ(PTR_ERR_OR_ZERO(f), -EINVAL);
+	ka_put(f);
+
+	/* Every client once; the first client error is the fence's. */
+	t[1].fail = -EIO;
+	f = ib_sync_mem_sync_device_async(ibdev, IB_SYNC_MEM_TO_DEVICE, 0, NULL);
+	KT_EXPECT(!IS_ERR(f));
+	if (!IS_ERR(f))
+		KT_EXPECT_EQ(ka_wait(f), -EIO);
+	ka_put(f);
+	for (i = 0; i < KA_DEV_N; i++)
+		KT_EXPECT_EQ(atomic_read(&t[i].syncs), 1);
+
+	t[1].fail = 0;
+	f = ib_sync_mem_sync_device_async(ibdev, IB_SYNC_MEM_TO_CPU, 0, NULL);
+	if (!IS_ERR(f))
+		KT_EXPECT_EQ(ka_wait(f), 1);
+	ka_put(f);
+	for (i = 0; i < KA_DEV_N; i++)
+		KT_EXPECT_EQ(atomic_read(&t[i].syncs), 2);
+	tc_unregister_all(t, KA_DEV_N);
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
+	kvfree(t);
+}
+
+/* ---- removal while syncs wait for their in-fence (two steps) ---- */
+
+static struct {
+	struct tc *t;
+	struct dma_fence *in;
+	struct dma_fence *f;	/* one client's sync */
+	struct dma_fence *d;	/* the device's */
+	int pending;
+	bool active;
+} async_dev;
+
+/*
+ * A client's sync and its device's wait for an in-fence that signals only
+ * at async_dev_check: the device's removal, between the two steps, must
+ * signal both with -ENODEV, before it returns, without ->sync.
+ */
+int async_dev_start(const char *name)
+{
+	struct ib_device *ibdev = ib_sync_mem_device_get(name);
+	int ret = -ENOMEM;
+
+	if (!ibdev)
+		return -ENODEV;
+	if (async_dev.active) {
+		ib_device_put(ibdev);
+		return -EBUSY;
+	}
+	async_dev.pending = atomic_read(&sm_counters.fences_pending);
+	async_dev.t = tc_alloc(1);
+	async_dev.in = kt_fence_new();
+	if (!async_dev.t || !async_dev.in)
+		goto err;
+	if (IS_ERR(tc_register(ibdev, async_dev.t, 0))) {
+		ret = -EIO;
+		goto err;
+	}
+	async_dev.f = ib_sync_mem_sync_async(async_dev.t->client,
+					     IB_SYNC_MEM_TO_DEVICE, 0, 0, 0,
+					     async_dev.in);
+	async_dev.d = ib_sync_mem_sync_device_async(ibdev, IB_SYNC_MEM_TO_CPU,
+						    0, async_dev.in);
+	async_dev.active = true;
+	ib_device_put(ibdev);
+	return IS_ERR(async_dev.f) || IS_ERR(async_dev.d) ? -EIO : 0;
+err:
+	if (async_dev.in) {
+		kt_fence_signal(async_dev.in, 0);
+		dma_fence_put(async_dev.in);
+	}
+	kvfree(async_dev.t);
+	ib_device_put(ibdev);
+	return ret;
+}
+
+void test_async_dev_check(void)
+{
+	struct tc *t = async_dev.t;
+
+	if (!async_dev.active) {
+		kt_fail++;
+		kt_diag("async_dev_check without async_dev_start");
+		return;
+	}
+	/* Signalled by the removal: no wait here. */
+	if (!IS_ERR(async_dev.f)) {
+		KT_EXPECT(dma_fence_is_signaled(async_dev.f));
+		KT_EXPECT_EQ(ka_wait(async_dev.f), -ENODEV);
+		dma_fence_put(async_dev.f);
+	}
+	if (!IS_ERR(async_dev.d)) {
+		KT_EXPECT(dma_fence_is_signaled(async_dev.d));
+		KT_EXPECT_EQ(ka_wait(async_dev.d), -ENODEV);
+		dma_fence_put(async_dev.d);
+	}
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending),
+		     async_dev.pending);
+	kt_fence_signal(async_dev.in, 0);
+	dma_fence_put(async_dev.in);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 0);
+	KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
+	tc_unregister(t);
+	KT_EXPECT(KT_WAIT(atomic_read(&t->releases) == 1, 60));
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending),
+		     async_dev.pending);
+	kvfree(t);
+	async_dev.active = false;
+}
