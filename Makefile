@@ -36,11 +36,13 @@ go:
 	$(GO) build $(GOFLAGS) -o build/bin/nlfuzz ./test/fuzz/nlfuzz
 	$(GO) build $(GOFLAGS) -o build/bin/gojq github.com/itchyny/gojq/cmd/gojq
 
-# pkg/genl's test binary, for its integration tests against the kernel
-# (SYNCMEM_INTEGRATION=1; run in the VM by test/vm/55-genl-memory.sh).
+# The test binaries of pkg/genl and pkg/syncdev, for their integration
+# tests against the kernel (SYNCMEM_INTEGRATION=1; run in the VM by
+# test/vm/55-genl-memory.sh and test/vm/57-async.sh).
 genl-test:
 	@mkdir -p build/bin
 	$(GO) test -c -o build/bin/genl.test ./pkg/genl
+	$(GO) test -c -o build/bin/syncdev.test ./pkg/syncdev
 
 # Regenerate pkg/trace's committed BPF object and its Go bindings (bpf2go,
 # clang); pkg/trace's TestGeneratedUpToDate fails while they are stale.
@@ -56,7 +58,7 @@ TOOLS_VERBS := rdma_canary wire_canary train_loop inbound_bench
 
 tools: $(TOOLS)
 
-build/bin/%: test/tools/%.c test/tools/smnl.c $(wildcard test/tools/*.h) kmod/include/uapi/linux/ib_sync_mem.h
+build/bin/%: test/tools/%.c test/tools/smnl.c $(wildcard test/tools/*.h) $(wildcard kmod/include/uapi/linux/*.h)
 	@mkdir -p build/bin
 	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ikmod/include/uapi -o $@ $< test/tools/smnl.c \
 		$(TOOLS_LDLIBS) -lpthread $(if $(filter $(TOOLS_VERBS),$*),-libverbs)

@@ -208,7 +208,7 @@ func TestIntegrationInFence(t *testing.T) {
 }
 
 // TestIntegrationSyncDev: a device pass reports its totals; its async
-// form signals; an unknown index is ENOENT.
+// form signals; an unknown index is ENODEV.
 func TestIntegrationSyncDev(t *testing.T) {
 	e := integration(t)
 	cl := e.sim(t, "syncdev-dev", 0, nil)
@@ -230,8 +230,8 @@ func TestIntegrationSyncDev(t *testing.T) {
 	if n := e.toDevice(t, cl.ID); n != 2 {
 		t.Errorf("%d syncs of the device's client, want 2", n)
 	}
-	if _, err := e.d.SyncDev(syncdev.DevRequest{DevIndex: 1 << 30, Dir: genl.DirToDevice}); !errors.Is(err, unix.ENOENT) {
-		t.Errorf("unknown index: %v, want ENOENT", err)
+	if _, err := e.d.SyncDev(syncdev.DevRequest{DevIndex: 1 << 30, Dir: genl.DirToDevice}); !errors.Is(err, unix.ENODEV) {
+		t.Errorf("unknown index: %v, want ENODEV", err)
 	}
 }
 
@@ -239,7 +239,7 @@ func TestIntegrationSyncDev(t *testing.T) {
 // is not lazy cannot be marked.
 func TestIntegrationMarkDirty(t *testing.T) {
 	e := integration(t)
-	lazy := e.sim(t, "syncdev-lazy", genl.FlagLazy, nil)
+	lazy := e.sim(t, "syncdev-lazy", genl.FlagLazy, &genl.SimConfig{Size: new(uint64(64 << 10))})
 	r := syncdev.SyncRequest{ID: lazy.ID, Dir: genl.DirToDevice}
 	for i, mark := range []bool{false, true} {
 		if mark {

@@ -405,6 +405,8 @@ sim_del() { echo "$1" > "$SIMFS/del_client"; }
 counter() { awk -v k="$1" '$1 == k { print $2 }' "$DEBUGFS/counters"; }
 counter_is() { local v; v=$(counter "$1"); echo "$1=$v" >&2; is_num "$v" && [ "$v" = "$2" ]; }
 counters_zero() { counter_is clients 0 && counter_is registered 0; }
+# no_fence_left: every asynchronous sync's fence signalled and freed.
+no_fence_left() { counter_is fences 0 && counter_is fences_pending 0; }
 # no_client_left NAME: one test, the client counters back to zero; if not,
 # the counts in the result, the clients left in the log, and it fails (the
 # caller deletes what is left its own way).
@@ -567,4 +569,85 @@ run_prog() {
 # LINES lines (dmesg | wc -l taken when a suite began).
 no_new_splat_since() {
 	! dmesg | tail -n +"$(($1 + 1))" | grep -nE "$SPLAT" >&2
+}
+
+# run_go_tests NAME BIN: run the Go integration tests of test binary BIN
+# (go test -c; TestIntegration*, SYNCMEM_INTEGRATION=1, on rxe0) and re-emit
+# each test and subtest as a result "NAME: TEST". A missing binary, a crash
+# or a timeout, a test started without a result, no test run at all, or a
+# skipped test (they must run here, never skip) is a failure. The hang
+# guard, GO_TEST_TIMEOUT seconds, is scaled like every bound.
+run_go_tests() {
+	local label=$1 bin=$2 timeout=${GO_TEST_TIMEOUT:-$((180 * SYNCMEM_SLOW))}
+	local prog=${2##*/}
+	local out line verdict name rc pid n=0 failed=0 skipped=0 t
+	local re_result='^ *--- (PASS|FAIL|SKIP): ([^ ]+) \(' re_run='^=== RUN +([^ ]+)$'
+	local -A started=() finished=()
+	local -a order=()
+
+	if [ ! -x "$bin" ]; then
+		not_ok "$prog: present # $bin is missing (make all)"
+		return
+	fi
+	out=$(mktemp)
+	echo "--- SYNCMEM_INTEGRATION=1 $bin -test.v -test.run Integration" >&2
+	SYNCMEM_INTEGRATION=1 SYNCMEM_DEV=rxe0 timeout --kill-after=10 "$timeout" \
+		"$bin" -test.v -test.count=1 -test.timeout=$((timeout - 20))s \
+		-test.run Integration >"$out" 2>&1 &
+	pid=$!
+	# A hang guard with a look inside: still running 40 s before its own
+	# timeout panics, the binary is stuck (it needs seconds): what its
+	# threads wait in and the netlink sockets' queues and drops go into
+	# the log while it is still there to see.
+	if ! wait_until $((timeout / SYNCMEM_SLOW - 40)) gone "$pid"; then
+		echo "--- $prog still running: its threads' kernel stacks, then /proc/net/netlink" >&2
+		# $pid is timeout(1)'s; the binary is its child.
+		for t in /proc/"$(pgrep -P "$pid" | head -n1)"/task/*; do
+			echo "thread ${t##*/}: $(cat "$t/wchan" 2>/dev/null)" >&2
+			cat "$t/stack" >&2 2>/dev/null
+		done
+		cat /proc/net/netlink >&2
+	fi
+	wait "$pid"
+	rc=$?
+	cat "$out" >&2
+	while IFS= read -r line; do
+		if [[ $line =~ $re_run ]]; then
+			name=${BASH_REMATCH[1]}
+			[ -n "${started[$name]:-}" ] || order+=("$name")
+			started[$name]=1
+		elif [[ $line =~ $re_result ]]; then
+			verdict=${BASH_REMATCH[1]} name=${BASH_REMATCH[2]}
+			finished[$name]=1
+			n=$((n + 1))
+			case $verdict in
+			PASS) ok "$label: $name" ;;
+			FAIL) failed=$((failed + 1)); not_ok "$label: $name" ;;
+			SKIP) skipped=$((skipped + 1)); not_ok "$label: $name # skipped: it must run here" ;;
+			esac
+		fi
+	done <"$out"
+	# The output is sequential: results come after what they report on.
+	for t in "${order[@]}"; do
+		if [ -z "${finished[$t]:-}" ]; then
+			failed=$((failed + 1))
+			not_ok "$label: $t # started, no result (crash or timeout)"
+		fi
+	done
+	if grep -qE '^(panic: |fatal error: )' "$out"; then
+		not_ok "$prog: ran to completion # $(grep -m1 -E '^(panic: |fatal error: )' "$out")"
+	elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		not_ok "$prog: ran to completion # timed out after ${timeout}s (exit $rc)"
+	elif [ $rc -gt 128 ]; then
+		not_ok "$prog: ran to completion # killed by signal $((rc - 128))"
+	elif [ $n -eq 0 ]; then
+		not_ok "$prog: ran to completion # no test ran (exit $rc)"
+	elif [ $rc -ne 0 ] && [ $failed -eq 0 ]; then
+		not_ok "$prog: ran to completion # exit $rc with no failed test"
+	elif [ $rc -eq 0 ] && [ $failed -ne 0 ]; then
+		not_ok "$prog: ran to completion # exit 0 despite $failed failed tests"
+	else
+		ok "$prog: ran to completion ($n results, $failed failed, $skipped skipped)"
+	fi
+	rm -f "$out"
 }

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * async_dev: /dev/ib_sync_mem from a program (uapi/linux/ib_sync_mem_dev.h),
+ * as KTAP: blocking and asynchronous syncs of sim clients, fences as
+ * sync_file fds (poll, SYNC_IOC_FILE_INFO), in-fences and their errors,
+ * MARK_DIRTY, the device-wide forms, bad input and its exact errnos, the
+ * permission rule, and every fence signalled once and freed at the end.
+ *
+ *   async_dev [--dev rxe0]
+ *
+ * Needs ib_sync_mem and ib_sync_mem_sim loaded, root with CAP_NET_ADMIN.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/capability.h>
+#include <linux/ib_sync_mem.h>
+#include <linux/ib_sync_mem_dev.h>
+#include <linux/sync_file.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include "ktap.h"
+#include "smdebugfs.h"
+#include "smnl.h"
+
+static const char *dev_name = "rxe0";
+static struct smnl nl;
+static int devfd = -1;
+
+/* ioctl(): 0 or -errno. */
+static int ioc(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+static int sync_one(uint32_t id, uint32_t dir, uint32_t flags, int in,
+		    int *out)
+{
+	struct ib_sync_mem_ioc_sync r = {
+		.id = id, .dir = dir, .flags = flags, .in_fence = in,
+		.out_fence = -1,
+	};
+	int ret = ioc(devfd, IB_SYNC_MEM_IOC_SYNC, &r);
+
+	if (out)
+		*out = r.out_fence;
+	return ret;
+}
+
+/* An asynchronous sync's fence fd, or -errno. */
+static int sync_async(uint32_t id, uint32_t dir, int in)
+{
+	int out, ret;
+
+	ret = sync_one(id, dir, IB_SYNC_MEM_IOC_F_ASYNC |
+		       (in >= 0 ? IB_SYNC_MEM_IOC_F_IN_FENCE : 0), in, &out);
+	return ret ?: out;
+}
+
+/* SYNC_IOC_FILE_INFO's status: 1 ok, 0 pending, -errno; -1000 if it fails. */
+static int fence_status(int fd)
+{
+	struct sync_file_info info = { 0 };
+
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info))
+		return -1000;
+	return info.status;
+}
+
+/* Wait (a hang guard, not a measurement) for fence @fd; its status. */
+static int fence_wait(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, bound_ms(60000)) != 1)
+		return 0;
+	return fence_status(fd);
+}
+
+static uint64_t syncs_of(uint32_t id)
+{
+	struct smnl_client c;
+
+	return smnl_client_get(&nl, id, &c) ? ~0ULL : c.syncs;
+}
+
+static int new_sim(const char *name, uint32_t latency_us, uint32_t fail_next,
+		   uint32_t flags)
+{
+	struct smnl_new req = {
+		.dev = dev_name, .name = name, .kind = IB_SYNC_MEM_KIND_SIM,
+		.flags = flags, .sim_nest = 1, .sim_latency_us = latency_us,
+		.sim_fail_next = fail_next, .sim_fail_errno = fail_next ? EIO : 0,
+	};
+
+	return smnl_register(&nl, &req);
+}
+
+/* Drop every capability of this process: root's uid, no CAP_NET_ADMIN. */
+static int drop_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/* In a child without capabilities: what open + NOP + SYNC return. */
+static void test_permission(uint32_t id)
+{
+	int st, rc = -1;
+	pid_t pid = fork();
+
+	if (!pid) {
+		int fd, nop, sync;
+		struct ib_sync_mem_ioc_sync r = { .id = id, .dir = 1 };
+
+		if (drop_caps())
+			_exit(10);
+		fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(11);
+		nop = ioc(fd, IB_SYNC_MEM_IOC_NOP, NULL);
+		sync = ioc(fd, IB_SYNC_MEM_IOC_SYNC, &r);
+		_exit(nop == 0 && sync == -EPERM ? 0 : 12);
+	}
+	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+		rc = WEXITSTATUS(st);
+	ktap_result(rc == 0, "without CAP_NET_ADMIN: NOP works, SYNC is EPERM (child exit %d)", rc);
+
+	/* The opener's credentials count: root's file, used by a child without. */
+	pid = fork();
+	if (!pid) {
+		struct ib_sync_mem_ioc_sync r = { .id = id, .dir = 1 };
+
+		if (drop_caps())
+			_exit(10);
+		_exit(ioc(devfd, IB_SYNC_MEM_IOC_SYNC, &r) == 0 ? 0 : 12);
+	}
+	rc = -1;
+	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+		rc = WEXITSTATUS(st);
+	ktap_result(rc == 0, "a file opened with CAP_NET_ADMIN syncs in a child without it (child exit %d)", rc);
+}
+
+static void test_bad_input(uint32_t id, uint32_t lazy_id)
+{
+	struct ib_sync_mem_ioc_sync r = { .id = id, .dir = 1 };
+	struct ib_sync_mem_ioc_sync_dev d = { .dev_index = 1u << 30, .dir = 1 };
+	struct ib_sync_mem_ioc_mark m = { .id = id, .dir = 1 };
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	uint64_t before = syncs_of(id);
+	int ret;
+
+	ret = sync_one(id, 1, IB_SYNC_MEM_IOC_F_IN_FENCE, 1000, NULL);
+	ktap_result(ret == -EBADF, "in_fence not an open fd: EBADF (got %d)", ret);
+	ret = sync_one(id, 1, IB_SYNC_MEM_IOC_F_IN_FENCE | IB_SYNC_MEM_IOC_F_ASYNC, null, NULL);
+	ktap_result(ret == -EINVAL, "in_fence not a sync_file (/dev/null): EINVAL (got %d)", ret);
+	close(null);
+	ret = sync_one(id, 1, 1u << 7, -1, NULL);
+	ktap_result(ret == -EINVAL, "unknown flag: EINVAL (got %d)", ret);
+	ret = sync_one(0x7fffff00, 1, 0, -1, NULL);
+	ktap_result(ret == -ENOENT, "unknown client id: ENOENT (got %d)", ret);
+	ret = sync_one(id, 9, IB_SYNC_MEM_IOC_F_ASYNC, -1, NULL);
+	ktap_result(ret == -EINVAL, "direction 9, async: EINVAL, no fence (got %d)", ret);
+	ret = sync_one(id, 0, 0, -1, NULL);
+	ktap_result(ret == -EINVAL, "direction 0: EINVAL (got %d)", ret);
+	r.offset = 64;
+	ret = ioc(devfd, IB_SYNC_MEM_IOC_SYNC, &r);
+	ktap_result(ret == -EINVAL, "an offset without a length: EINVAL (got %d)", ret);
+	r.offset = 0;
+	r.len = 1ULL << 40;
+	r.flags = IB_SYNC_MEM_IOC_F_ASYNC;
+	ret = ioc(devfd, IB_SYNC_MEM_IOC_SYNC, &r);
+	ktap_result(ret == -ERANGE, "a range past the client, async: ERANGE (got %d)", ret);
+	ret = ioc(devfd, IB_SYNC_MEM_IOC_SYNC_DEV, &d);
+	ktap_result(ret == -ENODEV, "unknown device index: ENODEV (got %d)", ret);
+	ret = ioc(devfd, _IO(IB_SYNC_MEM_IOC_MAGIC, 99), NULL);
+	ktap_result(ret == -ENOTTY, "unknown ioctl: ENOTTY (got %d)", ret);
+	ret = ioc(devfd, IB_SYNC_MEM_IOC_MARK_DIRTY, &m);
+	ktap_result(ret == -EINVAL, "MARK_DIRTY of a client that is not lazy: EINVAL (got %d)", ret);
+	m.id = lazy_id;
+	m.dir = 7;
+	ret = ioc(devfd, IB_SYNC_MEM_IOC_MARK_DIRTY, &m);
+	ktap_result(ret == -EINVAL, "MARK_DIRTY in direction 7: EINVAL (got %d)", ret);
+	ktap_result(syncs_of(id) == before, "bad input ran no sync (syncs %llu, before %llu)",
+		    (unsigned long long)syncs_of(id), (unsigned long long)before);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dev", required_argument, NULL, 'd' },
+		{ 0 }
+	};
+	int fast, failing, slow, lazy, x, y, f, st, o;
+	struct ib_sync_mem_ioc_sync_dev d = { 0 };
+	struct ib_sync_mem_ioc_mark m = { 0 };
+	struct smnl_client info;
+	struct stat sb;
+	long n;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (o != 'd') {
+			fprintf(stderr, "usage: async_dev [--dev DEV]\n");
+			return 2;
+		}
+		dev_name = optarg;
+	}
+	ktap_start();
+	if (smnl_open(&nl)) {
+		ktap_result(0, "netlink: the ib_sync_mem family");
+		return ktap_finish();
+	}
+	devfd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	if (!ktap_result(devfd >= 0, "open /dev/%s (%s)", IB_SYNC_MEM_DEV_NAME,
+			 devfd >= 0 ? "ok" : strerror(errno)))
+		return ktap_finish();
+	ktap_result(!fstat(devfd, &sb) && S_ISCHR(sb.st_mode) &&
+		    (sb.st_mode & 0777) == 0600 && sb.st_uid == 0,
+		    "a character device, mode 0600, root's (mode %o)", sb.st_mode & 0777);
+	ktap_result(ioc(devfd, IB_SYNC_MEM_IOC_NOP, NULL) == 0, "NOP");
+
+	fast = new_sim("async-fast", 0, 0, 0);
+	failing = new_sim("async-fail", 0, 3, 0);
+	slow = new_sim("async-slow", 200000, 0, 0);
+	lazy = new_sim("async-lazy", 0, 0, IB_SYNC_MEM_CLIENT_F_LAZY);
+	if (!ktap_result(fast > 0 && failing > 0 && slow > 0 && lazy > 0,
+			 "four sim clients on %s (%d %d %d %d)", dev_name,
+			 fast, failing, slow, lazy))
+		return ktap_finish();
+
+	/* Blocking. */
+	st = sync_one(fast, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, -1, NULL);
+	ktap_result(st == 0 && syncs_of(fast) == 1, "blocking SYNC: 0, one sync (%d, syncs %llu)",
+		    st, (unsigned long long)syncs_of(fast));
+	st = sync_one(failing, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, -1, NULL);
+	ktap_result(st == -EIO, "blocking SYNC of a failing client: EIO (got %d)", st);
+
+	/* Asynchronous. */
+	f = sync_async(fast, IB_SYNC_MEM_SYNC_TO_CPU, -1);
+	ktap_result(f >= 0 && (fcntl(f, F_GETFD) & FD_CLOEXEC),
+		    "async SYNC: a sync_file fd, close-on-exec (%d)", f);
+	if (f >= 0) {
+		st = fence_wait(f);
+		ktap_result(st == 1 && syncs_of(fast) == 2,
+			    "its fence signals ok: status 1, one more sync (%d, syncs %llu)",
+			    st, (unsigned long long)syncs_of(fast));
+		close(f);
+	}
+	f = sync_async(failing, IB_SYNC_MEM_SYNC_TO_DEVICE, -1);
+	st = f >= 0 ? fence_wait(f) : f;
+	ktap_result(st == -EIO, "async SYNC of a failing client: the fence's status is -EIO (got %d)", st);
+	if (f >= 0)
+		close(f);
+
+	/* In-fences: y waits for x (a slow sync); x's error stops y. */
+	x = sync_async(slow, IB_SYNC_MEM_SYNC_TO_DEVICE, -1);
+	y = x >= 0 ? sync_async(fast, IB_SYNC_MEM_SYNC_TO_DEVICE, x) : -1;
+	st = y >= 0 ? fence_wait(y) : y;
+	ktap_result(st == 1 && fence_status(x) == 1,
+		    "an in-fence: y signals ok, and x had signalled before it (y %d, x %d)",
+		    st, x >= 0 ? fence_status(x) : x);
+	ktap_result(syncs_of(fast) == 3, "y ran one sync (syncs %llu)",
+		    (unsigned long long)syncs_of(fast));
+	if (x >= 0)
+		close(x);
+	if (y >= 0)
+		close(y);
+	x = sync_async(failing, IB_SYNC_MEM_SYNC_TO_DEVICE, -1);
+	y = x >= 0 ? sync_async(fast, IB_SYNC_MEM_SYNC_TO_DEVICE, x) : -1;
+	st = y >= 0 ? fence_wait(y) : y;
+	ktap_result(st == -EIO && syncs_of(fast) == 3,
+		    "an in-fence that failed: its -EIO is y's, and y ran no sync (y %d, syncs %llu)",
+		    st, (unsigned long long)syncs_of(fast));
+	if (x >= 0)
+		close(x);
+	if (y >= 0)
+		close(y);
+	/* A blocking sync after an in-fence. */
+	x = sync_async(slow, IB_SYNC_MEM_SYNC_TO_DEVICE, -1);
+	st = x >= 0 ? sync_one(fast, IB_SYNC_MEM_SYNC_TO_DEVICE,
+			       IB_SYNC_MEM_IOC_F_IN_FENCE, x, NULL) : x;
+	ktap_result(st == 0 && x >= 0 && fence_status(x) == 1 && syncs_of(fast) == 4,
+		    "a blocking SYNC waits for its in-fence first (%d, x %d, syncs %llu)",
+		    st, x >= 0 ? fence_status(x) : x, (unsigned long long)syncs_of(fast));
+	if (x >= 0)
+		close(x);
+
+	/* Closing the device file cancels nothing. */
+	x = sync_async(slow, IB_SYNC_MEM_SYNC_TO_CPU, -1);
+	close(devfd);
+	st = x >= 0 ? fence_wait(x) : x;
+	ktap_result(st == 1, "/dev/%s closed with a sync pending: its fence still signals ok (%d)",
+		    IB_SYNC_MEM_DEV_NAME, st);
+	if (x >= 0)
+		close(x);
+	devfd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+
+	/* MARK_DIRTY: a lazy client runs only when marked. */
+	st = sync_one(lazy, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, -1, NULL);
+	ktap_result(st == 0 && syncs_of(lazy) == 0, "a clean lazy client: SYNC runs nothing (%d, syncs %llu)",
+		    st, (unsigned long long)syncs_of(lazy));
+	m.id = lazy;
+	m.dir = IB_SYNC_MEM_SYNC_TO_DEVICE;
+	st = ioc(devfd, IB_SYNC_MEM_IOC_MARK_DIRTY, &m);
+	f = sync_async(lazy, IB_SYNC_MEM_SYNC_TO_DEVICE, -1);
+	ktap_result(st == 0 && f >= 0 && fence_wait(f) == 1 && syncs_of(lazy) == 1,
+		    "MARK_DIRTY, then an async SYNC runs it once (%d, syncs %llu)",
+		    st, (unsigned long long)syncs_of(lazy));
+	if (f >= 0)
+		close(f);
+
+	/* The device: every client once; a client's error is a result. */
+	if (smnl_client_get(&nl, fast, &info))
+		info.dev_index = ~0u;
+	d.dev_index = info.dev_index;
+	d.dir = IB_SYNC_MEM_SYNC_TO_DEVICE;
+	st = ioc(devfd, IB_SYNC_MEM_IOC_SYNC_DEV, &d);
+	ktap_result(st == 0 && d.err == 0 && d.errors == 0 && d.pass > 0 && d.clients == 3 &&
+		    d.skipped == 1 &&
+		    syncs_of(fast) == 5 && syncs_of(slow) == 4,
+		    "blocking SYNC_DEV: one pass, every client once (%d: clients %u errors %u skipped %u pass %llu)",
+		    st, d.clients, d.errors, d.skipped, (unsigned long long)d.pass);
+	d.flags = IB_SYNC_MEM_IOC_F_ASYNC;
+	d.out_fence = -1;
+	st = ioc(devfd, IB_SYNC_MEM_IOC_SYNC_DEV, &d);
+	ktap_result(st == 0 && d.out_fence >= 0 && fence_wait(d.out_fence) == 1 &&
+		    syncs_of(fast) == 6, "async SYNC_DEV: its fence signals ok (%d, fd %d)",
+		    st, d.out_fence);
+	if (d.out_fence >= 0)
+		close(d.out_fence);
+
+	test_bad_input(fast, lazy);
+	test_permission(fast);
+
+	smnl_unregister(&nl, fast);
+	smnl_unregister(&nl, failing);
+	smnl_unregister(&nl, slow);
+	smnl_unregister(&nl, lazy);
+	close(devfd);
+	n = sm_debugfs_key("counters", "fences_pending");
+	ktap_result(n == 0, "every fence signalled exactly once: fences_pending %ld", n);
+	for (o = 0; o < bound_ms(60000) / 20; o++) {
+		n = sm_debugfs_key("counters", "fences");
+		if (n == 0)
+			break;
+		usleep(20000);
+	}
+	ktap_result(n == 0, "every fence freed once its fds closed: fences %ld", n);
+	smnl_close(&nl);
+	return ktap_finish();
+}

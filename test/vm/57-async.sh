@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The data path, /dev/ib_sync_mem (uapi/linux/ib_sync_mem_dev.h), from a
+# program: test/tools/async_dev.c syncs sim clients blocking and
+# asynchronously (fences as sync_file fds), chains in-fences, marks a lazy
+# client dirty, syncs the device, and checks the exact errnos of bad input
+# and the permission rule; every fence it made must have signalled once and
+# been freed. The fences' guarantees across unregister and device removal
+# are the in-kernel cases async, async_device and async_across_removal
+# (20-core). Then pkg/syncdev's integration tests, the same from Go.
+. "$(dirname "$0")/lib.sh"
+suite_begin
+
+check "load ib_sync_mem" sm_load
+check "load ib_sync_mem_sim" sim_load
+check "/dev/ib_sync_mem is there (devtmpfs)" test -c /dev/ib_sync_mem
+run_prog async_dev --dev rxe0
+check "rxe0 attached" has_device rxe0
+run_go_tests syncdev "$SYNCMEM_BIN/syncdev.test"
+
+# syncmemctl sync ... async: the fence's outcome, and its exit status.
+ok_id=$(ctl register dev rxe0 name async-cli)
+check "a sim client for the CLI" is_id "$ok_id"
+fail_id=$(ctl register dev rxe0 name async-cli-fail fail-next 1 fail-errno EIO)
+check "a sim client whose next sync fails with EIO" is_id "$fail_id"
+check "sync id ID async: submitted, the fence signals ok" jq_of \
+	"(.err // \"\") == \"\" and .id == $ok_id and .dir == \"to-device\" and .fence_fd >= 0" \
+	ctl -j sync id "$ok_id" async
+check "sync id ID async of a failing client: exit 1, the fence's EIO" \
+	fails_with "the fence signalled with EIO" ctl sync id "$fail_id" async
+check "sync dev rxe0 dir to-cpu async: the fence signals ok" jq_of \
+	"(.err // \"\") == \"\" and .dev == \"rxe0\" and .dir == \"to-cpu\"" \
+	ctl -j sync dev rxe0 dir to-cpu async
+check "async with a batch: refused" fails_with "async takes one client id or dev DEV" \
+	ctl sync id "$ok_id,$fail_id" async
+check "delete the CLI's clients" ctl unregister id "$ok_id,$fail_id"
+no_client_left "no client left behind" || "$SYNCMEM_BIN/smnlctl" del-netlink >&2
+check "no fence left: fences 0, fences_pending 0" \
+	wait_until 30 no_fence_left
+check "unload ib_sync_mem_sim" sim_unload
+check "rmmod ib_sync_mem" sm_unload
+finish
