@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzing the generic netlink family with test/fuzz/nlfuzz: random and
+# Fuzzing the generic netlink family with test/fuzz/nlfuzz, and the data
+# path /dev/ib_sync_mem with test/tools/ioctl_fuzz.c. nlfuzz: random and
 # mutated messages from a privileged socket, as many from uid 65534 without
 # capabilities (setpriv), and a short run through nlfuzz's own setresuid
 # drop. The message count is the goal (make test: 20 000 each on Debian's
@@ -120,6 +121,11 @@ check "setuid: ran as uid 65534" line_of setuid \
 check "setuid: EPERM acks checked" line_of setuid \
 	'clients created 0, .*unprivileged EPERM acks checked [1-9]'
 check "setuid: health ok" line_of setuid 'health ok; violations 0'
+
+# The data path: random ioctls to /dev/ib_sync_mem (test/tools/ioctl_fuzz.c
+# checks its own invariants: documented errnos, every fence signalled,
+# none left), with the same seed and count.
+run_prog --timeout $((fuzz_secs + 60)) ioctl_fuzz --dev rxe0 --seed "$seed" --count "$count"
 
 # The module after the storm.
 check "devices still answers" ctl devices
