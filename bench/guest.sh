@@ -7,7 +7,7 @@
 # Loads ib_sync_mem, ib_sync_mem_sim and ib_sync_mem_bench, runs every suite
 # with a warm-up and repeats, and writes OUT/raw.txt (one line per repeat,
 # "SUITE key=value ...", from the bench module, bench/nlbench,
-# test/tools/train_loop and test/tools/inbound_bench) and
+# test/tools/train_loop, test/tools/inbound_bench and test/tools/dev_bench) and
 # OUT/env.txt. --smoke runs each suite once with tiny counts: it checks that
 # the harness works, not how fast anything is. bench/report.py turns raw.txt
 # into the table. Every figure is compared only with figures of the same run.
@@ -36,7 +36,7 @@ if [ $smoke = 1 ]; then
 	REPS=2 FAN_CALLS=2000 REG_ITERS=5 SCALE_MS=50 CO_ITERS=10 CO_DELAY=20 RTT_ITERS=50
 	BATCH_N=20 MEM_N=50 TR_REPS=1 UNREG_N=20 UNREG_REPS=2
 	TRAIN_CFGS="1:2 8:2 64:2" TRAIN_REPS=2 TRAIN_FLAGS=--smoke
-	RANGE_ITERS=128 RANGE_WHOLE=2 INB_FLAGS=--smoke
+	RANGE_ITERS=128 RANGE_WHOLE=2 INB_FLAGS=--smoke DEV_FLAGS=--smoke
 else
 	REPS=7 FAN_CALLS=400000 REG_ITERS=200 SCALE_MS=500 CO_ITERS=50 CO_DELAY=200
 	RTT_ITERS=2000 BATCH_N=1000 MEM_N=1000 TR_REPS=5 UNREG_N=1000 UNREG_REPS=5
@@ -47,6 +47,7 @@ else
 	# and whole syncs of the 64 MiB client (a million cache lines each).
 	RANGE_ITERS=20000 RANGE_WHOLE=10
 	INB_FLAGS="-n 1000 -r $REPS -w 100"
+	DEV_FLAGS="-n 2000 -s 50 -l 2000 -r $REPS"
 fi
 
 {
@@ -193,6 +194,14 @@ echo "== inbound_bench" >&2
 command -v inbound_bench >/dev/null || die "no inbound_bench in build/bin (make tools)"
 inbound_bench $INB_FLAGS -d rxe0 -a $train_ip >> "$raw" || die "inbound_bench failed"
 ip addr del $train_ip/24 dev veth0 || die "cannot remove $train_ip from veth0"
+
+# 10. The data path (test/tools/dev_bench.c): one client's SYNC ioctl
+# against the NOP ioctl and the netlink round trip, interleaved in rounds
+# of 100; then a step of compute and a sleeping sync, overlapped through
+# the fence against compute, sync and the two in sequence.
+echo "== dev_bench" >&2
+command -v dev_bench >/dev/null || die "no dev_bench in build/bin (make tools)"
+dev_bench $DEV_FLAGS -d rxe0 >> "$raw" || die "dev_bench failed"
 
 rmmod ib_sync_mem_bench ib_sync_mem_sim ib_sync_mem || die "cannot unload the modules"
 echo "bench: $(wc -l < "$raw") result lines in $raw" >&2

@@ -203,7 +203,7 @@ def build(rows):
             [sizes["client"]])
     # 8. Training loop: the share of a step spent in sync requests, per
     # mode; the best mode's share against the target, single's beside it.
-    modes = ("single", "batch", "device", "changed")
+    modes = ("single", "batch", "device", "changed", "ioctl")
     for b in sorted({r["buffers"] for r in rep.pick("train")}):
         def runs(mode):
             return sorted(rep.pick("train", mode=mode, buffers=b),
@@ -229,6 +229,10 @@ def build(rows):
                 rep.add("train", f"{what}: step time", "ns", step[m],
                         step["single"], "single",
                         [a / c for a, c in zip(step[m], step["single"])])
+        if b == 1:
+            rep.add("train", "B=1, ioctl: sync share of the step (the "
+                    "data path's target)", "%", share["ioctl"],
+                    share["single"], "single", target=1, better="lower")
         best = min(modes, key=lambda m: statistics.median(share[m]))
         rep.add("train", f"B={b}: sync share of the step, best mode ({best})",
                 "%", share[best], share["single"], "single", target=3,
@@ -253,6 +257,40 @@ def build(rows):
         rep.add("inbound", "of which in the kernel's sync (the module's READ "
                 "and its wait), median", "ns", kn, fl, "userspace RDMA READ",
                 [a / b for a, b in zip(kn, fl)])
+    # 11. The data path (test/tools/dev_bench.c): one client's blocking
+    # ioctl sync against the no-op ioctl (the floor of a syscall path) and
+    # against the netlink round trip; the async form beside them.
+    rs = rep.pick("devpath")
+    if rs:
+        per = {k: [r[f"{k}_ns"] / r["iters"] for r in rs]
+               for k in ("nop", "ioctl", "async", "netlink")}
+        rep.add("devpath", "one-client SYNC ioctl (no-op sim client), per "
+                "call", "ns", per["ioctl"], per["nop"], "NOP ioctl",
+                [a / b for a, b in zip(per["ioctl"], per["nop"])], 1.5)
+        rep.add("devpath", "netlink SYNC of the same client, per call, "
+                "against the ioctl", "ns", per["netlink"], per["ioctl"],
+                "SYNC ioctl", [a / b for a, b in zip(per["netlink"],
+                                                     per["ioctl"])], 10,
+                "higher")
+        rep.add("devpath", "async SYNC ioctl, poll of its sync_file and "
+                "close, per call", "ns", per["async"], per["ioctl"],
+                "SYNC ioctl", [a / b for a, b in zip(per["async"],
+                                                    per["ioctl"])])
+    # 12. Overlap: compute and a sync that leaves the CPU free, in steps;
+    # the overlapped loop against max(compute, sync) and the blocking one.
+    rs = rep.pick("overlap")
+    if rs:
+        st = rs[0]["steps"]
+        step = {k: [r[f"{k}_ns"] / r["steps"] for r in rs]
+                for k in ("compute", "sync", "blocking", "overlap")}
+        top = [max(c, s) for c, s in zip(step["compute"], step["sync"])]
+        rep.add("overlap", f"step with the next step's sync overlapped "
+                f"(fence), {st} steps, sync of {rs[0]['latency_us']} us",
+                "ns", step["overlap"], top, "max(compute, sync)",
+                [a / b for a, b in zip(step["overlap"], top)], 1.1)
+        rep.add("overlap", "step with a blocking sync after the compute",
+                "ns", step["blocking"], step["overlap"], "overlapped",
+                [a / b for a, b in zip(step["blocking"], step["overlap"])])
     # 10. Ranges: a range sync of a large client whose sync costs its bytes
     # against a whole sync of a client of the range's size (the same cache
     # lines written back); the large client whole for contrast.
@@ -335,7 +373,7 @@ def main(argv):
     if check:
         want = {"fanout", "regunreg", "unregmany", "scoped", "scale", "coalesce", "sizes", "slab",
                 "netlink_rtt", "netlink_batch", "memory", "tracer", "train",
-                "inbound", "ranges"}
+                "inbound", "ranges", "devpath", "overlap"}
         missing = want - {r["suite"] for r in rows}
         if missing:
             raise SystemExit(f"report: no results from {', '.join(sorted(missing))}")

@@ -44,7 +44,7 @@ static inline uint64_t now_ns(void)
 }
 
 /* @len bytes of zeroed anonymous memory, every page there before a pin. */
-static unsigned char *bench_map(size_t len)
+static inline unsigned char *bench_map(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -56,7 +56,7 @@ static unsigned char *bench_map(size_t len)
 }
 
 /* @arg as a number from @min to @max; usage() if it is not one. */
-static long bench_num(const char *arg, long min, long max)
+static inline long bench_num(const char *arg, long min, long max)
 {
 	char *end;
 	long v;

@@ -26,6 +26,8 @@
  *   changed  only max(1, B / changed_every) buffers change per step (a
  *            different set each step): the step writes, sends, syncs and
  *            checks only those, in one batch per direction
+ *   ioctl    as single, through /dev/ib_sync_mem: one blocking
+ *            IB_SYNC_MEM_IOC_SYNC per buffer per direction
  *
  * "changed" is the userspace form of lazy sync. The kernel's lazy clients
  * (IB_SYNC_MEM_F_LAZY, synced only once ib_sync_mem_mark_dirty() marked
@@ -36,7 +38,7 @@
  *
  * Per step the program measures (CLOCK_MONOTONIC) the whole step and the
  * time inside sync requests (each netlink round trip, from send to the
- * parsed reply). For each B it registers 2 B clients, runs a warm-up of
+ * parsed reply, or each ioctl). For each B it registers 2 B clients, runs a warm-up of
  * every mode, then R repeats of S steps per mode, the modes interleaved
  * repeat by repeat so that drift hits all alike, and prints one line per
  * (repeat, mode) on stdout for bench/report.py:
@@ -62,13 +64,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <linux/ib_sync_mem_dev.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,16 +88,18 @@
 #define TL_MAX_BUFFERS	512	/* 2 B clients, B ids in one request */
 #define TL_WINDOW	4	/* WRITEs in flight: rc_setup()'s max_send_wr */
 
-enum tl_mode { TL_SINGLE, TL_BATCH, TL_DEVICE, TL_CHANGED, TL_MODES };
+enum tl_mode { TL_SINGLE, TL_BATCH, TL_DEVICE, TL_CHANGED, TL_IOCTL, TL_MODES };
 
 static const char *const tl_mode_name[TL_MODES] = {
 	[TL_SINGLE] = "single",
 	[TL_BATCH] = "batch",
 	[TL_DEVICE] = "device",
 	[TL_CHANGED] = "changed",
+	[TL_IOCTL] = "ioctl",
 };
 
 static struct smnl nl;
+static int devfd;		/* /dev/ib_sync_mem, for mode ioctl */
 static FILE *out;		/* the result lines: the stdout we were given */
 static const char *dev = "rxe0";
 static const char *addr = "192.168.77.1";
@@ -254,6 +261,21 @@ static uint64_t tl_sync(struct tl_set *s, enum tl_mode mode, uint32_t dir,
 				    what, s->n, tl_dir_name(dir), s->ids[i],
 				    errstr(ret), errstr(res.client_err),
 				    nl.extack);
+		}
+		t = now_ns() - t0;
+		acc->requests += k;
+		return t;
+	case TL_IOCTL:
+		t0 = now_ns();
+		for (i = 0; i < k; i++) {
+			struct ib_sync_mem_ioc_sync r = {
+				.id = s->ids[i], .dir = dir,
+			};
+
+			if (ioctl(devfd, IB_SYNC_MEM_IOC_SYNC, &r))
+				die("%s, B=%u: ioctl sync %s of client %u: %s",
+				    what, s->n, tl_dir_name(dir), s->ids[i],
+				    strerror(errno));
 		}
 		t = now_ns() - t0;
 		acc->requests += k;
@@ -530,6 +552,9 @@ int main(int argc, char **argv)
 		die("cannot set up stdout: %s", strerror(errno));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
+	devfd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	if (devfd < 0)
+		die("open /dev/%s: %s", IB_SYNC_MEM_DEV_NAME, strerror(errno));
 	ret = smnl_open(&nl);
 	if (ret)
 		die("the ib_sync_mem family: %s (is ib_sync_mem loaded?)",
