@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -31,6 +32,14 @@ type fakeKernel struct {
 	dev    iocSyncDev   // totals a SYNC_DEV returns
 	status atomic.Int32 // what SYNC_IOC_FILE_INFO reports (set while Wait runs)
 	fenceW *os.File     // write end of the last out_fence
+
+	// batches are the SYNC_BATCH requests, entries their entries as the
+	// kernel read them; a blocking batch answers with run and errors from
+	// batch, and entry i's err from entryErrs[i].
+	batches   []iocSyncBatch
+	entries   [][]iocEntry
+	batch     iocSyncBatch
+	entryErrs []int32
 }
 
 // fake replaces ioctl with k until the test ends.
@@ -66,6 +75,24 @@ func (k *fakeKernel) ioctl(_, req uintptr, arg unsafe.Pointer) error {
 			a.Clients, a.Errors, a.Skipped, a.Err, a.Pass = k.dev.Clients, k.dev.Errors, k.dev.Skipped, k.dev.Err, k.dev.Pass
 			if a.Flags&flagAsync != 0 {
 				a.OutFence = k.newFence()
+			}
+		}
+	case reqSyncBatch:
+		a := (*iocSyncBatch)(arg)
+		k.batches = append(k.batches, *a)
+		k.checkInFence(a.Flags, a.InFence)
+		// The u64 as the pointer it is (unsafe.Pointer(uintptr(...)) would
+		// upset vet).
+		entries := unsafe.Slice((*iocEntry)(*(*unsafe.Pointer)(unsafe.Pointer(&a.Entries))), a.N)
+		k.entries = append(k.entries, slices.Clone(entries))
+		switch {
+		case k.errno != 0:
+		case a.Flags&flagAsync != 0:
+			a.OutFence = k.newFence()
+		default:
+			a.Run, a.Errors = k.batch.Run, k.batch.Errors
+			for i, e := range k.entryErrs {
+				entries[i].Err = e
 			}
 		}
 	case reqMarkDirty:

@@ -1,8 +1,8 @@
 // Package syncdev drives ib_sync_mem's data path, the misc character
 // device /dev/ib_sync_mem (include/uapi/linux/ib_sync_mem_dev.h describes
-// its ioctls): syncs of one client or of a device from a program's hot
-// path, without a netlink round trip, and asynchronous syncs that return
-// a dma_fence as a sync_file.
+// its ioctls): syncs of one client, of a batch of clients or of a device
+// from a program's hot path, without a netlink round trip, and
+// asynchronous syncs that return a dma_fence as a sync_file.
 //
 // The generic netlink family (pkg/genl) creates, lists and deletes the
 // clients; this device knows the same client ids, directions
@@ -14,6 +14,8 @@
 //	f, err := d.SyncAsync(syncdev.SyncRequest{ID: cl.ID, Dir: genl.DirToCPU})
 //	defer f.Close()
 //	err = f.Wait(ctx) // nil, or the sync's errno (syscall.Errno)
+//	res, err := d.SyncBatch(syncdev.BatchRequest{Entries: []syncdev.BatchEntry{{ID: a}, {ID: b}},
+//		Dir: genl.DirToDevice}) // res.Errs: each entry's errno, 0 if it succeeded
 //
 // A fence can gate another sync: with InFence set, the kernel waits for it
 // before running the sync (IB_SYNC_MEM_IOC_F_IN_FENCE), and a fence that

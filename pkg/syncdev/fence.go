@@ -14,8 +14,8 @@ import (
 
 // A Fence is a sync_file: a dma_fence as a file descriptor, which signals
 // once, when the sync it stands for completed, with the sync's error.
-// SyncAsync and SyncDevAsync return one; NewFence wraps one from
-// elsewhere. Closing it does not cancel the sync.
+// SyncAsync, SyncBatchAsync and SyncDevAsync return one; NewFence wraps
+// one from elsewhere. Closing it does not cancel the sync.
 type Fence struct {
 	f *os.File
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/syncmem/syncmem/pkg/genl"
 	"github.com/syncmem/syncmem/pkg/syncdev"
 	"golang.org/x/sys/unix"
@@ -264,4 +265,59 @@ func TestIntegrationMarkDirty(t *testing.T) {
 		t.Errorf("%v: no errno", err)
 	}
 	t.Log(err) // what the message looks like, in the log
+}
+
+// TestIntegrationBatch: a batch runs each entry in order and reports each
+// one's result, a failed client among them; its async form's fence
+// carries the first failure; an unknown id refuses the whole batch.
+func TestIntegrationBatch(t *testing.T) {
+	e := integration(t)
+	failing := func(name string) *genl.Client {
+		return e.sim(t, name, 0, &genl.SimConfig{FailNext: new(uint32(1)), FailErrno: new(unix.EIO)})
+	}
+	a := e.sim(t, "syncdev-batch-a", 0, &genl.SimConfig{Size: new(uint64(64 << 10))})
+	b := failing("syncdev-batch-b")
+	c := e.sim(t, "syncdev-batch-c", 0, nil)
+	r := syncdev.BatchRequest{
+		Entries: []syncdev.BatchEntry{{ID: a.ID, Range: &genl.Range{Offset: 4096, Len: 4096}}, {ID: b.ID}, {ID: c.ID}},
+		Dir:     genl.DirToDevice, Timeout: 5 * time.Second,
+	}
+	res, err := e.d.SyncBatch(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &syncdev.BatchResult{Run: 3, Errors: 1, Errs: []syscall.Errno{0, unix.EIO, 0}}
+	if d := cmp.Diff(want, res); d != "" {
+		t.Errorf("blocking batch (-want +got):\n%s", d)
+	}
+
+	// b failed its one failure: a fresh failing client in its place.
+	r.Entries[1].ID = failing("syncdev-batch-b2").ID
+	f, err := e.d.SyncBatchAsync(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := wait(t, f); err != unix.EIO {
+		t.Errorf("async batch's fence: %v, want EIO", err)
+	}
+	for _, cl := range []*genl.Client{a, c} {
+		if n := e.toDevice(t, cl.ID); n != 2 {
+			t.Errorf("client %d: %d to-device syncs, want 2", cl.ID, n)
+		}
+	}
+
+	unknown := syncdev.BatchRequest{Entries: []syncdev.BatchEntry{{ID: a.ID}, {ID: ^uint32(0)}}, Dir: genl.DirToDevice}
+	if res, err := e.d.SyncBatch(unknown); !errors.Is(err, unix.ENOENT) {
+		t.Errorf("unknown id: %+v %v, want ENOENT", res, err)
+	}
+	if f, err := e.d.SyncBatchAsync(unknown); !errors.Is(err, unix.ENOENT) {
+		t.Errorf("unknown id, async: %v %v, want ENOENT", f, err)
+		if f != nil {
+			f.Close()
+		}
+	}
+	if n := e.toDevice(t, a.ID); n != 2 {
+		t.Errorf("a batch refused for an unknown id ran its known one: %d syncs, want 2", n)
+	}
 }

@@ -50,6 +50,27 @@ type iocSyncDev struct {
 	Pass      uint64
 }
 
+// struct ib_sync_mem_ioc_entry: one client of a batch
+type iocEntry struct {
+	ID     uint32
+	Err    int32
+	Offset uint64
+	Len    uint64
+}
+
+// struct ib_sync_mem_ioc_sync_batch
+type iocSyncBatch struct {
+	Entries   uint64 // user pointer to N iocEntry
+	N         uint32
+	Dir       uint32
+	Flags     uint32
+	TimeoutMS uint32
+	InFence   int32
+	OutFence  int32
+	Run       uint32
+	Errors    uint32
+}
+
 // struct ib_sync_mem_ioc_mark
 type iocMark struct {
 	ID     uint32
@@ -73,6 +94,7 @@ var (
 	reqSync      = ioc(iocRead|iocWrite, iocMagic, 1, unsafe.Sizeof(iocSync{}))       // IB_SYNC_MEM_IOC_SYNC
 	reqSyncDev   = ioc(iocRead|iocWrite, iocMagic, 2, unsafe.Sizeof(iocSyncDev{}))    // IB_SYNC_MEM_IOC_SYNC_DEV
 	reqMarkDirty = ioc(iocWrite, iocMagic, 3, unsafe.Sizeof(iocMark{}))               // IB_SYNC_MEM_IOC_MARK_DIRTY
+	reqSyncBatch = ioc(iocRead|iocWrite, iocMagic, 4, unsafe.Sizeof(iocSyncBatch{}))  // IB_SYNC_MEM_IOC_SYNC_BATCH
 	reqFileInfo  = ioc(iocRead|iocWrite, syncMagic, 4, unsafe.Sizeof(syncFileInfo{})) // SYNC_IOC_FILE_INFO
 )
 

@@ -17,12 +17,15 @@ const (
 	cSizeofIocSyncDev   = 48
 	cSizeofIocMark      = 24
 	cSizeofSyncFileInfo = 56
+	cSizeofIocEntry     = 24 // struct ib_sync_mem_ioc_entry
+	cSizeofIocSyncBatch = 40 // struct ib_sync_mem_ioc_sync_batch
 
 	cIocNop       = 0x0000db00 // IB_SYNC_MEM_IOC_NOP
 	cIocSync      = 0xc028db01 // IB_SYNC_MEM_IOC_SYNC
 	cIocSyncDev   = 0xc030db02 // IB_SYNC_MEM_IOC_SYNC_DEV
 	cIocMarkDirty = 0x4018db03 // IB_SYNC_MEM_IOC_MARK_DIRTY
 	cIocFileInfo  = 0xc0383e04 // SYNC_IOC_FILE_INFO
+	cIocSyncBatch = 0xc028db04 // IB_SYNC_MEM_IOC_SYNC_BATCH
 )
 
 // x86IOC is _IOC in the x86-64 layout, written out apart from ioc: dir<<30
@@ -44,6 +47,7 @@ func TestIoctlNumbers(t *testing.T) {
 		{"SYNC", reqSync, x86IOC(3, 0xdb, 1, cSizeofIocSync), cIocSync},
 		{"SYNC_DEV", reqSyncDev, x86IOC(3, 0xdb, 2, cSizeofIocSyncDev), cIocSyncDev},
 		{"MARK_DIRTY", reqMarkDirty, x86IOC(1, 0xdb, 3, cSizeofIocMark), cIocMarkDirty},
+		{"SYNC_BATCH", reqSyncBatch, x86IOC(3, 0xdb, 4, cSizeofIocSyncBatch), cIocSyncBatch},
 		{"SYNC_IOC_FILE_INFO", reqFileInfo, x86IOC(3, '>', 4, cSizeofSyncFileInfo), cIocFileInfo},
 	} {
 		if tt.layout != tt.c {
@@ -64,6 +68,10 @@ func TestStructLayouts(t *testing.T) {
 		t.Fatalf("sizes %d %d %d %d, want %d %d %d %d", unsafe.Sizeof(iocSync{}), unsafe.Sizeof(iocSyncDev{}),
 			unsafe.Sizeof(iocMark{}), unsafe.Sizeof(syncFileInfo{}),
 			cSizeofIocSync, cSizeofIocSyncDev, cSizeofIocMark, cSizeofSyncFileInfo)
+	}
+	if unsafe.Sizeof(iocEntry{}) != cSizeofIocEntry || unsafe.Sizeof(iocSyncBatch{}) != cSizeofIocSyncBatch {
+		t.Fatalf("sizes %d %d, want %d %d", unsafe.Sizeof(iocEntry{}), unsafe.Sizeof(iocSyncBatch{}),
+			cSizeofIocEntry, cSizeofIocSyncBatch)
 	}
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		t.Skip("the expected bytes are little-endian")
@@ -111,6 +119,21 @@ func TestStructLayouts(t *testing.T) {
 	want = expect(24, u32(0, 8), u32(4, 1), u64(8, 64), u64(16, 128))
 	if got := bytesOf(&mark); !bytes.Equal(got, want) {
 		t.Errorf("ioc_mark\n got % x\nwant % x", got, want)
+	}
+	entry := iocEntry{ID: 6, Err: -5, Offset: 64, Len: 1 << 33}
+	// ioc_entry offsets: id 0 err 4 offset 8 len 16
+	want = expect(24, u32(0, 6), u32(4, neg(-5)), u64(8, 64), u64(16, 1<<33))
+	if got := bytesOf(&entry); !bytes.Equal(got, want) {
+		t.Errorf("ioc_entry\n got % x\nwant % x", got, want)
+	}
+	batch := iocSyncBatch{Entries: 0xffff_8000_1234_5678, N: 3, Dir: 2, Flags: 3, TimeoutMS: 250,
+		InFence: 9, OutFence: -1, Run: 3, Errors: 1}
+	// ioc_sync_batch offsets: entries 0 n 8 dir 12 flags 16 timeout_ms 20 in_fence 24 out_fence 28
+	// run 32 errors 36
+	want = expect(40, u64(0, 0xffff_8000_1234_5678), u32(8, 3), u32(12, 2), u32(16, 3), u32(20, 250),
+		u32(24, 9), u32(28, neg(-1)), u32(32, 3), u32(36, 1))
+	if got := bytesOf(&batch); !bytes.Equal(got, want) {
+		t.Errorf("ioc_sync_batch\n got % x\nwant % x", got, want)
 	}
 	info := syncFileInfo{Status: -5, Flags: 1, NumFences: 2, Pad: 3, SyncFenceInfo: 4}
 	copy(info.Name[:], "f")
