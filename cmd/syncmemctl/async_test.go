@@ -24,6 +24,7 @@ type fakeDev struct {
 
 	opened, closed bool
 	syncs          []syncdev.SyncRequest
+	batches        []syncdev.BatchRequest
 	devs           []syncdev.DevRequest
 	fences         []*fakeFence
 }
@@ -48,6 +49,11 @@ func (d *fakeDev) submit() (fence, error) {
 
 func (d *fakeDev) SyncAsync(r syncdev.SyncRequest) (fence, error) {
 	d.syncs = append(d.syncs, r)
+	return d.submit()
+}
+
+func (d *fakeDev) SyncBatchAsync(r syncdev.BatchRequest) (fence, error) {
+	d.batches = append(d.batches, r)
 	return d.submit()
 }
 
@@ -89,17 +95,23 @@ func TestSyncAsyncRequests(t *testing.T) {
 		keywords, flags []string
 		sync            *syncdev.SyncRequest
 		dev             *syncdev.DevRequest
+		batch           *syncdev.BatchRequest
 	}{
 		{[]string{"id", "3", "async"}, []string{"--id", "3", "--async"},
-			&syncdev.SyncRequest{ID: 3, Dir: genl.DirToDevice}, nil},
+			&syncdev.SyncRequest{ID: 3, Dir: genl.DirToDevice}, nil, nil},
 		{[]string{"id", "3", "offset", "4K", "len", "8K", "dir", "to-cpu", "timeout", "500ms", "async"},
 			[]string{"--id", "3", "--offset", "4K", "--len", "8K", "--dir", "to-cpu", "--timeout", "500ms", "--async"},
 			&syncdev.SyncRequest{ID: 3, Dir: genl.DirToCPU, Range: &genl.Range{Offset: 4096, Len: 8192},
-				Timeout: 500 * time.Millisecond}, nil},
+				Timeout: 500 * time.Millisecond}, nil, nil},
 		{[]string{"dev", "rxe1", "dir", "inbound", "async"}, []string{"--dev", "rxe1", "--dir", "inbound", "--async"},
-			nil, &syncdev.DevRequest{DevIndex: 2, Dir: genl.DirInbound}},
+			nil, &syncdev.DevRequest{DevIndex: 2, Dir: genl.DirInbound}, nil},
 		{[]string{"async", "dev", "rxe0", "timeout", "2s"}, []string{"--async", "--dev", "rxe0", "--timeout", "2s"},
-			nil, &syncdev.DevRequest{DevIndex: 1, Dir: genl.DirToDevice, Timeout: 2 * time.Second}},
+			nil, &syncdev.DevRequest{DevIndex: 1, Dir: genl.DirToDevice, Timeout: 2 * time.Second}, nil},
+		// A batch, in its order, an id repeated: one ioctl.
+		{[]string{"id", "4,3", "id", "4", "dir", "to-cpu", "timeout", "1s", "async"},
+			[]string{"--id", "4,3", "--id", "4", "--dir", "to-cpu", "--timeout", "1s", "--async"},
+			nil, nil, &syncdev.BatchRequest{Entries: []syncdev.BatchEntry{{ID: 4}, {ID: 3}, {ID: 4}},
+				Dir: genl.DirToCPU, Timeout: time.Second}},
 	} {
 		for _, args := range [][]string{tt.keywords, tt.flags} {
 			d := &fakeDev{}
@@ -107,8 +119,9 @@ func TestSyncAsyncRequests(t *testing.T) {
 			f := readFake()
 			mustRun(t, f, append([]string{"sync"}, args...)...)
 			var want struct {
-				Syncs []syncdev.SyncRequest
-				Devs  []syncdev.DevRequest
+				Syncs   []syncdev.SyncRequest
+				Devs    []syncdev.DevRequest
+				Batches []syncdev.BatchRequest
 			}
 			if tt.sync != nil {
 				want.Syncs = append(want.Syncs, *tt.sync)
@@ -116,11 +129,17 @@ func TestSyncAsyncRequests(t *testing.T) {
 			if tt.dev != nil {
 				want.Devs = append(want.Devs, *tt.dev)
 			}
+			if tt.batch != nil {
+				want.Batches = append(want.Batches, *tt.batch)
+			}
 			if diff := cmp.Diff(want.Syncs, d.syncs); diff != "" {
 				t.Errorf("%v: sync requests (-want +got):\n%s", args, diff)
 			}
 			if diff := cmp.Diff(want.Devs, d.devs); diff != "" {
 				t.Errorf("%v: device requests (-want +got):\n%s", args, diff)
+			}
+			if diff := cmp.Diff(want.Batches, d.batches); diff != "" {
+				t.Errorf("%v: batch requests (-want +got):\n%s", args, diff)
 			}
 			if wantCalls := []string{"Device"}; tt.dev == nil && len(f.calls) != 0 ||
 				tt.dev != nil && !cmp.Equal(wantCalls, f.calls) {
@@ -149,6 +168,15 @@ func TestSyncAsyncOutput(t *testing.T) {
 	if r.code != 1 || !want.MatchString(r.stdout) || r.stderr != "Error: sync: the fence signalled with EIO\n" {
 		t.Errorf("exit %d, stdout\n%s\nstderr %q", r.code, r.stdout, r.stderr)
 	}
+
+	// A batch: its fence carries its first failed entry's errno.
+	d = &fakeDev{fenceErr: unix.ETIMEDOUT}
+	useDev(t, d)
+	r = runFake(t, readFake(), "sync", "id", "3,4", "async")
+	want = regexp.MustCompile(`^sync to-device id 3,4: submitted, fence fd 7\nfence signalled: ETIMEDOUT in [0-9.]+(ns|us|ms|s)\n$`)
+	if r.code != 1 || !want.MatchString(r.stdout) || r.stderr != "Error: sync: the fence signalled with ETIMEDOUT\n" {
+		t.Errorf("batch: exit %d, stdout\n%s\nstderr %q", r.code, r.stdout, r.stderr)
+	}
 }
 
 // TestSyncAsyncJSON: one object once the fence signalled, named like the
@@ -163,6 +191,10 @@ func TestSyncAsyncJSON(t *testing.T) {
 			map[string]any{"dir": "to-device", "id": 3.0, "offset": 0.0, "len": 64.0, "fence_fd": 7.0}},
 		{[]string{"dev", "rxe0", "dir", "inbound"}, unix.EOPNOTSUPP,
 			map[string]any{"dir": "inbound", "dev": "rxe0", "dev_index": 1.0, "err": "EOPNOTSUPP", "fence_fd": 7.0}},
+		{[]string{"id", "3,4,5"}, nil,
+			map[string]any{"dir": "to-device", "ids": []any{3.0, 4.0, 5.0}, "fence_fd": 7.0}},
+		{[]string{"id", "3,4", "dir", "to-cpu"}, unix.EIO,
+			map[string]any{"dir": "to-cpu", "ids": []any{3.0, 4.0}, "err": "EIO", "fence_fd": 7.0}},
 	} {
 		useDev(t, &fakeDev{fenceErr: tt.fenceErr})
 		r := runFake(t, readFake(), append(append([]string{"-j", "sync"}, tt.args...), "async")...)
@@ -185,19 +217,24 @@ func TestSyncAsyncJSON(t *testing.T) {
 	}
 }
 
-// TestSyncAsyncErrors: async with an owner or a batch is refused before
-// anything is opened; errors of netlink, of the device and of the wait
-// fail the command with their own messages.
+// TestSyncAsyncErrors: async with an owner, or a range of a batch, is
+// refused before anything is opened; errors of netlink, of the device and
+// of the wait fail the command with their own messages.
 func TestSyncAsyncErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{"sync", "id", "3,4", "async"}, {"sync", "id", "3", "id", "4", "--async"},
-		{"sync", "dev", "rxe0", "owner", "sim", "async"},
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sync", "dev", "rxe0", "owner", "sim", "async"}, "Error: async takes client ids or dev DEV\n"},
+		{[]string{"sync", "--dev", "rxe0", "--owner", "sim", "--async"}, "Error: async takes client ids or dev DEV\n"},
+		{[]string{"sync", "id", "3,4", "len", "64", "async"},
+			"Error: offset and len are bytes of one client: give one id ID, not dev DEV or a batch\n"},
 	} {
 		d := &fakeDev{}
 		useDev(t, d)
-		r := runFake(t, readFake(), args...)
-		if r.code != 1 || r.stderr != "Error: async takes one client id or dev DEV\n" || r.dials != 0 || d.opened {
-			t.Errorf("%v: exit %d, stderr %q, %d dials, opened %v", args, r.code, r.stderr, r.dials, d.opened)
+		r := runFake(t, readFake(), tt.args...)
+		if r.code != 1 || r.stderr != tt.want || r.dials != 0 || d.opened {
+			t.Errorf("%v: exit %d, stderr %q, %d dials, opened %v", tt.args, r.code, r.stderr, r.dials, d.opened)
 		}
 	}
 
@@ -211,6 +248,8 @@ func TestSyncAsyncErrors(t *testing.T) {
 		{&fakeDev{openErr: &syncdev.Error{Op: "open /dev/ib_sync_mem", Errno: unix.ENOENT, Reason: "no such node"}},
 			[]string{"id", "3"}, "Error: syncdev: open /dev/ib_sync_mem: ENOENT (no such node)\n"},
 		{&fakeDev{submitErr: notFound}, []string{"id", "9"}, "Error: syncdev: sync id 9: ENOENT (no such client)\n"},
+		{&fakeDev{submitErr: &syncdev.Error{Op: "sync id 3,9", Errno: unix.ENOENT, Reason: "an id names no client; nothing ran"}},
+			[]string{"id", "3,9"}, "Error: syncdev: sync id 3,9: ENOENT (an id names no client; nothing ran)\n"},
 		{&fakeDev{fenceErr: context.Canceled}, []string{"id", "3"}, "Error: context canceled\n"},
 	} {
 		useDev(t, tt.dev)

@@ -56,12 +56,13 @@ client's sync failed, after printing the results.
 
 With async, the sync goes through the module's data-path device
 /dev/ib_sync_mem instead of netlink, for one client (id ID, with offset and
-len or without) or a device (dev DEV): it is submitted and returns at once
+len or without), a batch (id ID,ID...: in one ioctl, refused whole if an
+id is unknown) or a device (dev DEV): it is submitted and returns at once
 with a fence (a sync_file), which syncmemctl then waits for. It prints a
 line when the sync was submitted, then the fence's outcome once it
-signalled: "ok" or the sync's errno (a device's first client error), and
-the time since the submission. The command fails when the fence carries an
-error. Not with owner or a batch; timeout 0 is the module's
+signalled: "ok" or the sync's errno (a batch's or a device's first client
+error), and the time since the submission. The command fails when the
+fence carries an error. Not with owner; timeout 0 is the module's
 sync_timeout_ms there.`,
 		Example: `  syncmemctl sync dev rxe0
   syncmemctl sync dev rxe0 owner sim
@@ -72,6 +73,7 @@ sync_timeout_ms there.`,
   syncmemctl sync --dev rxe0 --dir bidirectional
   syncmemctl -j sync dev rxe0 | jq '.results[] | select(.err)'
   syncmemctl sync id 3 len 64K async
+  syncmemctl sync id 3,4,5 dir to-cpu async
   syncmemctl -j sync dev rxe0 dir to-cpu async`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (dev == "") == (len(ids) == 0) {
@@ -85,8 +87,8 @@ sync_timeout_ms there.`,
 			if req.Clients, err = parseIDs("id", ids); err != nil {
 				return err
 			}
-			if async && (owner != "" || len(req.Clients) > 1) {
-				return errors.New("async takes one client id or dev DEV")
+			if async && owner != "" {
+				return errors.New("async takes client ids or dev DEV")
 			}
 			if req.Range, err = parseRange(cmd, offset, length); err != nil {
 				return err
@@ -128,7 +130,7 @@ sync_timeout_ms there.`,
 	dirFlag(cmd, &dir, "direction")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "bound on each client's waits (default: the module's sync_timeout_ms)")
 	rangeFlags(cmd, &offset, &length, "to sync")
-	cmd.Flags().BoolVar(&async, "async", false, "with one id or dev: submit through "+syncdev.DefaultPath+", then wait for the fence")
+	cmd.Flags().BoolVar(&async, "async", false, "with ids or dev: submit through "+syncdev.DefaultPath+", then wait for the fence")
 	return cmd
 }
 
@@ -136,6 +138,7 @@ sync_timeout_ms there.`,
 // tests replace openSyncDev.
 type syncDev interface {
 	SyncAsync(r syncdev.SyncRequest) (fence, error)
+	SyncBatchAsync(r syncdev.BatchRequest) (fence, error)
 	SyncDevAsync(r syncdev.DevRequest) (fence, error)
 	Close() error
 }
@@ -163,6 +166,10 @@ func (d kernelDev) SyncAsync(r syncdev.SyncRequest) (fence, error) {
 	return asFence(d.Device.SyncAsync(r))
 }
 
+func (d kernelDev) SyncBatchAsync(r syncdev.BatchRequest) (fence, error) {
+	return asFence(d.Device.SyncBatchAsync(r))
+}
+
 func (d kernelDev) SyncDevAsync(r syncdev.DevRequest) (fence, error) {
 	return asFence(d.Device.SyncDevAsync(r))
 }
@@ -175,8 +182,9 @@ func asFence(f *syncdev.Fence, err error) (fence, error) {
 	return f, nil
 }
 
-// syncAsync submits req through the data-path device, one client or a
-// device (by its index, which netlink tells), and waits for its fence.
+// syncAsync submits req through the data-path device, one client, a
+// batch or a device (by its index, which netlink tells), and waits for its
+// fence.
 func syncAsync(cmd *cobra.Command, dial dialer, out *output, req genl.SyncRequest) error {
 	ctx := cmd.Context()
 	var devIndex uint32
@@ -203,9 +211,16 @@ func syncAsync(cmd *cobra.Command, dial dialer, out *output, req genl.SyncReques
 	defer d.Close()
 	start := time.Now()
 	var f fence
-	if req.Device != "" {
+	switch {
+	case req.Device != "":
 		f, err = d.SyncDevAsync(syncdev.DevRequest{DevIndex: devIndex, Dir: req.Dir, Timeout: timeout})
-	} else {
+	case len(req.Clients) > 1:
+		entries := make([]syncdev.BatchEntry, len(req.Clients))
+		for i, id := range req.Clients {
+			entries[i].ID = id
+		}
+		f, err = d.SyncBatchAsync(syncdev.BatchRequest{Entries: entries, Dir: req.Dir, Timeout: timeout})
+	default:
 		f, err = d.SyncAsync(syncdev.SyncRequest{ID: req.Clients[0], Dir: req.Dir, Range: req.Range, Timeout: timeout})
 	}
 	if err != nil {
@@ -228,9 +243,12 @@ func syncAsync(cmd *cobra.Command, dial dialer, out *output, req genl.SyncReques
 	if out.isJSON() {
 		j := jsonAsync{Dir: req.Dir.String(), Err: jsonErrno(errno), FenceFD: f.Fd(),
 			SubmitNS: int64(submitted), TimeNS: int64(took)}
-		if req.Device != "" {
+		switch {
+		case req.Device != "":
 			j.Dev, j.DevIndex = req.Device, &devIndex
-		} else {
+		case len(req.Clients) > 1:
+			j.IDs = req.Clients
+		default:
 			j.ID = &req.Clients[0]
 		}
 		if r := req.Range; r != nil {
@@ -250,16 +268,17 @@ func syncAsync(cmd *cobra.Command, dial dialer, out *output, req genl.SyncReques
 
 // jsonAsync is the outcome of sync ... async.
 type jsonAsync struct {
-	Dir      string  `json:"dir"`
-	ID       *uint32 `json:"id,omitempty"`  // one client's
-	Dev      string  `json:"dev,omitempty"` // or a device's
-	DevIndex *uint32 `json:"dev_index,omitempty"`
-	Offset   *uint64 `json:"offset,omitempty"` // a range sync's
-	Len      *uint64 `json:"len,omitempty"`
-	Err      string  `json:"err,omitempty"` // the fence's error
-	FenceFD  int     `json:"fence_fd"`
-	SubmitNS int64   `json:"submit_ns"` // until the submission returned
-	TimeNS   int64   `json:"time_ns"`   // until the fence signalled
+	Dir      string   `json:"dir"`
+	ID       *uint32  `json:"id,omitempty"`  // one client's
+	IDs      []uint32 `json:"ids,omitempty"` // or a batch's
+	Dev      string   `json:"dev,omitempty"` // or a device's
+	DevIndex *uint32  `json:"dev_index,omitempty"`
+	Offset   *uint64  `json:"offset,omitempty"` // a range sync's
+	Len      *uint64  `json:"len,omitempty"`
+	Err      string   `json:"err,omitempty"` // the fence's error
+	FenceFD  int      `json:"fence_fd"`
+	SubmitNS int64    `json:"submit_ns"` // until the submission returned
+	TimeNS   int64    `json:"time_ns"`   // until the fence signalled
 }
 
 func newMarkDirtyCmd(dial dialer) *cobra.Command {
