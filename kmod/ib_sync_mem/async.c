@@ -45,7 +45,10 @@
  * @cb: on @in while the job waits for it
  * @in: the in-fence (a reference), or NULL
  * @client: the one-client form's client (a reference), else NULL
- * @dom: the job's domain (a reference)
+ * @batch: the batch form's entries (each client referenced), else NULL
+ * @n: how many
+ * @dom: the job's domain (a reference); NULL for a batch, whose clients
+ *	may be on several devices
  * @node: on @dom->async_waiting while the job waits for @in
  * @in_done: @in's callback ran (under @dom->async_lock)
  * @err: set before the work is queued: an error that stops the sync
@@ -63,6 +66,8 @@ struct sm_async {
 	struct dma_fence_cb cb;
 	struct dma_fence *in;
 	struct ib_sync_mem_client *client;
+	struct ib_sync_mem_batch_entry *batch;
+	unsigned int n;
 	struct ib_sync_mem_domain *dom;
 	struct list_head node;
 	bool in_done;
@@ -129,7 +134,11 @@ static void sm_async_signal(struct sm_async *job, int err)
 		dma_fence_put(job->in);
 	if (job->client)
 		ib_sync_mem_put(job->client);
-	sm_domain_put(job->dom);
+	while (job->n)
+		ib_sync_mem_put(job->batch[--job->n].client);
+	kfree(job->batch);
+	if (job->dom)
+		sm_domain_put(job->dom);
 	/* The work item's reference. */
 	dma_fence_put(&job->base);
 }
@@ -138,12 +147,18 @@ static void sm_async_work(struct work_struct *work)
 {
 	struct sm_async *job = container_of(work, struct sm_async, work);
 	struct ib_sync_mem_result res;
+	unsigned int i;
 	int err = job->err;
 
 	/* An in-fence that failed: what it fed this sync is not there. */
 	if (!err && job->in)
 		err = min(dma_fence_get_status(job->in), 0);
-	if (!err) {
+	if (!err && job->batch) {
+		err = ib_sync_mem_sync_many(job->batch, job->n, job->dir,
+					    job->timeout_ms);
+		for (i = 0; !err && i < job->n; i++)
+			err = job->batch[i].err;
+	} else if (!err) {
 		if (!job->client)
 			err = sm_sync_domain(job->dom, NULL, job->dir,
 					     job->timeout_ms, false, &res) ?:
@@ -165,10 +180,12 @@ static void sm_async_in_signalled(struct dma_fence *in, struct dma_fence_cb *cb)
 	struct sm_async *job = container_of(cb, struct sm_async, cb);
 	struct ib_sync_mem_domain *dom = job->dom;
 
-	spin_lock(&dom->async_lock);
-	job->in_done = true;
-	list_del_init(&job->node);
-	spin_unlock(&dom->async_lock);
+	if (dom) {
+		spin_lock(&dom->async_lock);
+		job->in_done = true;
+		list_del_init(&job->node);
+		spin_unlock(&dom->async_lock);
+	}
 	queue_work(sm_async_wq, &job->work);
 }
 
@@ -229,6 +246,9 @@ static void sm_async_submit(struct sm_async *job)
 		queue_work(sm_async_wq, &job->work);
 		return;
 	}
+	/* A batch's devices do not end its wait: it has none of its own. */
+	if (!dom)
+		return;
 	spin_lock_irq(&dom->async_lock);
 	dead = dom->async_dead;
 	if (!dead && !job->in_done)
@@ -261,6 +281,8 @@ static struct sm_async *sm_async_new(struct ib_sync_mem_domain *dom,
 	INIT_LIST_HEAD(&job->node);
 	job->in = in ? dma_fence_get(in) : NULL;
 	job->dom = dom;
+	if (dom)
+		kref_get(&dom->kref);
 	job->dir = dir;
 	job->timeout_ms = timeout_ms;
 	strscpy(job->timeline, timeline, sizeof(job->timeline));
@@ -302,7 +324,6 @@ struct dma_fence *ib_sync_mem_sync_async(struct ib_sync_mem_client *client,
 	if (!job)
 		return ERR_PTR(-ENOMEM);
 	job->client = ib_sync_mem_get(client);
-	kref_get(&client->dom->kref);
 	job->offset = offset;
 	job->len = len;
 	sm_async_submit(job);
@@ -357,10 +378,65 @@ struct dma_fence *sm_sync_domain_async(struct ib_sync_mem_domain *dom,
 	job = sm_async_new(dom, name, dir, timeout_ms, in);
 	if (!job)
 		return ERR_PTR(-ENOMEM);
-	kref_get(&dom->kref);
 	sm_async_submit(job);
 	return &job->base;
 }
+
+/**
+ * ib_sync_mem_sync_many_async() - ib_sync_mem_sync_many(), asynchronously
+ * @e: the clients, with the ranges to sync (@client, @offset, @len of each
+ *	entry; the caller keeps its references: the job takes its own)
+ * @n: how many, at least 1
+ * @dir: direction
+ * @timeout_ms: as for ib_sync_mem_sync_async(), for each client
+ * @in: as for ib_sync_mem_sync_async()
+ *
+ * The entries' results are not reported one by one: the fence carries the
+ * first entry's error (in the batch's order), 0 if none failed. A batch's
+ * clients may be on several devices: the removal of one does not end its
+ * wait for @in; once @in signalled, its clients there fail with -ENODEV.
+ *
+ * Return: a fence, as ib_sync_mem_sync_async(); ERR_PTR(-EINVAL) for no
+ * entry, a bad direction or range (then -ERANGE, -EOPNOTSUPP as there),
+ * -ENOMEM.
+ */
+struct dma_fence *
+ib_sync_mem_sync_many_async(const struct ib_sync_mem_batch_entry *e,
+			    unsigned int n, enum ib_sync_mem_dir dir,
+			    unsigned int timeout_ms, struct dma_fence *in)
+{
+	struct ib_sync_mem_batch_entry *batch;
+	struct sm_async *job;
+	unsigned int i;
+	int err;
+
+	if (!n)
+		return ERR_PTR(-EINVAL);
+	for (i = 0; i < n; i++) {
+		err = sm_sync_refused(e[i].client, dir, e[i].offset, e[i].len);
+		if (err)
+			return ERR_PTR(err);
+	}
+	batch = kmalloc_array(n, sizeof(*batch), GFP_KERNEL);
+	if (!batch)
+		return ERR_PTR(-ENOMEM);
+	job = sm_async_new(NULL, "batch", dir, timeout_ms, in);
+	if (!job) {
+		kfree(batch);
+		return ERR_PTR(-ENOMEM);
+	}
+	for (i = 0; i < n; i++)
+		batch[i] = (struct ib_sync_mem_batch_entry){
+			.client = ib_sync_mem_get(e[i].client),
+			.offset = e[i].offset,
+			.len = e[i].len,
+		};
+	job->batch = batch;
+	job->n = n;
+	sm_async_submit(job);
+	return &job->base;
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_sync_many_async);
 
 int sm_async_init(void)
 {

@@ -16,6 +16,7 @@
 #include <linux/module.h>
 #include <linux/sync_file.h>
 #include <linux/uaccess.h>
+#include <uapi/linux/ib_sync_mem.h>
 #include <uapi/linux/ib_sync_mem_dev.h>
 
 #include "sync_mem.h"
@@ -181,6 +182,109 @@ out_dom:
 	return ret;
 }
 
+/* The entries of a batch request, their clients looked up and referenced. */
+static struct ib_sync_mem_batch_entry *
+sm_dev_batch_get(const struct ib_sync_mem_ioc_sync_batch *req,
+		 struct ib_sync_mem_ioc_entry **uent)
+{
+	struct ib_sync_mem_batch_entry *e;
+	struct ib_sync_mem_ioc_entry *u;
+	unsigned int i;
+	u32 *ids;
+
+	if (!req->n || req->n > IB_SYNC_MEM_SYNC_BATCH_MAX)
+		return ERR_PTR(-EINVAL);
+	u = memdup_array_user(u64_to_user_ptr(req->entries), req->n,
+			      sizeof(*u));
+	if (IS_ERR(u))
+		return ERR_CAST(u);
+	e = kvcalloc(req->n, sizeof(*e), GFP_KERNEL);
+	ids = kvmalloc_array(req->n, sizeof(*ids), GFP_KERNEL);
+	if (!e || !ids) {
+		e = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	for (i = 0; i < req->n; i++) {
+		ids[i] = u[i].id;
+		e[i].offset = u[i].offset;
+		e[i].len = u[i].len;
+	}
+	if (sm_lookup_batch(ids, e, req->n) != req->n) {
+		kvfree(e);
+		e = ERR_PTR(-ENOENT);
+	}
+out:
+	if (IS_ERR(e)) {
+		kfree(u);
+		u = NULL;
+	}
+	kvfree(ids);
+	*uent = u;
+	return e;
+}
+
+static long sm_dev_sync_batch(void __user *arg)
+{
+	struct ib_sync_mem_ioc_sync_batch req;
+	struct ib_sync_mem_batch_entry *e;
+	struct ib_sync_mem_ioc_entry *u;
+	struct dma_fence *in, *f;
+	unsigned int i;
+	long ret;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags & ~IB_SYNC_MEM_IOC_F_ALL)
+		return -EINVAL;
+	e = sm_dev_batch_get(&req, &u);
+	if (IS_ERR(e))
+		return PTR_ERR(e);
+	in = sm_dev_in_fence(req.flags, req.in_fence);
+	if (IS_ERR(in)) {
+		ret = PTR_ERR(in);
+		goto out;
+	}
+	if (req.flags & IB_SYNC_MEM_IOC_F_ASYNC) {
+		f = ib_sync_mem_sync_many_async(e, req.n, req.dir,
+						req.timeout_ms, in);
+		if (IS_ERR(f)) {
+			ret = PTR_ERR(f);
+		} else {
+			ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
+					      &req.out_fence);
+			dma_fence_put(f);
+		}
+		goto out_in;
+	}
+	for (i = 0, ret = 0; i < req.n && !ret; i++)
+		ret = sm_sync_refused(e[i].client, req.dir, e[i].offset,
+				      e[i].len);
+	ret = ret ?: sm_dev_wait_in(in, req.timeout_ms) ?:
+	      ib_sync_mem_sync_many(e, req.n, req.dir, req.timeout_ms);
+	if (ret)
+		goto out_in;
+	req.run = 0;
+	req.errors = 0;
+	for (i = 0; i < req.n; i++) {
+		u[i].err = e[i].err;
+		req.run += e[i].ran;
+		req.errors += !!e[i].err;
+	}
+	if (copy_to_user(u64_to_user_ptr(req.entries), u,
+			 array_size(req.n, sizeof(*u))) ||
+	    copy_to_user(arg, &req, sizeof(req)))
+		ret = -EFAULT;
+out_in:
+	if (in)
+		dma_fence_put(in);
+out:
+	for (i = 0; i < req.n; i++)
+		ib_sync_mem_put(e[i].client);
+	kvfree(e);
+	kfree(u);
+	return ret;
+}
+
 static long sm_dev_mark_dirty(void __user *arg)
 {
 	struct ib_sync_mem_ioc_mark req;
@@ -222,6 +326,7 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 	switch (cmd) {
 	case IB_SYNC_MEM_IOC_SYNC:
 	case IB_SYNC_MEM_IOC_SYNC_DEV:
+	case IB_SYNC_MEM_IOC_SYNC_BATCH:
 	case IB_SYNC_MEM_IOC_MARK_DIRTY:
 		/* The family's rule for its mutating commands. */
 		if (!file_ns_capable(file, &init_user_ns, CAP_NET_ADMIN))
@@ -235,6 +340,8 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 		return sm_dev_sync(uarg);
 	case IB_SYNC_MEM_IOC_SYNC_DEV:
 		return sm_dev_sync_dev(uarg);
+	case IB_SYNC_MEM_IOC_SYNC_BATCH:
+		return sm_dev_sync_batch(uarg);
 	default:
 		return sm_dev_mark_dirty(uarg);
 	}

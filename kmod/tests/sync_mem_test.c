@@ -565,6 +565,7 @@ static const struct kt_case kt_cases[] = {
 	{ "dirty_spans", test_dirty_spans },
 	{ "async", test_async },
 	{ "async_device", test_async_device },
+	{ "async_batch", test_async_batch },
 	{ "churn", test_churn },
 };
 

@@ -292,6 +292,7 @@ struct dma_fence *kt_fence_new(void);
 void kt_fence_signal(struct dma_fence *f, int err);
 void test_async(struct ib_device *ibdev);
 void test_async_device(struct ib_device *ibdev);
+void test_async_batch(struct ib_device *ibdev);
 int async_dev_start(const char *name);
 void test_async_dev_check(void);
 

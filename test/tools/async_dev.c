@@ -149,6 +149,60 @@ static void test_permission(uint32_t id)
 	ktap_result(rc == 0, "a file opened with CAP_NET_ADMIN syncs in a child without it (child exit %d)", rc);
 }
 
+static int sync_batch(struct ib_sync_mem_ioc_entry *e, uint32_t n,
+		      uint32_t flags, struct ib_sync_mem_ioc_sync_batch *b)
+{
+	*b = (struct ib_sync_mem_ioc_sync_batch){
+		.entries = (uintptr_t)e, .n = n,
+		.dir = IB_SYNC_MEM_SYNC_TO_DEVICE, .flags = flags,
+		.out_fence = -1,
+	};
+	return ioc(devfd, IB_SYNC_MEM_IOC_SYNC_BATCH, b);
+}
+
+/* Batches: each entry's result in order, the async form's first error. */
+static void test_batch(uint32_t fast)
+{
+	struct ib_sync_mem_ioc_entry e[3] = { { .id = fast }, { 0 }, { .id = fast } };
+	struct ib_sync_mem_ioc_entry *big;
+	struct ib_sync_mem_ioc_sync_batch b;
+	uint64_t before = syncs_of(fast);
+	int bfail = new_sim("async-batch-fail", 0, 1, 0);
+	int st;
+
+	if (!ktap_result(bfail > 0, "a sim client whose next sync fails (%d)", bfail))
+		return;
+	e[1].id = bfail;
+	e[0].err = e[1].err = e[2].err = 12345;
+	st = sync_batch(e, 3, 0, &b);
+	ktap_result(st == 0 && b.run == 3 && b.errors == 1 && e[0].err == 0 &&
+		    e[1].err == -EIO && e[2].err == 0 && syncs_of(fast) == before + 2,
+		    "blocking SYNC_BATCH: run 3, errors 1, each entry's result (%d: run %u errors %u, errs %d %d %d)",
+		    st, b.run, b.errors, e[0].err, e[1].err, e[2].err);
+	st = sync_batch(e, 3, IB_SYNC_MEM_IOC_F_ASYNC, &b);
+	st = st ?: fence_wait(b.out_fence);
+	ktap_result(st == 1 && syncs_of(fast) == before + 4,
+		    "async SYNC_BATCH: its fence signals ok, each entry synced (%d)", st);
+	if (b.out_fence >= 0)
+		close(b.out_fence);
+	e[1].id = 0x7fffff00;
+	st = sync_batch(e, 3, IB_SYNC_MEM_IOC_F_ASYNC, &b);
+	ktap_result(st == -ENOENT && syncs_of(fast) == before + 4,
+		    "a batch naming an unknown id: ENOENT, nothing run (%d)", st);
+	st = sync_batch(e, 0, 0, &b);
+	ktap_result(st == -EINVAL, "an empty batch: EINVAL (%d)", st);
+	big = calloc(IB_SYNC_MEM_SYNC_BATCH_MAX + 1, sizeof(*big));
+	for (st = 0; big && st <= IB_SYNC_MEM_SYNC_BATCH_MAX; st++)
+		big[st].id = fast;
+	st = big ? sync_batch(big, IB_SYNC_MEM_SYNC_BATCH_MAX + 1, 0, &b) : -ENOMEM;
+	ktap_result(st == -EINVAL, "a batch of %d: EINVAL (%d)", IB_SYNC_MEM_SYNC_BATCH_MAX + 1, st);
+	free(big);
+	st = sync_batch(NULL, 3, 0, &b);
+	ktap_result(st == -EFAULT && syncs_of(fast) == before + 4,
+		    "a batch at a bad address: EFAULT, nothing run (%d)", st);
+	smnl_unregister(&nl, bfail);
+}
+
 static void test_bad_input(uint32_t id, uint32_t lazy_id)
 {
 	struct ib_sync_mem_ioc_sync r = { .id = id, .dir = 1 };
@@ -337,6 +391,7 @@ int main(int argc, char **argv)
 	if (d.out_fence >= 0)
 		close(d.out_fence);
 
+	test_batch(fast);
 	test_bad_input(fast, lazy);
 	test_permission(fast);
 

@@ -151,10 +151,12 @@ static void drain_fences(void)
 
 static void one(void)
 {
-	unsigned int which = rnd() % 5;
+	unsigned int which = rnd() % 6;
+	struct ib_sync_mem_ioc_entry ent[4];
 	union {
 		struct ib_sync_mem_ioc_sync s;
 		struct ib_sync_mem_ioc_sync_dev d;
+		struct ib_sync_mem_ioc_sync_batch b;
 		struct ib_sync_mem_ioc_mark m;
 		unsigned char raw[64];
 	} u;
@@ -203,6 +205,25 @@ static void one(void)
 	case 3:
 		cmd = IB_SYNC_MEM_IOC_NOP;
 		break;
+	case 4:
+		cmd = IB_SYNC_MEM_IOC_SYNC_BATCH;
+		for (i = 0; i < 4; i++) {
+			ent[i].id = pick_id();
+			ent[i].err = (int32_t)rnd();
+			ent[i].offset = rnd() % 2 ? 0 : pick_u64();
+			ent[i].len = ent[i].offset || rnd() % 2 ? pick_u64() : 0;
+		}
+		u.b.entries = rnd() % 16 ? (uintptr_t)ent : rnd() % 2 ? 0 : rnd();
+		u.b.n = rnd() % 8 ? rnd() % 5 : (uint32_t)rnd();
+		u.b.dir = rnd() % 6;
+		u.b.flags = rnd() % 4 ? IB_SYNC_MEM_IOC_F_ASYNC : 0;
+		if (rnd() % 4 == 0)
+			u.b.flags |= IB_SYNC_MEM_IOC_F_IN_FENCE;
+		if (rnd() % 8 == 0)
+			u.b.flags = (uint32_t)rnd();
+		u.b.timeout_ms = rnd() % 3 ? 0 : rnd() % 100;
+		u.b.in_fence = pick_fd();
+		break;
 	default:
 		cmd = _IOC(rnd() % 4, IB_SYNC_MEM_IOC_MAGIC, rnd() % 8,
 			   rnd() % 64);
@@ -223,6 +244,9 @@ static void one(void)
 		else if (cmd == IB_SYNC_MEM_IOC_SYNC_DEV &&
 			 (u.d.flags & IB_SYNC_MEM_IOC_F_ASYNC))
 			keep_fence(u.d.out_fence);
+		else if (cmd == IB_SYNC_MEM_IOC_SYNC_BATCH &&
+			 (u.b.flags & IB_SYNC_MEM_IOC_F_ASYNC))
+			keep_fence(u.b.out_fence);
 	}
 }
 

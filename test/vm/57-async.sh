@@ -30,8 +30,9 @@ check "sync id ID async of a failing client: exit 1, the fence's EIO" \
 check "sync dev rxe0 dir to-cpu async: the fence signals ok" jq_of \
 	"(.err // \"\") == \"\" and .dev == \"rxe0\" and .dir == \"to-cpu\"" \
 	ctl -j sync dev rxe0 dir to-cpu async
-check "async with a batch: refused" fails_with "async takes one client id or dev DEV" \
-	ctl sync id "$ok_id,$fail_id" async
+check "sync id A,B async: one fence for the batch, ok" jq_of \
+	"(.err // \"\") == \"\" and .ids == [$ok_id, $fail_id]" \
+	ctl -j sync id "$ok_id,$fail_id" async
 check "delete the CLI's clients" ctl unregister id "$ok_id,$fail_id"
 no_client_left "no client left behind" || "$SYNCMEM_BIN/smnlctl" del-netlink >&2
 check "no fence left: fences 0, fences_pending 0" \

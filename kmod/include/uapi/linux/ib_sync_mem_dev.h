@@ -109,6 +109,53 @@ struct ib_sync_mem_ioc_sync_dev {
 };
 
 /**
+ * struct ib_sync_mem_ioc_entry - one client of IB_SYNC_MEM_IOC_SYNC_BATCH
+ * @id: the client
+ * @err: set by a blocking batch: its result, 0 or a negative errno
+ * @offset: with @len, sync [@offset, @offset + @len) of it only
+ * @len: 0 for the whole client
+ */
+struct ib_sync_mem_ioc_entry {
+	__u32 id;
+	__s32 err;
+	__u64 offset;
+	__u64 len;
+};
+
+/**
+ * struct ib_sync_mem_ioc_sync_batch - IB_SYNC_MEM_IOC_SYNC_BATCH: clients
+ *	in the order given, as the family's batch
+ * @entries: user pointer to @n struct ib_sync_mem_ioc_entry
+ * @n: 1 to IB_SYNC_MEM_SYNC_BATCH_MAX (linux/ib_sync_mem.h; an id may
+ *	repeat)
+ * @dir: enum ib_sync_mem_sync_dir
+ * @flags: IB_SYNC_MEM_IOC_F_*
+ * @timeout_ms: as in struct ib_sync_mem_ioc_sync, for each client
+ * @in_fence: as in struct ib_sync_mem_ioc_sync
+ * @out_fence: as in struct ib_sync_mem_ioc_sync; its fence's status is
+ *	the first entry's error (in the batch's order), 1 if none failed.
+ *	The removal of a device does not end an asynchronous batch's wait
+ *	for its in-fence (its clients may be on several devices): its
+ *	clients there fail with -ENODEV once it runs.
+ * @run: set by a blocking batch: entries whose ->sync ran
+ * @errors: set likewise: entries that failed (each entry's @err says
+ *	how; the ioctl returns 0: a client's error is a result)
+ *
+ * An unknown id fails the whole request with -ENOENT, nothing run.
+ */
+struct ib_sync_mem_ioc_sync_batch {
+	__u64 entries;
+	__u32 n;
+	__u32 dir;
+	__u32 flags;
+	__u32 timeout_ms;
+	__s32 in_fence;
+	__s32 out_fence;
+	__u32 run;
+	__u32 errors;
+};
+
+/**
  * struct ib_sync_mem_ioc_mark - IB_SYNC_MEM_IOC_MARK_DIRTY
  * @id: a lazy client (IB_SYNC_MEM_CLIENT_F_LAZY; another is -EINVAL)
  * @dir: the direction of the sync now owed
@@ -132,5 +179,7 @@ struct ib_sync_mem_ioc_mark {
 				       struct ib_sync_mem_ioc_sync_dev)
 #define IB_SYNC_MEM_IOC_MARK_DIRTY _IOW(IB_SYNC_MEM_IOC_MAGIC, 3, \
 					struct ib_sync_mem_ioc_mark)
+#define IB_SYNC_MEM_IOC_SYNC_BATCH _IOWR(IB_SYNC_MEM_IOC_MAGIC, 4, \
+					 struct ib_sync_mem_ioc_sync_batch)
 
 #endif /* _UAPI_LINUX_IB_SYNC_MEM_DEV_H */
