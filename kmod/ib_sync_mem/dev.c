@@ -58,8 +58,9 @@ static int sm_dev_wait_in(struct dma_fence *in, unsigned int timeout_ms)
 }
 
 /*
- * Give the caller @f as a new sync_file fd in *@fd_out (copied out by the
- * caller's copy of @arg, which must succeed before the fd is installed).
+ * Give the caller @f (a fence, whose reference this takes over, or an
+ * ERR_PTR) as a new sync_file fd in *@fd_out, a field of @req, copied out
+ * whole to @arg before the fd is installed.
  */
 static int sm_dev_fence_fd(struct dma_fence *f, void __user *arg,
 			   const void *req, size_t size, s32 *fd_out)
@@ -67,7 +68,10 @@ static int sm_dev_fence_fd(struct dma_fence *f, void __user *arg,
 	struct sync_file *sf;
 	int fd;
 
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	sf = sync_file_create(f);
+	dma_fence_put(f);
 	if (!sf)
 		return -ENOMEM;
 	fd = get_unused_fd_flags(O_CLOEXEC);
@@ -107,13 +111,8 @@ static long sm_dev_sync(void __user *arg)
 	if (req.flags & IB_SYNC_MEM_IOC_F_ASYNC) {
 		f = ib_sync_mem_sync_async(c, req.dir, req.offset, req.len,
 					   req.timeout_ms, in);
-		if (IS_ERR(f)) {
-			ret = PTR_ERR(f);
-		} else {
-			ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
-					      &req.out_fence);
-			dma_fence_put(f);
-		}
+		ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
+				      &req.out_fence);
 	} else {
 		ret = sm_sync_refused(c, req.dir, req.offset, req.len) ?:
 		      sm_dev_wait_in(in, req.timeout_ms);
@@ -154,13 +153,8 @@ static long sm_dev_sync_dev(void __user *arg)
 	}
 	if (req.flags & IB_SYNC_MEM_IOC_F_ASYNC) {
 		f = sm_sync_domain_async(dom, req.dir, req.timeout_ms, in);
-		if (IS_ERR(f)) {
-			ret = PTR_ERR(f);
-		} else {
-			ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
-					      &req.out_fence);
-			dma_fence_put(f);
-		}
+		ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
+				      &req.out_fence);
 		goto out_in;
 	}
 	ret = sm_dev_wait_in(in, req.timeout_ms) ?:
@@ -247,13 +241,8 @@ static long sm_dev_sync_batch(void __user *arg)
 	if (req.flags & IB_SYNC_MEM_IOC_F_ASYNC) {
 		f = ib_sync_mem_sync_many_async(e, req.n, req.dir,
 						req.timeout_ms, in);
-		if (IS_ERR(f)) {
-			ret = PTR_ERR(f);
-		} else {
-			ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
-					      &req.out_fence);
-			dma_fence_put(f);
-		}
+		ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
+				      &req.out_fence);
 		goto out_in;
 	}
 	for (i = 0, ret = 0; i < req.n && !ret; i++)
