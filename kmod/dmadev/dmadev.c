@@ -397,12 +397,9 @@ static ssize_t smd_ctl_write(struct file *file, const char __user *ubuf,
 		return -EFAULT;
 	buf[count] = '\0';
 	strim(buf);
-	if (!strncmp(buf, "add ", 4))
-		name = strim(buf + 4);
-	else if (!strncmp(buf, "del ", 4))
-		name = strim(buf + 4);
-	else
+	if (strncmp(buf, "add ", 4) && strncmp(buf, "del ", 4))
 		return -EINVAL;
+	name = strim(buf + 4);
 	if (!smd_name_ok(name))
 		return -EINVAL;
 

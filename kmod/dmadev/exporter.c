@@ -321,15 +321,20 @@ static struct dma_buf *smx_get(int fd)
 	return dmabuf;
 }
 
-static bool smx_mapped(struct smx_buf *b)
+/* How many attachments @b has: *@attached, and the ones mapped (returned). */
+static u32 smx_count(struct smx_buf *b, u32 *attached)
 {
 	struct smx_att *a;
-	bool mapped = false;
+	u32 n = 0, mapped = 0;
 
 	mutex_lock(&b->lock);
-	list_for_each_entry(a, &b->atts, node)
-		mapped |= !!a->sgt;
+	list_for_each_entry(a, &b->atts, node) {
+		n++;
+		mapped += !!a->sgt;
+	}
 	mutex_unlock(&b->lock);
+	if (attached)
+		*attached = n;
 	return mapped;
 }
 
@@ -360,7 +365,7 @@ static long smx_move(int __user *uarg)
 	/* Every importer lets go of its mapping of the old pages here... */
 	sm_dma_buf_moved(dmabuf);
 	/* ...or the buffer stays where it is. */
-	if (smx_mapped(b))
+	if (smx_count(b, NULL))
 		goto unlock;
 	for (i = 0; i < b->npages; i++)
 		copy_highpage(new[i], b->pages[i]);
@@ -380,7 +385,6 @@ static long smx_stat(struct smd_stat __user *uarg)
 	struct dma_buf *dmabuf;
 	struct smd_stat st;
 	struct smx_buf *b;
-	struct smx_att *a;
 
 	if (copy_from_user(&st, uarg, sizeof(st)))
 		return -EFAULT;
@@ -389,14 +393,7 @@ static long smx_stat(struct smd_stat __user *uarg)
 		return PTR_ERR(dmabuf);
 	b = dmabuf->priv;
 	dma_resv_lock(dmabuf->resv, NULL);
-	st.attached = 0;
-	st.mapped = 0;
-	mutex_lock(&b->lock);
-	list_for_each_entry(a, &b->atts, node) {
-		st.attached++;
-		st.mapped += !!a->sgt;
-	}
-	mutex_unlock(&b->lock);
+	st.mapped = smx_count(b, &st.attached);
 	st.pinned = b->pinned;
 	st.maps = b->maps;
 	st.unmaps = b->unmaps;
