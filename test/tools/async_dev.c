@@ -7,6 +7,10 @@
  * permission rule, and every fence signalled once and freed at the end.
  *
  *   async_dev [--dev rxe0]
+ *   async_dev --hold-in SLOW,ID
+ *	submit an asynchronous sync of client SLOW, then a blocking sync of
+ *	client ID with its fence as the in-fence (for 57-async to kill the
+ *	program while it waits); prints the ioctl's result, exits 0
  *
  * Needs ib_sync_mem and ib_sync_mem_sim loaded, root with CAP_NET_ADMIN.
  */
@@ -251,8 +255,10 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dev", required_argument, NULL, 'd' },
+		{ "hold-in", required_argument, NULL, 'h' },
 		{ 0 }
 	};
+	unsigned int hold_slow = 0, hold_id = 0;
 	int fast, failing, slow, lazy, x, y, f, st, o;
 	struct ib_sync_mem_ioc_sync_dev d = { 0 };
 	struct ib_sync_mem_ioc_mark m = { 0 };
@@ -261,11 +267,23 @@ int main(int argc, char **argv)
 	long n;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (o != 'd') {
-			fprintf(stderr, "usage: async_dev [--dev DEV]\n");
+		if (o == 'd') {
+			dev_name = optarg;
+		} else if (o == 'h' &&
+			   sscanf(optarg, "%u,%u", &hold_slow, &hold_id) == 2) {
+			continue;
+		} else {
+			fprintf(stderr, "usage: async_dev [--dev DEV] | --hold-in SLOW,ID\n");
 			return 2;
 		}
-		dev_name = optarg;
+	}
+	if (hold_id) {
+		devfd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+		x = devfd < 0 ? -errno : sync_async(hold_slow, IB_SYNC_MEM_SYNC_TO_DEVICE, -1);
+		st = x < 0 ? x : sync_one(hold_id, IB_SYNC_MEM_SYNC_TO_DEVICE,
+					  IB_SYNC_MEM_IOC_F_IN_FENCE, x, NULL);
+		printf("hold-in: %d\n", st);
+		return 0;
 	}
 	ktap_start();
 	if (smnl_open(&nl)) {

@@ -34,6 +34,25 @@ check "sync id A,B async: one fence for the batch, ok" jq_of \
 	"(.err // \"\") == \"\" and .ids == [$ok_id, $fail_id]" \
 	ctl -j sync id "$ok_id,$fail_id" async
 check "delete the CLI's clients" ctl unregister id "$ok_id,$fail_id"
+
+# A program killed while a blocking sync waits for its in-fence: it dies at
+# once, the sync it asked for never runs, the in-fence's own sync still
+# completes, and no fence is left.
+slow_id=$(ctl register dev rxe0 name async-slow latency 5s)
+check "a sim client whose sync takes 5 s" is_id "$slow_id"
+wait_id=$(ctl register dev rxe0 name async-waiter)
+check "a sim client for the waiting sync" is_id "$wait_id"
+"$SYNCMEM_BIN/async_dev" --hold-in "$slow_id,$wait_id" >/tmp/hold-in.out 2>&1 &
+holder=$!
+check "the program waits in the in-fence (dma_fence_default_wait)" \
+	wait_until 30 waits_in "$holder" dma_fence_default_wait
+kill -KILL "$holder"
+check "SIGKILL ends it while the in-fence is pending" wait_until 10 gone "$holder"
+check "the slow client's sync still completes (its fence signalled, freed)" \
+	wait_until 30 no_fence_left
+check "the killed program's sync never ran" expect syncs "$(syncs_of id "$wait_id")" 0
+check "the slow client synced once" expect syncs "$(syncs_of id "$slow_id")" 1
+check "delete them" ctl unregister id "$slow_id,$wait_id"
 no_client_left "no client left behind" || "$SYNCMEM_BIN/smnlctl" del-netlink >&2
 check "no fence left: fences 0, fences_pending 0" \
 	wait_until 30 no_fence_left
