@@ -115,17 +115,17 @@
  *
  * Asynchronous syncs (ib_sync_mem_sync_async(),
  * ib_sync_mem_sync_many_async(), ib_sync_mem_sync_device_async()) return
- * a dma_fence at once; a worker
- * of the module runs the sync, after the optional in-fence signalled
- * (waited for by a callback, never by blocking), and signals the fence
- * exactly once with the sync's result as its error: also when the client
- * was unregistered (-ENODEV) or invalidated meanwhile (-ENXIO for its
- * memory, -ENODEV for its device), or when its device
- * goes while the sync waits for the in-fence (-ENODEV, at once, not when
- * the in-fence signals; not for a batch, which may span devices). The ->sync runs outside the fence's signalling
- * section, because a ->sync may wait for fences: a client's ->sync must
- * never wait for a fence that depends on an asynchronous sync of the same
- * client. Each fence holds a reference on this module until it is freed.
+ * a dma_fence at once; a worker of the module runs the sync, after the
+ * optional in-fence signalled (waited for by a callback, never by
+ * blocking), and signals the fence exactly once with the sync's result as
+ * its error: also when the client was unregistered (-ENODEV) or
+ * invalidated meanwhile (-ENXIO for its memory, -ENODEV for its device),
+ * or when its device goes while the sync waits for the in-fence (-ENODEV,
+ * at once, not when the in-fence signals; not for a batch, which may span
+ * devices). The ->sync runs outside the fence's signalling section,
+ * because a ->sync may wait for fences: a client's ->sync must never wait
+ * for a fence that depends on an asynchronous sync of the same client.
+ * Each fence holds a reference on this module until it is freed.
  *
  * Context: every function here may sleep, except ib_sync_mem_mark_dirty(),
  * ib_sync_mem_mark_dirty_range(),
