@@ -252,6 +252,18 @@ def build(rows):
                     f"{rs[0]['iters']}", "ns", sm, fl,
                     "userspace RDMA READ", [a / b for a, b in zip(sm, fl)],
                     target)
+        # The same flush through /dev/ib_sync_mem (absent from runs older
+        # than the data path).
+        if "io_med_ns" in rs[0]:
+            for stat, name, target in (("med", "median", 1.2),
+                                       ("p99", "p99", None)):
+                io = [r[f"io_{stat}_ns"] for r in rs]
+                fl = [r[f"floor_{stat}_ns"] for r in rs]
+                rep.add("inbound", "flush through /dev/ib_sync_mem (SYNC "
+                        f"ioctl, dir inbound, the same client), {name} of "
+                        f"{rs[0]['iters']}", "ns", io, fl,
+                        "userspace RDMA READ",
+                        [a / b for a, b in zip(io, fl)], target)
         kn = [r["kernel_med_ns"] for r in rs]
         fl = [r["floor_med_ns"] for r in rs]
         rep.add("inbound", "of which in the kernel's sync (the module's READ "

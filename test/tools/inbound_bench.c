@@ -15,14 +15,17 @@
  *           IB_SYNC_MEM_CMD_SYNC of it with dir inbound: the module posts
  *           its RDMA READ of 8 bytes of the page on its own loopback RC
  *           QP of the device, waits for its completion and replies
+ *   ioctl   the same inbound sync of the same client through
+ *           /dev/ib_sync_mem (IB_SYNC_MEM_IOC_SYNC): the module's READ
+ *           without the netlink round trip
  *
- * After a warm-up of both, each repeat times ITERS of each, one by one,
- * alternating (the floor first in even rounds, the module first in odd
- * ones) so that drift hits both alike, and prints one line on stdout for
- * bench/report.py:
+ * After a warm-up of all three, each repeat times ITERS of each, one by
+ * one, the order turned every round so that drift hits all alike, and
+ * prints one line on stdout for bench/report.py:
  *
  *   inbound rep=N iters=N floor_ns=T sm_ns=T floor_med_ns=T sm_med_ns=T
- *           floor_p99_ns=T sm_p99_ns=T kernel_med_ns=T
+ *           floor_p99_ns=T sm_p99_ns=T kernel_med_ns=T io_med_ns=T
+ *           io_p99_ns=T
  *
  * floor_ns and sm_ns are the repeat's totals; *_med_ns and *_p99_ns the
  * median and 99th percentile (nearest rank) of one flush (CLOCK_MONOTONIC
@@ -43,13 +46,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <linux/ib_sync_mem_dev.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +73,7 @@
 #define IB_LEN		8
 
 static struct smnl nl;
+static int devfd;		/* /dev/ib_sync_mem */
 static FILE *out;		/* the result lines: the stdout we were given */
 static const char *dev = "rxe0";
 static const char *addr = "192.168.77.1";
@@ -174,6 +181,25 @@ static uint64_t ib_module_one(uint64_t *kns)
 	return t;
 }
 
+/* The same inbound sync through /dev/ib_sync_mem. */
+static uint64_t ib_ioctl_one(void)
+{
+	struct ib_sync_mem_ioc_sync r = {
+		.id = client_id, .dir = IB_SYNC_MEM_SYNC_INBOUND,
+	};
+	uint64_t t0, t;
+	int ret;
+
+	t0 = now_ns();
+	ret = ioctl(devfd, IB_SYNC_MEM_IOC_SYNC, &r);
+	t = now_ns() - t0;
+	if (ret)
+		die("inbound sync of client %u through /dev/%s: %s", client_id,
+		    IB_SYNC_MEM_DEV_NAME, strerror(errno));
+	module_syncs++;
+	return t;
+}
+
 /* The word the floor's READs fetch, and a check that they brought it. */
 static void ib_floor_word(uint64_t v)
 {
@@ -214,13 +240,14 @@ static uint64_t ib_pct(const uint64_t *v, int n, int pct)
 
 static void ib_run(int iters, int reps, int warmup)
 {
-	uint64_t *fl, *sm, *kn, kns, fsum, ssum, word;
-	int r, i;
+	uint64_t *fl, *sm, *kn, *io, kns, fsum, ssum, word;
+	int r, i, k;
 
 	fl = calloc(iters, sizeof(*fl));
 	sm = calloc(iters, sizeof(*sm));
 	kn = calloc(iters, sizeof(*kn));
-	if (!fl || !sm || !kn)
+	io = calloc(iters, sizeof(*io));
+	if (!fl || !sm || !kn || !io)
 		die("out of memory");
 
 	word = 0x5eedf100d0000000ull;
@@ -228,6 +255,7 @@ static void ib_run(int iters, int reps, int warmup)
 	for (i = 0; i < warmup; i++) {
 		ib_floor_one();
 		ib_module_one(&kns);
+		ib_ioctl_one();
 	}
 	ib_floor_check(word, "warm-up");
 
@@ -236,12 +264,17 @@ static void ib_run(int iters, int reps, int warmup)
 		fsum = 0;
 		ssum = 0;
 		for (i = 0; i < iters; i++) {
-			if (i % 2) {
-				sm[i] = ib_module_one(&kn[i]);
-				fl[i] = ib_floor_one();
-			} else {
-				fl[i] = ib_floor_one();
-				sm[i] = ib_module_one(&kn[i]);
+			for (k = 0; k < 3; k++) {
+				switch ((i + k) % 3) {
+				case 0:
+					fl[i] = ib_floor_one();
+					break;
+				case 1:
+					sm[i] = ib_module_one(&kn[i]);
+					break;
+				default:
+					io[i] = ib_ioctl_one();
+				}
 			}
 			fsum += fl[i];
 			ssum += sm[i];
@@ -257,13 +290,19 @@ static void ib_run(int iters, int reps, int warmup)
 		fprintf(out, " floor_p99_ns=%llu sm_p99_ns=%llu",
 			(unsigned long long)ib_pct(fl, iters, 99),
 			(unsigned long long)ib_pct(sm, iters, 99));
-		fprintf(out, " kernel_med_ns=%llu\n",
+		fprintf(out, " kernel_med_ns=%llu",
 			(unsigned long long)ib_median(kn, iters));
+		/* ib_median() sorts: the percentile after it. */
+		fprintf(out, " io_med_ns=%llu",
+			(unsigned long long)ib_median(io, iters));
+		fprintf(out, " io_p99_ns=%llu\n",
+			(unsigned long long)ib_pct(io, iters, 99));
 		fflush(out);
 	}
 	free(fl);
 	free(sm);
 	free(kn);
+	free(io);
 }
 
 /* The client's own counters agree: every sync ran, none failed. */
@@ -358,6 +397,9 @@ int main(int argc, char **argv)
 	if (ret)
 		die("the ib_sync_mem family: %s (is ib_sync_mem loaded?)",
 		    errstr(ret));
+	devfd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	if (devfd < 0)
+		die("open /dev/%s: %s", IB_SYNC_MEM_DEV_NAME, strerror(errno));
 	ib_setup();
 	fprintf(stderr, "inbound_bench: %s (%s), client %u, %d flushes of each x %d repeats after %d warm-up rounds\n",
 		dev, addr, client_id, iters, reps, warmup);
