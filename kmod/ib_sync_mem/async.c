@@ -51,8 +51,6 @@
  *	may be on several devices
  * @node: on @dom->async_waiting while the job waits for @in
  * @in_done: @in's callback ran (under @dom->async_lock)
- * @err: set before the work is queued: an error that stops the sync
- *	(the device went while the job waited for @in)
  * @dir: the sync's direction
  * @offset: with @len, the range of the one-client form
  * @len: 0 for the whole client
@@ -71,7 +69,6 @@ struct sm_async {
 	struct ib_sync_mem_domain *dom;
 	struct list_head node;
 	bool in_done;
-	int err;
 	enum ib_sync_mem_dir dir;
 	u64 offset;
 	u64 len;
@@ -148,10 +145,10 @@ static void sm_async_work(struct work_struct *work)
 	struct sm_async *job = container_of(work, struct sm_async, work);
 	struct ib_sync_mem_result res;
 	unsigned int i;
-	int err = job->err;
+	int err = 0;
 
 	/* An in-fence that failed: what it fed this sync is not there. */
-	if (!err && job->in)
+	if (job->in)
 		err = min(dma_fence_get_status(job->in), 0);
 	if (!err && job->batch) {
 		err = ib_sync_mem_sync_many(job->batch, job->n, job->dir,
@@ -370,7 +367,7 @@ struct dma_fence *sm_sync_domain_async(struct ib_sync_mem_domain *dom,
 	struct sm_async *job;
 	char name[IB_DEVICE_NAME_MAX];
 
-	if (dir < IB_SYNC_MEM_TO_DEVICE || dir > SM_NR_DIRS)
+	if (!sm_dir_valid(dir))
 		return ERR_PTR(-EINVAL);
 	xa_lock(&sm_domains);
 	strscpy(name, dom->name, sizeof(name));
@@ -410,13 +407,9 @@ ib_sync_mem_sync_many_async(const struct ib_sync_mem_batch_entry *e,
 	unsigned int i;
 	int err;
 
-	if (!n)
-		return ERR_PTR(-EINVAL);
-	for (i = 0; i < n; i++) {
-		err = sm_sync_refused(e[i].client, dir, e[i].offset, e[i].len);
-		if (err)
-			return ERR_PTR(err);
-	}
+	err = sm_batch_refused(e, n, dir);
+	if (err)
+		return ERR_PTR(err);
 	batch = kmalloc_array(n, sizeof(*batch), GFP_KERNEL);
 	if (!batch)
 		return ERR_PTR(-ENOMEM);

@@ -187,11 +187,6 @@ void sm_pass_queue_init(struct sm_pass_queue *q)
 	init_waitqueue_head(&q->wq);
 }
 
-static bool sm_dir_valid(enum ib_sync_mem_dir dir)
-{
-	return dir >= IB_SYNC_MEM_TO_DEVICE && dir <= SM_NR_DIRS;
-}
-
 /* The module's timeout of a sync that asks for none, in ms. */
 unsigned int sm_sync_timeout_ms(void)
 {
@@ -459,6 +454,33 @@ int sm_sync_refused(const struct ib_sync_mem_client *c,
 	if (!sm_dir_valid(dir) || (offset && !len))
 		return -EINVAL;
 	return sm_entry_refused(&e, dir);
+}
+
+/**
+ * sm_batch_refused() - is a batch sync of @e bad input?
+ * @e: the entries (their client, offset and len)
+ * @n: how many
+ * @dir: the direction
+ *
+ * sm_sync_refused() of each entry, for callers that refuse a whole batch
+ * before they accept it (asynchronous, or after an in-fence).
+ *
+ * Return: 0, -EINVAL for no entry, or the first entry's refusal.
+ */
+int sm_batch_refused(const struct ib_sync_mem_batch_entry *e, unsigned int n,
+		     enum ib_sync_mem_dir dir)
+{
+	unsigned int i;
+	int err;
+
+	if (!n)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		err = sm_sync_refused(e[i].client, dir, e[i].offset, e[i].len);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* @cv covers [@offset, +@len) (checked): its sync is owed, over them. */

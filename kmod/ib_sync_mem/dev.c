@@ -141,7 +141,7 @@ static long sm_dev_sync_dev(void __user *arg)
 		return -EFAULT;
 	if (req.flags & ~IB_SYNC_MEM_IOC_F_ALL)
 		return -EINVAL;
-	if (req.dir < IB_SYNC_MEM_TO_DEVICE || req.dir > SM_NR_DIRS)
+	if (!sm_dir_valid(req.dir))
 		return -EINVAL;
 	dom = sm_domain_get_by_index(req.dev_index);
 	if (!dom)
@@ -245,10 +245,8 @@ static long sm_dev_sync_batch(void __user *arg)
 				      &req.out_fence);
 		goto out_in;
 	}
-	for (i = 0, ret = 0; i < req.n && !ret; i++)
-		ret = sm_sync_refused(e[i].client, req.dir, e[i].offset,
-				      e[i].len);
-	ret = ret ?: sm_dev_wait_in(in, req.timeout_ms) ?:
+	ret = sm_batch_refused(e, req.n, req.dir) ?:
+	      sm_dev_wait_in(in, req.timeout_ms) ?:
 	      ib_sync_mem_sync_many(e, req.n, req.dir, req.timeout_ms);
 	if (ret)
 		goto out_in;
@@ -295,7 +293,7 @@ static long sm_dev_mark_dirty(void __user *arg)
 	if (req.len) {
 		ret = ib_sync_mem_mark_dirty_range(c, req.dir, req.offset,
 						   req.len);
-	} else if (req.dir < IB_SYNC_MEM_TO_DEVICE || req.dir > SM_NR_DIRS) {
+	} else if (!sm_dir_valid(req.dir)) {
 		ret = -EINVAL;
 	} else {
 		ib_sync_mem_mark_dirty(c, req.dir);

@@ -31,6 +31,11 @@
 /* Directions, enum ib_sync_mem_dir: 1 to SM_NR_DIRS. */
 #define SM_NR_DIRS	IB_SYNC_MEM_INBOUND
 
+static inline bool sm_dir_valid(enum ib_sync_mem_dir dir)
+{
+	return dir >= IB_SYNC_MEM_TO_DEVICE && dir <= SM_NR_DIRS;
+}
+
 /**
  * struct sm_stats - per-CPU sync counters of a client, a domain or the module
  * @syncs: ->sync calls made
@@ -562,6 +567,8 @@ struct dma_fence *sm_sync_domain_async(struct ib_sync_mem_domain *dom,
 				       struct dma_fence *in);
 int sm_sync_refused(const struct ib_sync_mem_client *c,
 		    enum ib_sync_mem_dir dir, u64 offset, u64 len);
+int sm_batch_refused(const struct ib_sync_mem_batch_entry *e, unsigned int n,
+		     enum ib_sync_mem_dir dir);
 
 /* dev.c: /dev/ib_sync_mem, the data path */
 int sm_dev_init(void);
