@@ -20,8 +20,6 @@
 #include <linux/capability.h>
 #include <linux/ib_sync_mem.h>
 #include <linux/ib_sync_mem_dev.h>
-#include <linux/sync_file.h>
-#include <poll.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -32,6 +30,7 @@
 #include "ktap.h"
 #include "smdebugfs.h"
 #include "smnl.h"
+#include "syncfile.h"
 
 static const char *dev_name = "rxe0";
 static struct smnl nl;
@@ -67,24 +66,10 @@ static int sync_async(uint32_t id, uint32_t dir, int in)
 	return ret ?: out;
 }
 
-/* SYNC_IOC_FILE_INFO's status: 1 ok, 0 pending, -errno; -1000 if it fails. */
-static int fence_status(int fd)
-{
-	struct sync_file_info info = { 0 };
-
-	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info))
-		return -1000;
-	return info.status;
-}
-
 /* Wait (a hang guard, not a measurement) for fence @fd; its status. */
 static int fence_wait(int fd)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	if (poll(&p, 1, bound_ms(60000)) != 1)
-		return 0;
-	return fence_status(fd);
+	return sync_file_wait(fd, bound_ms(60000));
 }
 
 static uint64_t syncs_of(uint32_t id)
@@ -336,9 +321,9 @@ int main(int argc, char **argv)
 	x = sync_async(slow, IB_SYNC_MEM_SYNC_TO_DEVICE, -1);
 	y = x >= 0 ? sync_async(fast, IB_SYNC_MEM_SYNC_TO_DEVICE, x) : -1;
 	st = y >= 0 ? fence_wait(y) : y;
-	ktap_result(st == 1 && fence_status(x) == 1,
+	ktap_result(st == 1 && sync_file_status(x) == 1,
 		    "an in-fence: y signals ok, and x had signalled before it (y %d, x %d)",
-		    st, x >= 0 ? fence_status(x) : x);
+		    st, x >= 0 ? sync_file_status(x) : x);
 	ktap_result(syncs_of(fast) == 3, "y ran one sync (syncs %llu)",
 		    (unsigned long long)syncs_of(fast));
 	if (x >= 0)
@@ -359,9 +344,9 @@ int main(int argc, char **argv)
 	x = sync_async(slow, IB_SYNC_MEM_SYNC_TO_DEVICE, -1);
 	st = x >= 0 ? sync_one(fast, IB_SYNC_MEM_SYNC_TO_DEVICE,
 			       IB_SYNC_MEM_IOC_F_IN_FENCE, x, NULL) : x;
-	ktap_result(st == 0 && x >= 0 && fence_status(x) == 1 && syncs_of(fast) == 4,
+	ktap_result(st == 0 && x >= 0 && sync_file_status(x) == 1 && syncs_of(fast) == 4,
 		    "a blocking SYNC waits for its in-fence first (%d, x %d, syncs %llu)",
-		    st, x >= 0 ? fence_status(x) : x, (unsigned long long)syncs_of(fast));
+		    st, x >= 0 ? sync_file_status(x) : x, (unsigned long long)syncs_of(fast));
 	if (x >= 0)
 		close(x);
 

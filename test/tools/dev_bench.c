@@ -41,8 +41,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/ib_sync_mem_dev.h>
-#include <linux/sync_file.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +52,7 @@
 
 #include "ktap.h"
 #include "smnl.h"
+#include "syncfile.h"
 #include "benchtool.h"
 
 static struct smnl nl;
@@ -111,14 +110,12 @@ static int dev_submit(uint32_t id)
 /* Wait for fence @fd (a hang guard bounds it), check it, close it. */
 static void fence_done(int fd)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct sync_file_info info = { 0 };
+	int st = sync_file_wait(fd, bound_ms(60000));
 
-	if (poll(&p, 1, bound_ms(60000)) != 1)
+	if (!st)
 		die("fence %d did not signal in %d ms", fd, bound_ms(60000));
-	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info) ||
-	    info.status != 1)
-		die("fence %d: status %d (%s)", fd, info.status, strerror(errno));
+	if (st != 1)
+		die("fence %d: status %d", fd, st);
 	close(fd);
 }
 

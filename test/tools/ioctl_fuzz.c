@@ -23,14 +23,13 @@
 #include <getopt.h>
 #include <linux/ib_sync_mem.h>
 #include <linux/ib_sync_mem_dev.h>
-#include <linux/sync_file.h>
-#include <poll.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 
 #include "ktap.h"
 #include "smdebugfs.h"
 #include "smnl.h"
+#include "syncfile.h"
 
 #define FUZZ_FENCES	64	/* fences held at once, then waited for */
 
@@ -128,20 +127,15 @@ static void keep_fence(int fd)
 /* Wait for every held fence, check its status, close it. */
 static void drain_fences(void)
 {
-	struct sync_file_info info;
-	struct pollfd p;
-	int i;
+	int i, st;
 
 	for (i = 0; i < nfences; i++) {
-		p = (struct pollfd){ .fd = fences[i], .events = POLLIN };
-		memset(&info, 0, sizeof(info));
-		if (poll(&p, 1, bound_ms(60000)) != 1) {
+		st = sync_file_wait(fences[i], bound_ms(60000));
+		if (!st) {
 			ktap_diag("fence fd %d never signalled", fences[i]);
 			bad++;
-		} else if (ioctl(fences[i], SYNC_IOC_FILE_INFO, &info) ||
-			   (info.status != 1 && !(info.status < 0 &&
-						 documented(-info.status)))) {
-			ktap_diag("fence fd %d: status %d", fences[i], info.status);
+		} else if (st != 1 && !(st < 0 && documented(-st))) {
+			ktap_diag("fence fd %d: status %d", fences[i], st);
 			bad++;
 		}
 		close(fences[i]);
