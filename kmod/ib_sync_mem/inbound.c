@@ -9,14 +9,20 @@
  * the same path, so when the read's response is back, the writes are home.
  *
  * Per RDMA device, made at its first flush and gone with the device: a PD,
- * a CQ, an RC QP connected to itself (loopback), a one-page fast-register
- * MR and an 8-byte buffer the reads land in. A flush registers the page of
- * the client's target (ops->inbound_target(): a DMA address on the device)
- * with the MR, posts an RDMA READ of 8 bytes of it, and waits for the
- * READ's completion, until the caller's deadline (killable); a fenced local
- * invalidation follows it. Flushes on one device run one at a time (they
- * are one round trip each); a flush that gave up at its deadline leaves
- * its READ in flight, and the next one waits for it first.
+ * a CQ, an RC QP connected to itself (loopback), SM_INBOUND_MRS one-page
+ * fast-register MRs and an 8-byte buffer the reads land in. A flush posts
+ * an RDMA READ of 8 bytes of the client's target (ops->inbound_target(): a
+ * DMA address on the device) and waits for the READ's completion, until
+ * the caller's deadline (killable). The MRs keep the pages last flushed
+ * registered: a flush of a page one of them holds is that READ alone (the
+ * floor a program's own READ has); another page takes the least recently
+ * used MR (a local invalidation if it held one, a registration, then the
+ * READ, chained). A registration is used only by this QP's own READs, and
+ * only while a caller whose target lies in that page waits for one, so one
+ * left behind by a client that went is never read through. Flushes on one
+ * device run one at a time (they are one round trip each); a flush that
+ * gave up at its deadline leaves its READ in flight, and the next one
+ * waits for it first.
  *
  * When the device goes (sm_domain_invalidate_all()), the QP is moved to
  * the error state before the wait for syncs in flight: a READ in flight
@@ -35,18 +41,35 @@
 
 #include "sync_mem.h"
 
-/* Send queue: a flush posts three WRs; one may still be in flight. */
+/* Send queue: a flush posts up to three WRs; one may still be in flight. */
 #define SM_INBOUND_SQ	16
 #define SM_INBOUND_CQ	(SM_INBOUND_SQ + 4)
 /* What a flush reads. */
 #define SM_INBOUND_LEN	8
+/* Pages kept registered: a few receive buffers of a net plugin. */
+#define SM_INBOUND_MRS	4
+
+/**
+ * struct sm_inbound_mr - a fast-register MR and the page it holds
+ * @mr: the MR
+ * @page: the DMA address of the page registered (valid if @held)
+ * @used: the flush count when a READ last went through it (LRU)
+ * @held: a registration is in place (it must be invalidated first)
+ */
+struct sm_inbound_mr {
+	struct ib_mr *mr;
+	u64 page;
+	u64 used;
+	bool held;
+};
 
 /**
  * struct sm_inbound - the inbound flusher of one RDMA device
  * @pd: its protection domain
  * @cq: the completion queue of @qp (soft-irq polling)
  * @qp: an RC QP connected to itself
- * @mr: the fast-register MR of the page a READ targets
+ * @mrs: the fast-register MRs of the pages READs target
+ * @flushes: READs posted (the LRU clock of @mrs)
  * @buf: where READs land (@buf_dma on the device)
  * @buf_dma: DMA address of @buf
  * @port: the port @qp uses
@@ -58,6 +81,7 @@
  * @broken: a WR completed in error: the QP is unusable
  * @status: the completion status of the last READ
  * @reads: READs that completed successfully
+ * @regs: registrations posted
  * @last: the 8 bytes the last successful READ brought back
  * @wq: flushes waiting for a READ to complete
  */
@@ -65,7 +89,8 @@ struct sm_inbound {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
-	struct ib_mr *mr;
+	struct sm_inbound_mr mrs[SM_INBOUND_MRS];
+	u64 flushes;
 	u64 *buf;
 	u64 buf_dma;
 	u32 port;
@@ -77,6 +102,7 @@ struct sm_inbound {
 	bool broken;
 	enum ib_wc_status status;
 	u64 reads;
+	u64 regs;
 	u64 last;
 	wait_queue_head_t wq;
 };
@@ -234,10 +260,13 @@ static int sm_inbound_connect(struct sm_inbound *f)
 
 static void sm_inbound_free(struct sm_inbound *f)
 {
+	int i;
+
 	if (f->qp)
 		ib_destroy_qp(f->qp);
-	if (f->mr)
-		ib_dereg_mr(f->mr);
+	for (i = 0; i < SM_INBOUND_MRS; i++)
+		if (f->mrs[i].mr)
+			ib_dereg_mr(f->mrs[i].mr);
 	if (f->cq)
 		ib_free_cq(f->cq);
 	if (f->buf_dma)
@@ -253,7 +282,7 @@ static struct sm_inbound *sm_inbound_create(struct ib_device *ibdev)
 {
 	struct ib_qp_init_attr qa = {};
 	struct sm_inbound *f;
-	int ret = -ENOMEM;
+	int ret = -ENOMEM, i;
 	u64 dma;
 
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
@@ -285,11 +314,14 @@ static struct sm_inbound *sm_inbound_create(struct ib_device *ibdev)
 		f->cq = NULL;
 		goto err;
 	}
-	f->mr = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1);
-	if (IS_ERR(f->mr)) {
-		ret = PTR_ERR(f->mr);
-		f->mr = NULL;
-		goto err;
+	for (i = 0; i < SM_INBOUND_MRS; i++) {
+		struct ib_mr *mr = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1);
+
+		if (IS_ERR(mr)) {
+			ret = PTR_ERR(mr);
+			goto err;
+		}
+		f->mrs[i].mr = mr;
 	}
 	qa.send_cq = f->cq;
 	qa.recv_cq = f->cq;
@@ -355,31 +387,68 @@ static int sm_inbound_wait(struct sm_inbound *f, ktime_t deadline)
 	return 0;
 }
 
-/* Post: register the page of @addr, READ 8 bytes of it, invalidate. */
+/*
+ * The MR holding the page of @page, or the least recently used one (whose
+ * page the caller registers). Under dom->inbound_lock.
+ */
+static struct sm_inbound_mr *sm_inbound_mr(struct sm_inbound *f, u64 page)
+{
+	struct sm_inbound_mr *lru = &f->mrs[0];
+	int i;
+
+	for (i = 0; i < SM_INBOUND_MRS; i++) {
+		struct sm_inbound_mr *m = &f->mrs[i];
+
+		if (m->held && m->page == page)
+			return m;
+		if (m->used < lru->used)
+			lru = m;
+	}
+	return lru;
+}
+
+/*
+ * Post a READ of 8 bytes at @addr: through the MR that holds its page, or
+ * after invalidating the least recently used one (if it held a page) and
+ * registering the page with it. No READ of @f is in flight.
+ */
 static int sm_inbound_post(struct sm_inbound *f, u64 addr)
 {
 	u64 page = addr & PAGE_MASK;
+	struct sm_inbound_mr *m = sm_inbound_mr(f, page);
+	struct ib_rdma_wr rdma = {};
 	struct ib_send_wr inv = {};
 	struct ib_reg_wr reg = {};
-	struct ib_rdma_wr rdma = {};
+	struct ib_send_wr *first = &rdma.wr;
+	const struct ib_send_wr *bad = NULL;
+	u8 key = m->mr->rkey & 0xff;
 	struct scatterlist sg;
 	struct ib_sge sge;
-	int n;
+	int n, ret;
 
-	sg_init_table(&sg, 1);
-	sg_dma_address(&sg) = page;
-	sg_dma_len(&sg) = PAGE_SIZE;
-	n = ib_map_mr_sg(f->mr, &sg, 1, NULL, PAGE_SIZE);
-	if (n != 1)
-		return n < 0 ? n : -EINVAL;
-	ib_update_fast_reg_key(f->mr, ib_inc_rkey(f->mr->rkey));
-
-	reg.wr.opcode = IB_WR_REG_MR;
-	reg.wr.wr_cqe = &f->wr_cqe;
-	reg.wr.next = &rdma.wr;
-	reg.mr = f->mr;
-	reg.key = f->mr->rkey;
-	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
+	if (!m->held || m->page != page) {
+		sg_init_table(&sg, 1);
+		sg_dma_address(&sg) = page;
+		sg_dma_len(&sg) = PAGE_SIZE;
+		n = ib_map_mr_sg(m->mr, &sg, 1, NULL, PAGE_SIZE);
+		if (n != 1)
+			return n < 0 ? n : -EINVAL;
+		reg.wr.opcode = IB_WR_REG_MR;
+		reg.wr.wr_cqe = &f->wr_cqe;
+		reg.wr.next = &rdma.wr;
+		reg.mr = m->mr;
+		reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
+		first = &reg.wr;
+		if (m->held) {
+			inv.opcode = IB_WR_LOCAL_INV;
+			inv.wr_cqe = &f->wr_cqe;
+			inv.ex.invalidate_rkey = m->mr->rkey;
+			inv.next = &reg.wr;
+			first = &inv;
+		}
+		ib_update_fast_reg_key(m->mr, ib_inc_rkey(m->mr->rkey));
+		reg.key = m->mr->rkey;
+	}
 
 	sge.addr = f->buf_dma;
 	sge.length = SM_INBOUND_LEN;
@@ -389,18 +458,33 @@ static int sm_inbound_post(struct sm_inbound *f, u64 addr)
 	rdma.wr.send_flags = IB_SEND_SIGNALED;
 	rdma.wr.sg_list = &sge;
 	rdma.wr.num_sge = 1;
-	rdma.wr.next = &inv;
 	/* 8 bytes inside the page, whatever the target's alignment. */
 	rdma.remote_addr = addr & ~7ULL;
-	rdma.rkey = f->mr->rkey;
+	rdma.rkey = m->mr->rkey;
 
-	/* The MR is free again for the next flush once the READ is done. */
-	inv.opcode = IB_WR_LOCAL_INV;
-	inv.wr_cqe = &f->wr_cqe;
-	inv.send_flags = IB_SEND_FENCE;
-	inv.ex.invalidate_rkey = f->mr->rkey;
-
-	return ib_post_send(f->qp, &reg.wr, NULL);
+	ret = ib_post_send(f->qp, first, &bad);
+	/* What of the chain went decides what @m holds. */
+	if (ret && bad == &inv) {
+		/* Nothing: the registration in place keeps its key. */
+		ib_update_fast_reg_key(m->mr, key);
+		return ret;
+	}
+	if (ret && bad == &reg.wr) {
+		/* Invalidated (if it held a page), not registered. */
+		m->held = false;
+		return ret;
+	}
+	if (first != &rdma.wr) {
+		m->held = true;
+		m->page = page;
+		spin_lock_irq(&f->lock);
+		f->regs++;
+		spin_unlock_irq(&f->lock);
+	}
+	if (ret)
+		return ret;
+	m->used = ++f->flushes;
+	return 0;
 }
 
 /**
@@ -502,27 +586,27 @@ void sm_inbound_destroy(struct ib_sync_mem_domain *dom)
 }
 
 /**
- * sm_inbound_reads() - READs of the device's flusher that completed
+ * sm_inbound_stats() - what the device's flusher did so far
  * @dom: the domain
- * @last: set to the 8 bytes the last one read (0 if none)
+ * @st: set to its counts (zero if it has made no flusher)
  *
- * For the tests. Return: how many completed successfully.
+ * For the tests.
  */
-u64 sm_inbound_reads(struct ib_sync_mem_domain *dom, u64 *last)
+void sm_inbound_stats(struct ib_sync_mem_domain *dom,
+		      struct sm_inbound_stats *st)
 {
 	struct sm_inbound *f;
-	u64 n = 0;
 
-	*last = 0;
+	memset(st, 0, sizeof(*st));
 	mutex_lock(&dom->inbound_lock);
 	f = dom->inbound;
 	if (f) {
 		spin_lock_irq(&f->lock);
-		n = f->reads;
-		*last = f->last;
+		st->reads = f->reads;
+		st->regs = f->regs;
+		st->last = f->last;
 		spin_unlock_irq(&f->lock);
 	}
 	mutex_unlock(&dom->inbound_lock);
-	return n;
 }
-EXPORT_SYMBOL_NS_GPL(sm_inbound_reads, "IB_SYNC_MEM_INTERNAL");
+EXPORT_SYMBOL_NS_GPL(sm_inbound_stats, "IB_SYNC_MEM_INTERNAL");

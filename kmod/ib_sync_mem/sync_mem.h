@@ -555,7 +555,21 @@ void sm_nl_exit(void);
 int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline);
 void sm_inbound_stop(struct ib_sync_mem_domain *dom);
 void sm_inbound_destroy(struct ib_sync_mem_domain *dom);
-u64 sm_inbound_reads(struct ib_sync_mem_domain *dom, u64 *last);
+/**
+ * struct sm_inbound_stats - what a device's inbound flusher did
+ * @reads: READs that completed successfully
+ * @regs: pages registered for them (a READ of a page kept registered
+ *	needs none)
+ * @last: the 8 bytes the last READ brought back
+ */
+struct sm_inbound_stats {
+	u64 reads;
+	u64 regs;
+	u64 last;
+};
+
+void sm_inbound_stats(struct ib_sync_mem_domain *dom,
+		      struct sm_inbound_stats *st);
 
 /* async.c: asynchronous syncs, as dma_fences */
 int sm_async_init(void);

@@ -8,7 +8,10 @@
  *   inbound_read  the module's flush is an RDMA READ through the device
  *	(a kernel QP in loopback on the dev device, rxe0 in the VMs): each
  *	flush of a client with ->inbound_target completes one READ, which
- *	brings back the 8 bytes at the target as they are now
+ *	brings back the 8 bytes at the target as they are now; the pages
+ *	flushed stay registered (one registration for a page's first
+ *	flush, none after it), the least recently used of them given up
+ *	for a new one, and every READ reads its own page
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -103,14 +106,94 @@ out:
 /* The flushes of the dev device's QP so far, and what the last one read. */
 static u64 in_reads(struct ib_device *ibdev, u64 *last)
 {
-	return sm_inbound_reads(test_domain(ibdev), last);
+	struct sm_inbound_stats st;
+
+	sm_inbound_stats(test_domain(ibdev), &st);
+	*last = st.last;
+	return st.reads;
+}
+
+/* The pages the dev device's QP registered so far. */
+static u64 in_regs(struct ib_device *ibdev)
+{
+	struct sm_inbound_stats st;
+
+	sm_inbound_stats(test_domain(ibdev), &st);
+	return st.regs;
+}
+
+#define IN_PAGES	5	/* one more than the device keeps registered */
+
+/* Flush page @i of @addr through @t: it must READ that page's value. */
+static void in_flush_page(struct ib_device *ibdev, struct tc *t,
+			  const u64 *addr, int i)
+{
+	u64 last;
+
+	t->target = addr[i] + 8 * i;
+	KT_EXPECT_EQ(in_sync(t, IN), 0);
+	in_reads(ibdev, &last);
+	KT_EXPECT_EQ(last, 0x9a9e000000000000ULL + i);
+}
+
+/*
+ * Five pages through four registrations, least recently used out. 0 1 2 3
+ * first, without counting: a page an earlier test flushed may be one of
+ * them, still registered; after them the four registrations hold 0 1 2 3,
+ * whatever they held before. Then 0 1 2 3 again register nothing, 4 takes
+ * 0's, 1 keeps its own, 0 takes 2's (3 was used after 2), 2 takes 3's, and
+ * 1 4 0 2 hold.
+ */
+static void in_flush_lru(struct ib_device *ibdev, struct tc *t)
+{
+	static const struct { int page; bool reg; } seq[] = {
+		{ 0, false }, { 1, false }, { 2, false }, { 3, false },
+		{ 4, true }, { 1, false }, { 0, true }, { 2, true },
+		{ 1, false }, { 4, false }, { 0, false }, { 2, false },
+	};
+	u64 *page[IN_PAGES] = {}, addr[IN_PAGES] = {};
+	int i;
+
+	for (i = 0; i < IN_PAGES; i++) {
+		page[i] = (u64 *)get_zeroed_page(GFP_KERNEL);
+		if (!page[i])
+			goto out;
+		addr[i] = ib_dma_map_single(ibdev, page[i], PAGE_SIZE,
+					    DMA_BIDIRECTIONAL);
+		if (ib_dma_mapping_error(ibdev, addr[i])) {
+			addr[i] = 0;
+			goto out;
+		}
+		/* Word i of page i: a READ of the wrong page reads 0. */
+		page[i][i] = 0x9a9e000000000000ULL + i;
+	}
+	for (i = 0; i < IN_PAGES - 1; i++)
+		in_flush_page(ibdev, t, addr, i);
+	for (i = 0; i < ARRAY_SIZE(seq); i++) {
+		u64 regs = in_regs(ibdev);
+
+		in_flush_page(ibdev, t, addr, seq[i].page);
+		KT_EXPECT_EQ(in_regs(ibdev), regs + seq[i].reg);
+	}
+	i = IN_PAGES;
+out:
+	if (i < IN_PAGES) {
+		kt_fail++;
+		kt_diag("page %d: no page or no mapping", i);
+	}
+	for (i = 0; i < IN_PAGES; i++) {
+		if (addr[i])
+			ib_dma_unmap_single(ibdev, addr[i], PAGE_SIZE,
+					    DMA_BIDIRECTIONAL);
+		free_page((unsigned long)page[i]);
+	}
 }
 
 void test_inbound_read(struct ib_device *ibdev)
 {
 	struct tc *t = tc_alloc(2);
 	u64 *page = (u64 *)get_zeroed_page(GFP_KERNEL);
-	u64 reads, last;
+	u64 reads, regs, last;
 
 	if (!t || !page)
 		goto out;
@@ -138,6 +221,8 @@ void test_inbound_read(struct ib_device *ibdev)
 	KT_EXPECT_EQ(in_sync(&t[0], IN), 0);
 	KT_EXPECT_EQ(in_reads(ibdev, &last), reads + 1);
 	KT_EXPECT_EQ(last, 0x5a171e55c0de0001ULL);
+	/* Registered now (by an earlier test if the page was its too). */
+	regs = in_regs(ibdev);
 	KT_EXPECT_EQ(atomic_read(&t[0].targets), 1);
 	KT_EXPECT_EQ(atomic_read(&t[0].syncs), 0);
 	/* Each flush reads the memory as it is now. */
@@ -145,6 +230,8 @@ void test_inbound_read(struct ib_device *ibdev)
 	KT_EXPECT_EQ(in_sync(&t[0], IN), 0);
 	KT_EXPECT_EQ(in_reads(ibdev, &last), reads + 2);
 	KT_EXPECT_EQ(last, 0x5a171e55c0de0002ULL);
+	/* Its page stays registered. */
+	KT_EXPECT_EQ(in_regs(ibdev), regs);
 	/* An unaligned target: the 8 aligned bytes that hold it. */
 	t[0].target += 3;
 	KT_EXPECT_EQ(in_sync(&t[0], IN), 0);
@@ -160,6 +247,9 @@ void test_inbound_read(struct ib_device *ibdev)
 	KT_EXPECT_EQ(in_sync(&t[1], IN), 0);
 	KT_EXPECT_EQ(in_reads(ibdev, &last), reads + 4);
 	KT_EXPECT_EQ(atomic_read(&t[1].targets), 1);
+	KT_EXPECT_EQ(in_regs(ibdev), regs);
+	t[0].target_fail = 0;
+	in_flush_lru(ibdev, &t[0]);
 	ib_dma_unmap_single(ibdev, t[1].target - 64, PAGE_SIZE,
 			    DMA_BIDIRECTIONAL);
 unreg:
