@@ -4,9 +4,10 @@
  *
  * The ioctls sync a client or a device, blocking or asynchronously (a
  * sync_file fd of the fence of async.c), after an optional in-fence, and
- * mark lazy clients dirty. Clients are named by the netlink family's ids;
- * the file holds nothing but its opener's credentials, so closing it
- * cancels nothing.
+ * mark lazy clients dirty. Clients are named by the netlink family's ids.
+ * A file may take clients created through the family over
+ * (IB_SYNC_MEM_IOC_OWN): they are deleted when it is released. Closing
+ * it cancels no sync.
  */
 #include <linux/capability.h>
 #include <linux/dma-fence.h>
@@ -303,6 +304,17 @@ out:
 	return ret;
 }
 
+static long sm_dev_own(struct file *file, void __user *arg)
+{
+	struct ib_sync_mem_ioc_own req;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags)
+		return -EINVAL;
+	return sm_nl_own(req.id, file);
+}
+
 static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
@@ -315,6 +327,7 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 	case IB_SYNC_MEM_IOC_SYNC_DEV:
 	case IB_SYNC_MEM_IOC_SYNC_BATCH:
 	case IB_SYNC_MEM_IOC_MARK_DIRTY:
+	case IB_SYNC_MEM_IOC_OWN:
 		/* The family's rule for its mutating commands. */
 		if (!file_ns_capable(file, &init_user_ns, CAP_NET_ADMIN))
 			return -EPERM;
@@ -329,14 +342,24 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 		return sm_dev_sync_dev(uarg);
 	case IB_SYNC_MEM_IOC_SYNC_BATCH:
 		return sm_dev_sync_batch(uarg);
+	case IB_SYNC_MEM_IOC_OWN:
+		return sm_dev_own(file, uarg);
 	default:
 		return sm_dev_mark_dirty(uarg);
 	}
 }
 
+/* The last reference to an open file: the clients it owns go with it. */
+static int sm_dev_release(struct inode *inode, struct file *file)
+{
+	sm_nl_file_released(file);
+	return 0;
+}
+
 static const struct file_operations sm_dev_fops = {
 	.owner = THIS_MODULE,
 	.open = nonseekable_open,
+	.release = sm_dev_release,
 	.unlocked_ioctl = sm_dev_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 };

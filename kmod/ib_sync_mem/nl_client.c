@@ -30,7 +30,8 @@
 /* What a message shows of who created a client (a copy, under xa_lock). */
 struct sm_nl_owner {
 	bool netlink;		/* created through netlink at all */
-	bool owned;
+	bool owned;		/* dies with its socket */
+	bool file;		/* dies with an open file of /dev/ib_sync_mem */
 	u32 portid;
 	u32 pid;
 };
@@ -43,6 +44,9 @@ struct sm_nl_owner {
  * @kind: its kind, whose module the object holds
  * @owner: who created it
  * @sk: the creating socket, held for an owned client (its identity)
+ * @file: the open file of /dev/ib_sync_mem that took the client over
+ *	(IB_SYNC_MEM_IOC_OWN), or NULL; compared, never used: the client
+ *	is deleted before the file is freed
  * @dying: being deleted (under sm_nl_lock)
  * @ref: the table's reference, and each waiter's
  * @gone: completed when the client is unregistered
@@ -55,6 +59,7 @@ struct sm_nl_obj {
 	struct ib_sync_mem_client_kind *kind;
 	struct sm_nl_owner owner;
 	struct sock *sk;
+	const struct file *file;
 	bool dying;
 	struct kref ref;
 	struct completion gone;
@@ -166,7 +171,8 @@ int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
 	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_FLAGS,
 			(c->flags & IB_SYNC_MEM_F_LAZY ?
 			 IB_SYNC_MEM_CLIENT_F_LAZY : 0) |
-			(o.owned ? IB_SYNC_MEM_CLIENT_F_OWNED : 0)) ||
+			(o.owned ? IB_SYNC_MEM_CLIENT_F_OWNED : 0) |
+			(o.file ? IB_SYNC_MEM_CLIENT_F_FILE : 0)) ||
 	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_STATE,
 			state == SM_LIVE ? IB_SYNC_MEM_CLIENT_LIVE :
 			IB_SYNC_MEM_CLIENT_INVALIDATED) ||
@@ -385,6 +391,63 @@ static bool sm_nl_match_released(struct sm_nl_obj *obj, const void *portid)
 static bool sm_nl_match_all(struct sm_nl_obj *obj, const void *arg)
 {
 	return true;
+}
+
+static bool sm_nl_match_file(struct sm_nl_obj *obj, const void *file)
+{
+	return obj->file == file;
+}
+
+/**
+ * sm_nl_own() - an open file of /dev/ib_sync_mem takes a client over
+ * @id: a client created through the family (CLIENT_NEW)
+ * @file: the file: the client is deleted when it is released
+ *
+ * A client its socket owned is no longer deleted with that socket.
+ *
+ * Return: 0, also when @file owns it already; -ENOENT for no such client
+ * or one being deleted, -EPERM for a kernel driver's client (only its
+ * driver deletes it), -EBUSY for one another file owns.
+ */
+int sm_nl_own(u32 id, const struct file *file)
+{
+	struct ib_sync_mem_client *c;
+	struct sm_nl_obj *obj;
+	int ret = 0;
+
+	mutex_lock(&sm_nl_lock);
+	obj = xa_load(&sm_nl_objs, id);
+	if (!obj || obj->dying) {
+		ret = -ENOENT;
+	} else if (obj->file) {
+		ret = obj->file == file ? 0 : -EBUSY;
+	} else {
+		/* sm_nl_fill_client() copies the owner under xa_lock. */
+		xa_lock(&sm_nl_objs);
+		obj->file = file;
+		obj->owner.owned = false;
+		obj->owner.file = true;
+		xa_unlock(&sm_nl_objs);
+	}
+	mutex_unlock(&sm_nl_lock);
+	if (obj)
+		return ret;
+	c = sm_client_lookup(id);
+	if (!c)
+		return -ENOENT;
+	ib_sync_mem_put(c);
+	return -EPERM;
+}
+
+/**
+ * sm_nl_file_released() - delete the clients @file owns
+ * @file: an open file of /dev/ib_sync_mem, being released
+ *
+ * Returns once they are gone (each after its syncs in flight).
+ */
+void sm_nl_file_released(const struct file *file)
+{
+	sm_nl_destroy_matching(sm_nl_match_file, file, false);
 }
 
 static int sm_nl_urelease(struct notifier_block *nb, unsigned long event,

@@ -588,6 +588,10 @@ int sm_batch_refused(const struct ib_sync_mem_batch_entry *e, unsigned int n,
 int sm_dev_init(void);
 void sm_dev_exit(void);
 
+/* nl_client.c: netlink-created clients an open file of the device owns */
+int sm_nl_own(u32 id, const struct file *file);
+void sm_nl_file_released(const struct file *file);
+
 /* debugfs.c */
 void sm_debugfs_init(void);
 void sm_debugfs_exit(void);

@@ -4,13 +4,18 @@
  * as KTAP: blocking and asynchronous syncs of sim clients, fences as
  * sync_file fds (poll, SYNC_IOC_FILE_INFO), in-fences and their errors,
  * MARK_DIRTY, the device-wide forms, bad input and its exact errnos, the
- * permission rule, and every fence signalled once and freed at the end.
+ * permission rule, clients a file owns (IB_SYNC_MEM_IOC_OWN), and every
+ * fence signalled once and freed at the end.
  *
  *   async_dev [--dev rxe0]
  *   async_dev --hold-in SLOW,ID
  *	submit an asynchronous sync of client SLOW, then a blocking sync of
  *	client ID with its fence as the in-fence (for 57-async to kill the
  *	program while it waits); prints the ioctl's result, exits 0
+ *   async_dev --own ID
+ *	take client ID over with a file of the device and print "own: 0"
+ *	then wait to be killed (57-async: the client dies with the program),
+ *	or print "own: -ERRNO" and exit 1
  *
  * Needs ib_sync_mem and ib_sync_mem_sim loaded, root with CAP_NET_ADMIN.
  */
@@ -79,8 +84,9 @@ static uint64_t syncs_of(uint32_t id)
 	return smnl_client_get(&nl, id, &c) ? ~0ULL : c.syncs;
 }
 
-static int new_sim(const char *name, uint32_t latency_us, uint32_t fail_next,
-		   uint32_t flags)
+/* A sim client made through @sock: its id, or -errno. */
+static int new_sim_on(struct smnl *sock, const char *name, uint32_t latency_us,
+		      uint32_t fail_next, uint32_t flags)
 {
 	struct smnl_new req = {
 		.dev = dev_name, .name = name, .kind = IB_SYNC_MEM_KIND_SIM,
@@ -88,7 +94,104 @@ static int new_sim(const char *name, uint32_t latency_us, uint32_t fail_next,
 		.sim_fail_next = fail_next, .sim_fail_errno = fail_next ? EIO : 0,
 	};
 
-	return smnl_register(&nl, &req);
+	return smnl_register(sock, &req);
+}
+
+static int new_sim(const char *name, uint32_t latency_us, uint32_t fail_next,
+		   uint32_t flags)
+{
+	return new_sim_on(&nl, name, latency_us, fail_next, flags);
+}
+
+static int own(int fd, uint32_t id, uint32_t flags)
+{
+	struct ib_sync_mem_ioc_own o = { .id = id, .flags = flags };
+
+	return ioc(fd, IB_SYNC_MEM_IOC_OWN, &o);
+}
+
+/* Client @id's flags, or ~0 if CLIENT_GET fails; *@get its result. */
+static uint32_t flags_of(uint32_t id, int *get)
+{
+	struct smnl_client c;
+
+	*get = smnl_client_get(&nl, id, &c);
+	return *get ? ~0u : c.flags;
+}
+
+/*
+ * A file takes clients over (IB_SYNC_MEM_IOC_OWN): they die with it, when
+ * its last fd is closed and before that close returns, not with the
+ * socket that made them; another file cannot take them; a sync of one
+ * waiting for its in-fence when the file goes ends with -ENODEV.
+ */
+static void test_own(void)
+{
+	int a, b, a2, owned, other, slow, in, f, get, pending, st;
+	struct smnl sock;
+	uint32_t fl;
+
+	a = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	b = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	if (smnl_open(&sock))
+		sock.fd = -1;
+	owned = sock.fd < 0 ? -1 : new_sim_on(&sock, "own-taken", 0, 0, IB_SYNC_MEM_CLIENT_F_OWNED);
+	other = sock.fd < 0 ? -1 : new_sim_on(&sock, "own-left", 0, 0, IB_SYNC_MEM_CLIENT_F_OWNED);
+	slow = new_sim("own-slow", 5000000, 0, 0);
+	if (!ktap_result(a >= 0 && b >= 0 && owned > 0 && other > 0 && slow > 0,
+			 "two files, two clients owned by another socket, a slow one (%d %d %d %d %d)",
+			 a, b, owned, other, slow))
+		goto out;
+	ktap_result(own(a, owned, 1) == -EINVAL, "OWN with a flag: EINVAL");
+	ktap_result(own(a, 0x7ffffff0, 0) == -ENOENT, "OWN of an unknown id: ENOENT");
+	st = own(a, owned, 0);
+	fl = flags_of(owned, &get);
+	ktap_result(st == 0 && fl == IB_SYNC_MEM_CLIENT_F_FILE,
+		    "OWN: the file owns it, its flags are file alone (%d, flags %#x)", st, fl);
+	ktap_result(own(a, owned, 0) == 0, "OWN again by the same file: 0");
+	ktap_result(own(b, owned, 0) == -EBUSY, "OWN by another file: EBUSY");
+	close(b);
+	b = -1;
+	fl = flags_of(owned, &get);
+	ktap_result(get == 0 && fl == IB_SYNC_MEM_CLIENT_F_FILE,
+		    "another file closed: the client stays (%d)", get);
+
+	/* Its socket's other owned client goes with the socket; it stays. */
+	smnl_close(&sock);
+	st = smnl_wait_gone(&nl, other, bound_ms(30000));
+	fl = flags_of(owned, &get);
+	ktap_result(st == 0 && get == 0 && fl == IB_SYNC_MEM_CLIENT_F_FILE,
+		    "the socket closed: its other client gone (%d), the one taken over stays (%d)",
+		    st, get);
+
+	/* A sync of it waits for an in-fence: the slow client's, 5 s. */
+	in = sync_async(slow, IB_SYNC_MEM_SYNC_TO_DEVICE, -1);
+	f = in < 0 ? in : sync_async(owned, IB_SYNC_MEM_SYNC_TO_DEVICE, in);
+	a2 = dup(a);
+	close(a);
+	flags_of(owned, &get);
+	ktap_result(a2 >= 0 && get == 0, "one fd of the file closed, another open: the client stays (%d)",
+		    get);
+	close(a2);
+	pending = in >= 0 ? sync_file_status(in) == 0 : 0;
+	flags_of(owned, &get);
+	ktap_result(get == -ENOENT, "its last fd closed: the client was deleted before close returned (%d)",
+		    get);
+	st = f >= 0 ? fence_wait(f) : f;
+	ktap_result(pending && st == -ENODEV,
+		    "its sync waiting for the in-fence signals -ENODEV (%d; in-fence pending at the close: %d)",
+		    st, pending);
+	st = in >= 0 ? fence_wait(in) : in;
+	ktap_result(st == 1, "the in-fence's own sync completes (%d)", st);
+	if (f >= 0)
+		close(f);
+	if (in >= 0)
+		close(in);
+out:
+	if (b >= 0)
+		close(b);
+	if (slow > 0)
+		smnl_unregister(&nl, slow);
 }
 
 /* Drop every capability of this process: root's uid, no CAP_NET_ADMIN. */
@@ -241,9 +344,10 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "dev", required_argument, NULL, 'd' },
 		{ "hold-in", required_argument, NULL, 'h' },
+		{ "own", required_argument, NULL, 'o' },
 		{ 0 }
 	};
-	unsigned int hold_slow = 0, hold_id = 0;
+	unsigned int hold_slow = 0, hold_id = 0, own_id = 0;
 	int fast, failing, slow, lazy, x, y, f, st, o;
 	struct ib_sync_mem_ioc_sync_dev d = { 0 };
 	struct ib_sync_mem_ioc_mark m = { 0 };
@@ -257,10 +361,23 @@ int main(int argc, char **argv)
 		} else if (o == 'h' &&
 			   sscanf(optarg, "%u,%u", &hold_slow, &hold_id) == 2) {
 			continue;
+		} else if (o == 'o' && sscanf(optarg, "%u", &own_id) == 1) {
+			continue;
 		} else {
-			fprintf(stderr, "usage: async_dev [--dev DEV] | --hold-in SLOW,ID\n");
+			fprintf(stderr, "usage: async_dev [--dev DEV] | --hold-in SLOW,ID | --own ID\n");
 			return 2;
 		}
+	}
+	if (own_id) {
+		/* Take the client over, say so, and wait to be killed. */
+		devfd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+		st = devfd < 0 ? -errno : own(devfd, own_id, 0);
+		printf("own: %d\n", st);
+		fflush(stdout);
+		if (st)
+			return 1;
+		for (;;)
+			pause();
 	}
 	if (hold_id) {
 		devfd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
@@ -397,6 +514,7 @@ int main(int argc, char **argv)
 	test_batch(fast);
 	test_bad_input(fast, lazy);
 	test_permission(fast);
+	test_own();
 
 	smnl_unregister(&nl, fast);
 	smnl_unregister(&nl, failing);

@@ -105,7 +105,7 @@ static int documented(int e)
 	switch (e) {
 	case 0: case EINVAL: case ERANGE: case ENOENT: case ENODEV: case EBADF:
 	case EOPNOTSUPP: case ENOTTY: case EFAULT: case ETIMEDOUT: case EIO:
-	case ENXIO: case EMFILE: case ENOMEM:
+	case ENXIO: case EMFILE: case ENOMEM: case EBUSY: case EPERM:
 		return 1;
 	}
 	return 0;
@@ -145,13 +145,14 @@ static void drain_fences(void)
 
 static void one(void)
 {
-	unsigned int which = rnd() % 6;
+	unsigned int which = rnd() % 7;
 	struct ib_sync_mem_ioc_entry ent[4];
 	union {
 		struct ib_sync_mem_ioc_sync s;
 		struct ib_sync_mem_ioc_sync_dev d;
 		struct ib_sync_mem_ioc_sync_batch b;
 		struct ib_sync_mem_ioc_mark m;
+		struct ib_sync_mem_ioc_own o;
 		unsigned char raw[64];
 	} u;
 	unsigned long cmd;
@@ -217,6 +218,12 @@ static void one(void)
 			u.b.flags = (uint32_t)rnd();
 		u.b.timeout_ms = rnd() % 3 ? 0 : rnd() % 100;
 		u.b.in_fence = pick_fd();
+		break;
+	case 5:
+		/* The file takes the clients over: they die with it. */
+		cmd = IB_SYNC_MEM_IOC_OWN;
+		u.o.id = pick_id();
+		u.o.flags = rnd() % 8 ? 0 : (uint32_t)rnd();
 		break;
 	default:
 		cmd = _IOC(rnd() % 4, IB_SYNC_MEM_IOC_MAGIC, rnd() % 8,

@@ -3,8 +3,8 @@
 # program: test/tools/async_dev.c syncs sim clients blocking and
 # asynchronously (fences as sync_file fds), chains in-fences, marks a lazy
 # client dirty, syncs the device, and checks the exact errnos of bad input
-# and the permission rule; every fence it made must have signalled once and
-# been freed. The fences' guarantees across unregister and device removal
+# and the permission rule, and takes clients over with a file (they die
+# with it); every fence it made must have signalled once and been freed. The fences' guarantees across unregister and device removal
 # are the in-kernel cases async, async_device and async_across_removal
 # (20-core). Then pkg/syncdev's integration tests, the same from Go.
 . "$(dirname "$0")/lib.sh"
@@ -14,6 +14,13 @@ check "load ib_sync_mem" sm_load
 check "load ib_sync_mem_sim" sim_load
 check "/dev/ib_sync_mem is there (devtmpfs)" test -c /dev/ib_sync_mem
 run_prog async_dev --dev rxe0
+# A kernel driver's client, which no file may take over.
+check "load ib_sync_mem_outside" insmod "$KO/ib_sync_mem_outside.ko"
+kid=$(ctl list -j | jq -r '[.[] | select(.owner == "outside" and .dev == "rxe0") | .id][0]')
+check "outside's client on rxe0" is_id "$kid"
+check "a file cannot take a kernel driver's client over: EPERM" \
+	expect own "$("$SYNCMEM_BIN/async_dev" --own "$kid")" "own: -1"
+check "unload ib_sync_mem_outside" rmmod ib_sync_mem_outside
 check "rxe0 attached" has_device rxe0
 run_go_tests syncdev "$SYNCMEM_BIN/syncdev.test"
 
@@ -53,6 +60,18 @@ check "the slow client's sync still completes (its fence signalled, freed)" \
 check "the killed program's sync never ran" expect syncs "$(syncs_of id "$wait_id")" 0
 check "the slow client synced once" expect syncs "$(syncs_of id "$slow_id")" 1
 check "delete them" ctl unregister id "$slow_id,$wait_id"
+# A program killed while a file of it owns a client: the client is gone by
+# the time the program is reaped (the file's release deletes it), no wait.
+own_id=$(ctl register dev rxe0 name async-owned-by-file)
+check "a sim client for a file to own" is_id "$own_id"
+"$SYNCMEM_BIN/async_dev" --own "$own_id" >/tmp/own.out 2>&1 &
+owner=$!
+check "the program's file owns it (flags: file)" \
+	wait_until 30 jq_list "any(.[]; .id == $own_id and .flags == [\"file\"])"
+kill -KILL "$owner"
+wait "$owner" || true
+check "killed: its file owned the client (own: 0)" grep -qx 'own: 0' /tmp/own.out
+check "killed and reaped: the client it owned is gone already" lacks_client "$own_id"
 no_client_left "no client left behind" || "$SYNCMEM_BIN/smnlctl" del-netlink >&2
 check "no fence left: fences 0, fences_pending 0" \
 	wait_until 30 no_fence_left

@@ -28,7 +28,9 @@
  * until IB_SYNC_MEM_CMD_CLIENT_DEL deletes it or its device goes away, so
  * separate processes may create, sync and delete it. With
  * IB_SYNC_MEM_CLIENT_F_OWNED it is deleted when the netlink socket that
- * created it is closed (also when its process dies). Clients registered by
+ * created it is closed (also when its process dies); with
+ * IB_SYNC_MEM_CLIENT_F_FILE, when the open file of /dev/ib_sync_mem that took
+ * it over is released (linux/ib_sync_mem_dev.h). Clients registered by
  * kernel drivers are listed and synced like the others, but only their
  * driver deletes them.
  *
@@ -506,6 +508,8 @@ enum ib_sync_mem_kind {
 /* IB_SYNC_MEM_A_CLIENT_FLAGS */
 #define IB_SYNC_MEM_CLIENT_F_LAZY	(1U << 0)	/* sync only when dirty */
 #define IB_SYNC_MEM_CLIENT_F_OWNED	(1U << 1)	/* dies with its socket */
+/* dies with the /dev/ib_sync_mem file that took it over (IB_SYNC_MEM_IOC_OWN) */
+#define IB_SYNC_MEM_CLIENT_F_FILE	(1U << 2)
 
 /* IB_SYNC_MEM_A_CLIENT_STATE */
 enum ib_sync_mem_client_state {

@@ -27,7 +27,8 @@
  * device removed while the sync waited for its in-fence (-ENODEV at once,
  * not when the in-fence signals), an in-fence that signalled with an
  * error (that error, and no sync runs). Closing /dev/ib_sync_mem or the
- * sync_file, or the death of the program, does not cancel a sync. A fence
+ * sync_file, or the death of the program, does not cancel a sync (it may
+ * delete the client, IB_SYNC_MEM_IOC_OWN: then -ENODEV). A fence
  * keeps the module loaded until its last reference is gone.
  * IB_SYNC_MEM_IOC_F_IN_FENCE makes the sync wait for a sync_file first
  * (without it in_fence is ignored): a blocking sync waits, killable and
@@ -169,6 +170,26 @@ struct ib_sync_mem_ioc_mark {
 	__u64 len;
 };
 
+/**
+ * struct ib_sync_mem_ioc_own - IB_SYNC_MEM_IOC_OWN: this file takes a
+ *	client over
+ * @id: a client created through the family (IB_SYNC_MEM_CMD_CLIENT_NEW)
+ * @flags: 0
+ *
+ * The client is deleted when the open file is released (its last fd
+ * closed, also at the death of the program), after its syncs in flight,
+ * before that close returns; its fences still signal (-ENODEV). It shows
+ * IB_SYNC_MEM_CLIENT_F_FILE. A client its socket owned
+ * (IB_SYNC_MEM_CLIENT_F_OWNED) no longer dies with that socket. Taking
+ * over a client the file owns already does nothing. Errors: -ENOENT for
+ * an unknown client or one being deleted, -EPERM for a kernel driver's
+ * client, -EBUSY for one another open file owns, -EINVAL for flags.
+ */
+struct ib_sync_mem_ioc_own {
+	__u32 id;
+	__u32 flags;
+};
+
 #define IB_SYNC_MEM_IOC_MAGIC	0xDB
 
 /* Does nothing: the floor of any syscall path to the module (benches). */
@@ -181,5 +202,7 @@ struct ib_sync_mem_ioc_mark {
 					struct ib_sync_mem_ioc_mark)
 #define IB_SYNC_MEM_IOC_SYNC_BATCH _IOWR(IB_SYNC_MEM_IOC_MAGIC, 4, \
 					 struct ib_sync_mem_ioc_sync_batch)
+#define IB_SYNC_MEM_IOC_OWN	_IOW(IB_SYNC_MEM_IOC_MAGIC, 5, \
+				     struct ib_sync_mem_ioc_own)
 
 #endif /* _UAPI_LINUX_IB_SYNC_MEM_DEV_H */
