@@ -112,8 +112,10 @@ func (c *Conn) clientReply(ctx context.Context, op string, cmd uint8, b []byte) 
 //
 // A client registered with FlagOwned lives only as long as this Conn: the
 // kernel unregisters it when the Conn is closed or the process exits.
-// Without it, the client persists until Unregister, from any process, or
-// until its device goes away.
+// Without FlagOwned, the client persists until Unregister, from any
+// process, or until its device goes away. Either may be taken over by an
+// open /dev/ib_sync_mem (syncdev.Device.Own): it then shows FlagFile, not
+// FlagOwned, and dies with that file.
 func (c *Conn) Register(ctx context.Context, r RegisterRequest) (*Client, error) {
 	op := "register client"
 	if r.Name != "" {

@@ -74,7 +74,8 @@ func (c *Conn) resolve() error {
 }
 
 // Close closes the socket. Clients registered on it with FlagOwned are
-// unregistered by the kernel.
+// unregistered by the kernel, except those an open /dev/ib_sync_mem has
+// taken over since (FlagFile, syncdev.Device.Own).
 func (c *Conn) Close() error { return c.c.Close() }
 
 // execute sends one request and returns its replies, with their netlink

@@ -181,6 +181,11 @@ const (
 	FlagLazy ClientFlags = 1 << 0
 	// FlagOwned: the client dies with the netlink socket that created it.
 	FlagOwned ClientFlags = 1 << 1
+	// FlagFile: an open file of /dev/ib_sync_mem took the client over
+	// (syncdev.Device.Own), and the client dies when that file is
+	// released; it replaces FlagOwned, the socket no longer owning it.
+	// Reported only: Register does not accept it.
+	FlagFile ClientFlags = 1 << 2
 )
 
 // enum ib_sync_mem_client_state

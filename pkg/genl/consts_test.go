@@ -137,6 +137,7 @@ var uapi = []struct {
 	{"IB_SYNC_MEM_KIND_DMABUF", "KindDMABuf", int64(KindDMABuf)},
 	{"IB_SYNC_MEM_CLIENT_F_LAZY", "FlagLazy", int64(FlagLazy)},
 	{"IB_SYNC_MEM_CLIENT_F_OWNED", "FlagOwned", int64(FlagOwned)},
+	{"IB_SYNC_MEM_CLIENT_F_FILE", "FlagFile", int64(FlagFile)},
 	{"IB_SYNC_MEM_CLIENT_LIVE", "StateLive", int64(StateLive)},
 	{"IB_SYNC_MEM_CLIENT_INVALIDATED", "StateInvalidated", int64(StateInvalidated)},
 	{"IB_SYNC_MEM_INVAL_REASON_DEVICE", "ReasonDevice", int64(ReasonDevice)},

@@ -16,7 +16,7 @@ type RegisterRequest struct {
 	Device string      // RDMA device name (required)
 	Name   string      // 1 to NameLen-1 bytes (required)
 	Kind   Kind        // KindSim, KindRegion, KindDMABuf; KindKernel cannot be created
-	Flags  ClientFlags // FlagLazy, FlagOwned
+	Flags  ClientFlags // FlagLazy, FlagOwned (FlagFile is only reported)
 	// Sim configures a sim client; nil sends no settings and leaves the
 	// module's defaults.
 	Sim *SimConfig

@@ -28,7 +28,8 @@ var (
 	// user namespace. pkg/trace's refusals to load BPF (CAP_BPF and
 	// CAP_PERFMON) match it too; each error's text names the capability.
 	ErrPermission = errors.New("permission denied")
-	// ErrBusy (EBUSY): the client belongs to a kernel driver.
+	// ErrBusy (EBUSY): the client belongs to a kernel driver; for
+	// pkg/syncdev's Own, another open file of /dev/ib_sync_mem owns it.
 	ErrBusy = errors.New("busy")
 	// ErrInvalid (EINVAL, or ERANGE for a value out of its range): a bad or
 	// missing attribute. Requests this package cannot encode are refused

@@ -211,7 +211,7 @@ func (f ClientFlags) Names() []string {
 	for _, b := range []struct {
 		f    ClientFlags
 		name string
-	}{{FlagLazy, "lazy"}, {FlagOwned, "owned"}} {
+	}{{FlagLazy, "lazy"}, {FlagOwned, "owned"}, {FlagFile, "file"}} {
 		if f&b.f != 0 {
 			names = append(names, b.name)
 			f &^= b.f

@@ -36,7 +36,8 @@ var openReasons = map[syscall.Errno]string{
 }
 
 // Close closes the device. Syncs it started still run, and their fences
-// still signal.
+// still signal. The clients it owns (Own) are deleted before it returns,
+// unless a duplicate of its file descriptor is still open.
 func (d *Device) Close() error { return d.f.Close() }
 
 // Nop runs IB_SYNC_MEM_IOC_NOP, which does nothing: the cost of the
@@ -172,6 +173,37 @@ func (d *Device) MarkDirty(id uint32, dir genl.Direction, r *genl.Range) error {
 		arg.Offset, arg.Len = r.Offset, r.Len
 	}
 	return d.do(op, markReasons, reqMarkDirty, unsafe.Pointer(&arg), nil)
+}
+
+var ownReasons = map[syscall.Errno]string{
+	unix.ENOENT: "no such client",
+	unix.EPERM:  "not created through the family (a kernel driver's client), or no CAP_NET_ADMIN",
+	unix.EBUSY:  "another open file of the device owns it",
+}
+
+// Own takes a client over: the kernel deletes it when the open file of d
+// is released, that is when d is closed (before Close returns, after the
+// client's syncs in flight) or when the program dies, however it dies.
+// The fences of its syncs still signal, with ENODEV for a sync the
+// deletion came before. The client then reports genl.FlagFile in place of
+// genl.FlagOwned: a client its netlink socket owned no longer dies with
+// that socket (genl.Conn.Close), only with d. Owning a client d owns
+// already does nothing and succeeds.
+//
+// The open file is released when its last file descriptor is closed.
+// This package never duplicates d's, but a descriptor of it that the
+// program duplicates or passes on (dup, SCM_RIGHTS) keeps the client
+// alive until that one is closed too.
+//
+// Only a client created through the netlink family (genl.Conn.Register,
+// RegisterRegion, RegisterDMABuf) can be owned, by one open file at a
+// time. Own fails with ENOENT for an unknown client or one being
+// deleted, EPERM for a kernel driver's client (or a caller without
+// CAP_NET_ADMIN), EBUSY for a client another open file of the device
+// owns.
+func (d *Device) Own(id uint32) error {
+	arg := iocOwn{ID: id}
+	return d.do(fmt.Sprintf("own id %d", id), ownReasons, reqOwn, unsafe.Pointer(&arg), nil)
 }
 
 // timeoutMS is a request's timeout_ms: whole milliseconds that fit a u32.

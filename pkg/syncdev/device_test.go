@@ -27,6 +27,7 @@ type fakeKernel struct {
 	syncs  []iocSync
 	devs   []iocSyncDev
 	marks  []iocMark
+	owns   []iocOwn
 	inFD   bool // the in-fence's fd was open during the ioctl
 	errno  syscall.Errno
 	dev    iocSyncDev   // totals a SYNC_DEV returns
@@ -97,6 +98,8 @@ func (k *fakeKernel) ioctl(_, req uintptr, arg unsafe.Pointer) error {
 		}
 	case reqMarkDirty:
 		k.marks = append(k.marks, *(*iocMark)(arg))
+	case reqOwn:
+		k.owns = append(k.owns, *(*iocOwn)(arg))
 	case reqFileInfo:
 		info := (*syncFileInfo)(arg)
 		if info.NumFences != 0 || info.Flags != 0 || info.Pad != 0 {
@@ -207,6 +210,44 @@ func TestSyncRequests(t *testing.T) {
 	}
 }
 
+// TestOwn: Own is one IB_SYNC_MEM_IOC_OWN with the id and flags 0, each
+// time it is called (the kernel decides what a second one means).
+func TestOwn(t *testing.T) {
+	k := fake(t)
+	d := openNull(t)
+	for _, id := range []uint32{7, 7, 0xfffffffe} {
+		if err := d.Own(id); err != nil {
+			t.Fatalf("Own(%d): %v", id, err)
+		}
+	}
+	if d := cmp.Diff([]uintptr{reqOwn, reqOwn, reqOwn}, k.reqs); d != "" {
+		t.Errorf("requests (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]iocOwn{{ID: 7}, {ID: 7}, {ID: 0xfffffffe}}, k.owns); d != "" {
+		t.Errorf("ioc_own (-want +got):\n%s", d)
+	}
+
+	k.errno = unix.EBUSY
+	err := d.Own(9)
+	var e *Error
+	if !errors.Is(err, unix.EBUSY) || !errors.Is(err, genl.ErrBusy) || !errors.As(err, &e) ||
+		e.Op != "own id 9" || e.Errno != unix.EBUSY || e.Reason != "another open file of the device owns it" ||
+		!strings.Contains(err.Error(), "another open file of the device owns it") {
+		t.Errorf("Own refused with EBUSY: %#v", err)
+	}
+	if d := cmp.Diff([]iocOwn{{ID: 7}, {ID: 7}, {ID: 0xfffffffe}, {ID: 9}}, k.owns); d != "" {
+		t.Errorf("ioc_own after a refusal (-want +got):\n%s", d)
+	}
+
+	d.Close()
+	if err := d.Own(1); !errors.Is(err, os.ErrClosed) || err.Error() != "syncdev: own id 1: file already closed" {
+		t.Errorf("Own on a closed device: %v", err)
+	}
+	if len(k.reqs) != 4 {
+		t.Errorf("%d ioctls, want 4 (none on a closed device)", len(k.reqs))
+	}
+}
+
 // TestRefusedBeforeTheKernel: what cannot be encoded fails with
 // genl.ErrInvalid (or the in-fence's own error) and no ioctl.
 func TestRefusedBeforeTheKernel(t *testing.T) {
@@ -302,6 +343,17 @@ func TestKernelErrors(t *testing.T) {
 			"syncdev: sync id 3: EIO (input/output error)", unix.EIO},
 		{unix.EOPNOTSUPP, func() error { return d.Sync(SyncRequest{ID: 3, Dir: 4}) },
 			"syncdev: sync id 3: EOPNOTSUPP (operation not supported)", unix.EOPNOTSUPP},
+		{unix.ENOENT, func() error { return d.Own(3) },
+			"syncdev: own id 3: ENOENT (no such client)", genl.ErrNotFound},
+		{unix.EPERM, func() error { return d.Own(3) },
+			"syncdev: own id 3: EPERM (not created through the family (a kernel driver's client), or no CAP_NET_ADMIN)",
+			genl.ErrPermission},
+		{unix.EBUSY, func() error { return d.Own(3) },
+			"syncdev: own id 3: EBUSY (another open file of the device owns it)", genl.ErrBusy},
+		{unix.EINVAL, func() error { return d.Own(3) },
+			"syncdev: own id 3: EINVAL (bad direction, range, flags or in-fence)", genl.ErrInvalid},
+		{unix.ENOTTY, func() error { return d.Own(3) },
+			"syncdev: own id 3: ENOTTY (not ib_sync_mem's device, or an ioctl this module does not know)", unix.ENOTTY},
 		{unix.ENOTTY, func() error { return d.Nop() },
 			"syncdev: nop: ENOTTY (not ib_sync_mem's device, or an ioctl this module does not know)", unix.ENOTTY},
 	} {
@@ -325,6 +377,9 @@ func TestRealIoctlErrors(t *testing.T) {
 	}
 	if f, err := d.SyncAsync(SyncRequest{ID: 1, Dir: 1}); f != nil || !errors.Is(err, unix.ENOTTY) {
 		t.Errorf("SyncAsync on /dev/null: %v %v, want ENOTTY", f, err)
+	}
+	if err := d.Own(1); !errors.Is(err, unix.ENOTTY) {
+		t.Errorf("Own on /dev/null: %v, want ENOTTY", err)
 	}
 	f := NewFence(os.NewFile(uintptr(openFD(t)), "null"))
 	defer f.Close()

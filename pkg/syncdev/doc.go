@@ -22,6 +22,14 @@
 // signalled with an error fails the sync with that error. NewFence wraps
 // a sync_file from elsewhere (another driver's) for the same use.
 //
+// A Device may take over clients created through the family (Own): the
+// kernel then deletes them when the Device is closed or the program dies,
+// and no longer when the genl.Conn that registered them with
+// genl.FlagOwned is closed. They report genl.FlagFile.
+//
+//	cl, err := c.Register(ctx, genl.RegisterRequest{Device: "rxe0", Name: "buf0", Kind: genl.KindSim})
+//	err = d.Own(cl.ID) // deleted by d.Close(), or at the program's death
+//
 // Nop is open to whoever opened the device; every other call needs
 // CAP_NET_ADMIN in the initial user namespace, judged by the credentials
 // of the process that opened the device. Errors of the kernel are of type

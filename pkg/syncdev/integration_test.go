@@ -15,6 +15,7 @@ package syncdev_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 	"testing"
@@ -319,5 +320,131 @@ func TestIntegrationBatch(t *testing.T) {
 	}
 	if n := e.toDevice(t, a.ID); n != 2 {
 		t.Errorf("a batch refused for an unknown id ran its known one: %d syncs, want 2", n)
+	}
+}
+
+// TestIntegrationOwn: a client an open Device took over shows FlagFile in
+// place of FlagOwned, outlives the Conn that registered it as owned, is
+// another Device's to own by no means (EBUSY), and is gone when its
+// Device's Close returns.
+func TestIntegrationOwn(t *testing.T) {
+	e := integration(t)
+	bg := context.Background()
+
+	owner, err := genl.Dial()
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	ownerClosed := false
+	t.Cleanup(func() {
+		if !ownerClosed {
+			_ = owner.Close()
+		}
+	})
+	d1, err := syncdev.Open("")
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	d1Closed := false
+	t.Cleanup(func() {
+		if !d1Closed {
+			_ = d1.Close()
+		}
+	})
+	d2, err := syncdev.Open("")
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = d2.Close() })
+
+	// register registers an owned sim client on owner, deleted at the end
+	// of the test whatever happened.
+	register := func(name string) *genl.Client {
+		t.Helper()
+		cl, err := owner.Register(bg, genl.RegisterRequest{
+			Device: e.dev.Name, Name: name, Kind: genl.KindSim, Flags: genl.FlagOwned,
+		})
+		if err != nil {
+			t.Fatalf("register %s: %v", name, err)
+		}
+		t.Cleanup(func() {
+			if err := e.c.Unregister(bg, cl.ID); err != nil && !errors.Is(err, genl.ErrNotFound) {
+				t.Errorf("clean-up of client %d: %v", cl.ID, err)
+			}
+		})
+		if cl.Flags != genl.FlagOwned {
+			t.Fatalf("registered %s with flags %v, want owned", name, cl.Flags)
+		}
+		return cl
+	}
+	cl := register("syncdev-own")
+	// A control: owned by the same socket, not taken over; its deletion
+	// says the socket's close was dealt with.
+	ctl := register("syncdev-own-ctl")
+
+	if err := d1.Own(cl.ID); err != nil {
+		t.Fatalf("Own: %v", err)
+	}
+	got, err := e.c.Client(bg, cl.ID)
+	if err != nil {
+		t.Fatalf("client %d after Own: %v", cl.ID, err)
+	}
+	if got.Flags != genl.FlagFile {
+		t.Errorf("flags after Own: %v (%#x), want file only", got.Flags, uint32(got.Flags))
+	}
+
+	if err := owner.Close(); err != nil {
+		t.Fatalf("close the registering Conn: %v", err)
+	}
+	ownerClosed = true
+	if err := poll(60*time.Second, func() error {
+		if _, err := e.c.Client(bg, ctl.ID); !errors.Is(err, genl.ErrNotFound) {
+			return fmt.Errorf("control client %d: %v, want deleted with its socket", ctl.ID, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = e.c.Client(bg, cl.ID)
+	if err != nil {
+		t.Fatalf("client %d after its registering Conn closed: %v, want still there (its Device owns it)", cl.ID, err)
+	}
+	if got.Flags != genl.FlagFile || got.State != genl.StateLive {
+		t.Errorf("client %d after its registering Conn closed: flags %v state %v, want file, live",
+			cl.ID, got.Flags, got.State)
+	}
+	// Not being deleted either: owning it again (a client being deleted
+	// is ENOENT) does nothing and succeeds.
+	if err := d1.Own(cl.ID); err != nil {
+		t.Errorf("Own again from the owning Device: %v, want nil", err)
+	}
+
+	if err := d2.Own(cl.ID); !errors.Is(err, unix.EBUSY) {
+		t.Errorf("Own from another Device: %v, want EBUSY", err)
+	}
+	if err := d1.Own(^uint32(0)); !errors.Is(err, unix.ENOENT) {
+		t.Errorf("Own of an unknown id: %v, want ENOENT", err)
+	}
+
+	// Deleted before Close returns: no wait.
+	if err := d1.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	d1Closed = true
+	if got, err := e.c.Client(bg, cl.ID); !errors.Is(err, genl.ErrNotFound) {
+		t.Errorf("client %d right after its Device's Close: %+v %v, want ErrNotFound", cl.ID, got, err)
+	}
+}
+
+// poll calls cond until it returns nil or timeout has passed, and returns
+// its last error.
+func poll(timeout time.Duration, cond func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

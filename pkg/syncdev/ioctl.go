@@ -79,6 +79,12 @@ type iocMark struct {
 	Len    uint64
 }
 
+// struct ib_sync_mem_ioc_own
+type iocOwn struct {
+	ID    uint32
+	Flags uint32 // 0
+}
+
 // struct sync_file_info (linux/sync_file.h)
 type syncFileInfo struct {
 	Name          [32]byte
@@ -95,6 +101,7 @@ var (
 	reqSyncDev   = ioc(iocRead|iocWrite, iocMagic, 2, unsafe.Sizeof(iocSyncDev{}))    // IB_SYNC_MEM_IOC_SYNC_DEV
 	reqMarkDirty = ioc(iocWrite, iocMagic, 3, unsafe.Sizeof(iocMark{}))               // IB_SYNC_MEM_IOC_MARK_DIRTY
 	reqSyncBatch = ioc(iocRead|iocWrite, iocMagic, 4, unsafe.Sizeof(iocSyncBatch{}))  // IB_SYNC_MEM_IOC_SYNC_BATCH
+	reqOwn       = ioc(iocWrite, iocMagic, 5, unsafe.Sizeof(iocOwn{}))                // IB_SYNC_MEM_IOC_OWN
 	reqFileInfo  = ioc(iocRead|iocWrite, syncMagic, 4, unsafe.Sizeof(syncFileInfo{})) // SYNC_IOC_FILE_INFO
 )
 

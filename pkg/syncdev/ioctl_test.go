@@ -19,6 +19,7 @@ const (
 	cSizeofSyncFileInfo = 56
 	cSizeofIocEntry     = 24 // struct ib_sync_mem_ioc_entry
 	cSizeofIocSyncBatch = 40 // struct ib_sync_mem_ioc_sync_batch
+	cSizeofIocOwn       = 8  // struct ib_sync_mem_ioc_own
 
 	cIocNop       = 0x0000db00 // IB_SYNC_MEM_IOC_NOP
 	cIocSync      = 0xc028db01 // IB_SYNC_MEM_IOC_SYNC
@@ -26,6 +27,7 @@ const (
 	cIocMarkDirty = 0x4018db03 // IB_SYNC_MEM_IOC_MARK_DIRTY
 	cIocFileInfo  = 0xc0383e04 // SYNC_IOC_FILE_INFO
 	cIocSyncBatch = 0xc028db04 // IB_SYNC_MEM_IOC_SYNC_BATCH
+	cIocOwn       = 0x4008db05 // IB_SYNC_MEM_IOC_OWN
 )
 
 // x86IOC is _IOC in the x86-64 layout, written out apart from ioc: dir<<30
@@ -48,6 +50,7 @@ func TestIoctlNumbers(t *testing.T) {
 		{"SYNC_DEV", reqSyncDev, x86IOC(3, 0xdb, 2, cSizeofIocSyncDev), cIocSyncDev},
 		{"MARK_DIRTY", reqMarkDirty, x86IOC(1, 0xdb, 3, cSizeofIocMark), cIocMarkDirty},
 		{"SYNC_BATCH", reqSyncBatch, x86IOC(3, 0xdb, 4, cSizeofIocSyncBatch), cIocSyncBatch},
+		{"OWN", reqOwn, x86IOC(1, 0xdb, 5, cSizeofIocOwn), cIocOwn},
 		{"SYNC_IOC_FILE_INFO", reqFileInfo, x86IOC(3, '>', 4, cSizeofSyncFileInfo), cIocFileInfo},
 	} {
 		if tt.layout != tt.c {
@@ -69,9 +72,10 @@ func TestStructLayouts(t *testing.T) {
 			unsafe.Sizeof(iocMark{}), unsafe.Sizeof(syncFileInfo{}),
 			cSizeofIocSync, cSizeofIocSyncDev, cSizeofIocMark, cSizeofSyncFileInfo)
 	}
-	if unsafe.Sizeof(iocEntry{}) != cSizeofIocEntry || unsafe.Sizeof(iocSyncBatch{}) != cSizeofIocSyncBatch {
-		t.Fatalf("sizes %d %d, want %d %d", unsafe.Sizeof(iocEntry{}), unsafe.Sizeof(iocSyncBatch{}),
-			cSizeofIocEntry, cSizeofIocSyncBatch)
+	if unsafe.Sizeof(iocEntry{}) != cSizeofIocEntry || unsafe.Sizeof(iocSyncBatch{}) != cSizeofIocSyncBatch ||
+		unsafe.Sizeof(iocOwn{}) != cSizeofIocOwn {
+		t.Fatalf("sizes %d %d %d, want %d %d %d", unsafe.Sizeof(iocEntry{}), unsafe.Sizeof(iocSyncBatch{}),
+			unsafe.Sizeof(iocOwn{}), cSizeofIocEntry, cSizeofIocSyncBatch, cSizeofIocOwn)
 	}
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		t.Skip("the expected bytes are little-endian")
@@ -134,6 +138,12 @@ func TestStructLayouts(t *testing.T) {
 		u32(24, 9), u32(28, neg(-1)), u32(32, 3), u32(36, 1))
 	if got := bytesOf(&batch); !bytes.Equal(got, want) {
 		t.Errorf("ioc_sync_batch\n got % x\nwant % x", got, want)
+	}
+	own := iocOwn{ID: 0x01020304, Flags: 0x0a0b0c0d}
+	// ioc_own offsets: id 0 flags 4
+	want = expect(8, u32(0, 0x01020304), u32(4, 0x0a0b0c0d))
+	if got := bytesOf(&own); !bytes.Equal(got, want) {
+		t.Errorf("ioc_own\n got % x\nwant % x", got, want)
 	}
 	info := syncFileInfo{Status: -5, Flags: 1, NumFences: 2, Pad: 3, SyncFenceInfo: 4}
 	copy(info.Name[:], "f")
