@@ -28,6 +28,13 @@
  * Each fence holds a reference on this module, dropped after an RCU grace
  * period once the fence is freed; module exit waits for those
  * (rcu_barrier()), so no fence's ops outlive the module.
+ *
+ * A client whose kind has its own engine (->sync_async; whole, not lazy,
+ * not inbound, not moved: sm_sync_kind_async() says) is synced there
+ * instead: the submitter (or, after an in-fence, the work item) starts it,
+ * and a callback on the kind's fence accounts for the sync and signals the
+ * job's fence where the kind signalled (any context); a second work item
+ * then sends the sync_failed event and drops what the job held.
  */
 #include <linux/dma-fence.h>
 #include <linux/module.h>
@@ -44,6 +51,11 @@
  * @work: runs the sync and signals
  * @cb: on @in while the job waits for it
  * @in: the in-fence (a reference), or NULL
+ * @kind: the kind's fence of a sync on its engine (a reference), or NULL
+ * @kind_cb: on @kind
+ * @end_work: after @kind signalled: the event, the references
+ * @t0: when the sync on the kind's engine began
+ * @err: its result
  * @client: the one-client form's client (a reference), else NULL
  * @batch: the batch form's entries (each client referenced), else NULL
  * @n: how many
@@ -63,6 +75,11 @@ struct sm_async {
 	struct work_struct work;
 	struct dma_fence_cb cb;
 	struct dma_fence *in;
+	struct dma_fence *kind;
+	struct dma_fence_cb kind_cb;
+	struct work_struct end_work;
+	u64 t0;
+	int err;
 	struct ib_sync_mem_client *client;
 	struct ib_sync_mem_batch_entry *batch;
 	unsigned int n;
@@ -115,8 +132,8 @@ static const struct dma_fence_ops sm_fence_ops = {
 	.release = sm_fence_release,
 };
 
-/* Signal @job's fence with @err, once, and drop what the job held. */
-static void sm_async_signal(struct sm_async *job, int err)
+/* Signal @job's fence with @err, once. Any context. */
+static void sm_async_signal_only(struct sm_async *job, int err)
 {
 	bool cookie = dma_fence_begin_signalling();
 
@@ -126,7 +143,13 @@ static void sm_async_signal(struct sm_async *job, int err)
 	atomic_dec(&sm_counters.fences_pending);
 	dma_fence_signal(&job->base);
 	dma_fence_end_signalling(cookie);
+}
 
+/* Drop what the signalled @job held, and the work item's reference. */
+static void sm_async_release(struct sm_async *job)
+{
+	if (job->kind)
+		dma_fence_put(job->kind);
 	if (job->in)
 		dma_fence_put(job->in);
 	if (job->client)
@@ -140,6 +163,63 @@ static void sm_async_signal(struct sm_async *job, int err)
 	dma_fence_put(&job->base);
 }
 
+/* Signal @job's fence with @err, once, and drop what the job held. */
+static void sm_async_signal(struct sm_async *job, int err)
+{
+	sm_async_signal_only(job, err);
+	sm_async_release(job);
+}
+
+/* After the kind's fence signalled: process context. */
+static void sm_async_kind_end(struct work_struct *work)
+{
+	struct sm_async *job = container_of(work, struct sm_async, end_work);
+
+	if (job->err)
+		sm_event_sync_failed(job->client, job->dir, job->err);
+	sm_async_release(job);
+}
+
+/*
+ * The kind's fence of @job's sync signalled: its lock held, in whatever
+ * context the kind signals (or the submitter's, if it had already).
+ */
+static void sm_async_kind_signalled(struct dma_fence *kind,
+				    struct dma_fence_cb *cb)
+{
+	struct sm_async *job = container_of(cb, struct sm_async, kind_cb);
+
+	/* Set before the signal, and the signal came before this. */
+	job->err = kind->error;
+	sm_sync_kind_done(job->client, job->dir, job->err, job->t0);
+	sm_async_signal_only(job, job->err);
+	queue_work(sm_async_wq, &job->end_work);
+}
+
+/*
+ * Start @job's sync on its client's engine if the client has one: false
+ * if it takes the ->sync path. Process context.
+ */
+static bool sm_async_kind(struct sm_async *job)
+{
+	struct dma_fence *f;
+
+	if (!job->client || job->len)
+		return false;
+	f = sm_sync_kind_async(job->client, job->dir, job->timeout_ms,
+			       &job->t0);
+	if (!f)
+		return false;
+	if (IS_ERR(f)) {
+		sm_async_signal(job, PTR_ERR(f));
+		return true;
+	}
+	job->kind = f;
+	if (dma_fence_add_callback(f, &job->kind_cb, sm_async_kind_signalled))
+		sm_async_kind_signalled(f, &job->kind_cb);
+	return true;
+}
+
 static void sm_async_work(struct work_struct *work)
 {
 	struct sm_async *job = container_of(work, struct sm_async, work);
@@ -150,6 +230,9 @@ static void sm_async_work(struct work_struct *work)
 	/* An in-fence that failed: what it fed this sync is not there. */
 	if (job->in)
 		err = min(dma_fence_get_status(job->in), 0);
+	/* On the client's engine: its fence's callback signals the job. */
+	if (!err && sm_async_kind(job))
+		return;
 	if (!err && job->batch) {
 		err = ib_sync_mem_sync_many(job->batch, job->n, job->dir,
 					    job->timeout_ms);
@@ -237,6 +320,9 @@ static void sm_async_submit(struct sm_async *job)
 	struct ib_sync_mem_domain *dom = job->dom;
 	bool dead;
 
+	/* No in-fence: on the client's engine, if it has one, from here. */
+	if (!job->in && sm_async_kind(job))
+		return;
 	if (!job->in ||
 	    dma_fence_add_callback(job->in, &job->cb, sm_async_in_signalled)) {
 		/* No in-fence, or it has signalled already. */
@@ -274,6 +360,7 @@ static struct sm_async *sm_async_new(struct ib_sync_mem_domain *dom,
 	dma_fence_init(&job->base, &sm_fence_ops, &job->lock,
 		       dma_fence_context_alloc(1), 1);
 	INIT_WORK(&job->work, sm_async_work);
+	INIT_WORK(&job->end_work, sm_async_kind_end);
 	INIT_LIST_HEAD(&job->cb.node);
 	INIT_LIST_HEAD(&job->node);
 	job->in = in ? dma_fence_get(in) : NULL;

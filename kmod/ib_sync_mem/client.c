@@ -215,6 +215,7 @@ void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum)
 			sum->hist[i] += READ_ONCE(s->hist[i]);
 	}
 }
+EXPORT_SYMBOL_NS_GPL(sm_stats_sum, "IB_SYNC_MEM_INTERNAL");
 
 /*
  * Counters of one device-wide pass, added to the domain's and the module's
@@ -258,11 +259,15 @@ static __always_inline void sm_acc_add(struct sm_pass_acc *a, bool timed,
 /* A new longest ->sync on this CPU (rare once warm: out of line). */
 static noinline void sm_stats_max(struct sm_stats __percpu *stats, u64 ns)
 {
-	struct sm_stats *s = get_cpu_ptr(stats);
+	unsigned long flags;
+	struct sm_stats *s;
 
+	/* A kind's fence callback may count from an interrupt (async.c). */
+	local_irq_save(flags);
+	s = this_cpu_ptr(stats);
 	if (ns > s->max_ns)
 		WRITE_ONCE(s->max_ns, ns);
-	put_cpu_ptr(stats);
+	local_irq_restore(flags);
 }
 
 static void sm_stats_merge(struct sm_stats __percpu *stats,
@@ -543,6 +548,30 @@ static u64 sm_other_bytes(const struct ib_sync_mem_client *c,
 	return c->size;
 }
 
+/*
+ * Account for a ->sync of @c that took @ns (if @timed) over @bytes with
+ * result @err: its last error, its counters (and those of its device and
+ * of the module, or @acc's of a pass), the client_sync tracepoint. Any
+ * context (the sync_failed event is not here).
+ */
+static __always_inline void sm_sync_counted(struct ib_sync_mem_client *c,
+					    enum ib_sync_mem_dir dir,
+					    bool timed, u64 ns, u64 bytes,
+					    int err, u64 pass,
+					    struct sm_pass_acc *acc)
+{
+	if (READ_ONCE(c->last_err) != err)
+		WRITE_ONCE(c->last_err, err);
+	sm_stats_add(c->stats, timed, ns, bytes, err, pass);
+	if (acc) {
+		sm_acc_add(acc, timed, ns, bytes, err);
+	} else {
+		sm_stats_add(c->dom->stats, timed, ns, bytes, err, 0);
+		sm_stats_add(sm_global_stats, timed, ns, bytes, err, 0);
+	}
+	trace_client_sync(c, dir, ns, err);
+}
+
 /* Has @c moved since its last revalidation? */
 static __always_inline bool sm_moved(struct ib_sync_mem_client *c)
 {
@@ -583,18 +612,9 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 		*now = t;
 	}
 
-	if (READ_ONCE(c->last_err) != err)
-		WRITE_ONCE(c->last_err, err);
 	if (err)
 		sm_event_sync_failed(c, dir, err);
-	sm_stats_add(c->stats, timed, ns, bytes, err, pass);
-	if (acc) {
-		sm_acc_add(acc, timed, ns, bytes, err);
-	} else {
-		sm_stats_add(c->dom->stats, timed, ns, bytes, err, 0);
-		sm_stats_add(sm_global_stats, timed, ns, bytes, err, 0);
-	}
-	trace_client_sync(c, dir, ns, err);
+	sm_sync_counted(c, dir, timed, ns, bytes, err, pass, acc);
 	return err;
 }
 
@@ -764,6 +784,80 @@ static void sm_client_wait_idle(struct ib_sync_mem_client *c)
 	/* The state change before the count: pairs with sm_client_hold(). */
 	smp_mb();
 	wait_event(c->dom->idle_wq, !atomic_read(&c->busy));
+}
+
+/**
+ * sm_sync_kind_async() - start one client's sync on its kind's engine
+ * @c: the client (the caller holds a reference)
+ * @dir: the direction
+ * @timeout_ms: as for ib_sync_mem_sync()
+ * @t0: set to when the sync began, for sm_sync_kind_done()
+ *
+ * For a client with ->sync_async that is not lazy and has not moved, in a
+ * direction other than inbound: counts the caller in the client (as a
+ * ->sync in flight) and calls ->sync_async. Process context.
+ *
+ * Return: the kind's fence: the client stays counted until the caller's
+ * sm_sync_kind_done(); NULL: the client takes the ->sync path (nothing
+ * done); or an ERR_PTR: the sync's result, accounted (a client that is not
+ * live: its errno, uncounted, as ib_sync_mem_sync() returns it).
+ */
+struct dma_fence *sm_sync_kind_async(struct ib_sync_mem_client *c,
+				     enum ib_sync_mem_dir dir,
+				     unsigned int timeout_ms, u64 *t0)
+{
+	struct ib_sync_mem_domain *dom = c->dom;
+	struct dma_fence *f = NULL;
+	int idx, err;
+
+	if (!c->ops->sync_async || dir == IB_SYNC_MEM_INBOUND ||
+	    (c->flags & IB_SYNC_MEM_F_LAZY))
+		return NULL;
+	idx = sm_read_lock(dom);
+	if (!sm_client_enter(c)) {
+		f = ERR_PTR(sm_state_errno(c));
+		goto out;
+	}
+	if (sm_moved(c)) {
+		/* Revalidated by the ->sync path, in a task that may wait. */
+		sm_client_leave(c);
+		goto out;
+	}
+	trace_sync_start(dom, c->id, dir);
+	*t0 = ktime_get_ns();
+	f = c->ops->sync_async(c, dir, sm_deadline(timeout_ms));
+	if (WARN_ON_ONCE(!f))
+		f = ERR_PTR(-EIO);
+	if (IS_ERR(f)) {
+		err = PTR_ERR(f);
+		sm_event_sync_failed(c, dir, err);
+		sm_sync_kind_done(c, dir, err, *t0);
+	}
+out:
+	sm_read_unlock(dom, idx);
+	return f;
+}
+
+/**
+ * sm_sync_kind_done() - a sync sm_sync_kind_async() started has ended
+ * @c: the client
+ * @dir: the direction
+ * @err: its result
+ * @t0: when it began
+ *
+ * Accounts for it as for a ->sync (last error, counters, the client_sync
+ * and sync_end tracepoints) and uncounts the caller from the client. The
+ * sync_failed event of a sync that failed is the caller's, from process
+ * context (sm_event_sync_failed()). Any context.
+ */
+void sm_sync_kind_done(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
+		       int err, u64 t0)
+{
+	u64 ns = ktime_get_ns() - t0;
+
+	sm_sync_counted(c, dir, true, ns, c->size, err, 0, NULL);
+	trace_sync_end(c->dom, c->id, dir, 1, err ? 1 : 0, ns, err);
+	sm_client_leave(c);
 }
 
 /* After the grace period that follows release: no walk sees it any more. */

@@ -93,4 +93,16 @@ static inline void smp_mb__after_srcu_read_lock(void)
 #define sm_dma_buf_moved(dmabuf)	dma_buf_move_notify(dmabuf)
 #endif
 
+/* hrtimer_setup() replaced hrtimer_init() and ->function in 6.13. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+#include <linux/hrtimer.h>
+static inline void hrtimer_setup(struct hrtimer *timer,
+				 enum hrtimer_restart (*function)(struct hrtimer *),
+				 clockid_t clock_id, enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock_id, mode);
+	timer->function = function;
+}
+#endif
+
 #endif /* _IB_SYNC_MEM_COMPAT_H */

@@ -579,6 +579,11 @@ struct dma_fence *sm_sync_domain_async(struct ib_sync_mem_domain *dom,
 				       enum ib_sync_mem_dir dir,
 				       unsigned int timeout_ms,
 				       struct dma_fence *in);
+struct dma_fence *sm_sync_kind_async(struct ib_sync_mem_client *c,
+				     enum ib_sync_mem_dir dir,
+				     unsigned int timeout_ms, u64 *t0);
+void sm_sync_kind_done(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
+		       int err, u64 t0);
 int sm_sync_refused(const struct ib_sync_mem_client *c,
 		    enum ib_sync_mem_dir dir, u64 offset, u64 len);
 int sm_batch_refused(const struct ib_sync_mem_batch_entry *e, unsigned int n,

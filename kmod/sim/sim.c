@@ -24,6 +24,11 @@
  *                "to-device", the default, "to-cpu" or "bidirectional"),
  *                view (ro, a client with memory: its device's view)
  *
+ * An asynchronous sync of a whole sim client (not lazy) runs on the sim's
+ * own engine (->sync_async): the same counts and failures, its latency an
+ * hrtimer's, its fence the sim's, signalled from the timer (softirq), or
+ * at once without latency; the caller never sleeps for it.
+ *
  * A client created over memory of the creating process (netlink,
  * IB_SYNC_MEM_A_SIM_ADDR) models what accelerators get wrong after RDMA:
  * the device reads its own view of the memory (a copy, view above), which
@@ -33,6 +38,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/dma-fence.h>
 #include <linux/highmem.h>
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
@@ -45,6 +51,7 @@
 #include <rdma/ib_sync_mem.h>
 #include <uapi/linux/ib_sync_mem.h>
 
+#include "../ib_sync_mem/compat.h"
 #include "sim.h"
 
 /* A simulated cache line: the alignment of a sim client's ranges. */
@@ -138,6 +145,100 @@ static int sim_sync(struct ib_sync_mem_client *client,
 {
 	return sim_work(ib_sync_mem_client_priv(sim_owner, client), dir,
 			deadline);
+}
+
+/**
+ * struct sim_fence - a sync on the sim's engine
+ * @base: its fence
+ * @lock: the fence's
+ * @timer: ends the sync's latency
+ */
+struct sim_fence {
+	struct dma_fence base;
+	spinlock_t lock;	/* the fence's */
+	struct hrtimer timer;
+};
+
+static const char *sim_fence_driver_name(struct dma_fence *f)
+{
+	return KBUILD_MODNAME;
+}
+
+static const char *sim_fence_timeline_name(struct dma_fence *f)
+{
+	return "engine";
+}
+
+static void sim_fence_free_rcu(struct rcu_head *rcu)
+{
+	kfree(container_of(rcu, struct sim_fence, base.rcu));
+	/* sim_exit()'s rcu_barrier() waits for this function to return. */
+	module_put(THIS_MODULE);
+}
+
+static void sim_fence_release(struct dma_fence *f)
+{
+	call_rcu(&f->rcu, sim_fence_free_rcu);
+}
+
+static const struct dma_fence_ops sim_fence_ops = {
+	.get_driver_name = sim_fence_driver_name,
+	.get_timeline_name = sim_fence_timeline_name,
+	.release = sim_fence_release,
+};
+
+/* The latency is over: the timer's reference goes with the signal. */
+static enum hrtimer_restart sim_fence_timer(struct hrtimer *t)
+{
+	struct sim_fence *sf = container_of(t, struct sim_fence, timer);
+
+	dma_fence_signal(&sf->base);
+	dma_fence_put(&sf->base);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * sim_work() on the engine: count, fail if told to, and signal at once,
+ * or when the latency is over (an absolute hrtimer never fires early; the
+ * deadline if that comes first, with -ETIMEDOUT).
+ */
+static struct dma_fence *sim_sync_async(struct ib_sync_mem_client *client,
+					enum ib_sync_mem_dir dir,
+					ktime_t deadline)
+{
+	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
+	u32 lat = READ_ONCE(s->latency_us);
+	struct sim_fence *sf;
+	ktime_t end;
+
+	sf = kzalloc(sizeof(*sf), GFP_KERNEL);
+	if (!sf)
+		return ERR_PTR(-ENOMEM);
+	__module_get(THIS_MODULE);
+	spin_lock_init(&sf->lock);
+	/* Latencies change: each sync is a timeline of its own. */
+	dma_fence_init(&sf->base, &sim_fence_ops, &sf->lock,
+		       dma_fence_context_alloc(1), 1);
+	atomic64_inc(&s->calls[dir]);
+	if (atomic_dec_if_positive(&s->fail_next) >= 0) {
+		dma_fence_set_error(&sf->base, -(int)READ_ONCE(s->fail_errno));
+		lat = 0;
+	}
+	if (!lat) {
+		dma_fence_signal(&sf->base);
+		return &sf->base;
+	}
+	end = ktime_add_us(ktime_get(), lat);
+	if (ktime_after(end, deadline)) {
+		end = deadline;
+		dma_fence_set_error(&sf->base, -ETIMEDOUT);
+	}
+	/* The timer's reference. */
+	dma_fence_get(&sf->base);
+	hrtimer_setup(&sf->timer, sim_fence_timer, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_ABS_SOFT);
+	hrtimer_start(&sf->timer, end, HRTIMER_MODE_ABS_SOFT);
+	return &sf->base;
 }
 
 /* The device's view of its memory becomes what the memory holds now. */
@@ -259,6 +360,7 @@ static int sim_fill_info(struct ib_sync_mem_client *client,
 static const struct ib_sync_mem_ops sim_ops = {
 	.owner = THIS_MODULE,
 	.sync = sim_sync,
+	.sync_async = sim_sync_async,
 	.sync_range = sim_sync_range,
 	.invalidate = sim_invalidate,
 	.release = sim_release,
@@ -269,6 +371,7 @@ static const struct ib_sync_mem_ops sim_ops = {
 static const struct ib_sync_mem_ops sim_mem_ops = {
 	.owner = THIS_MODULE,
 	.sync = sim_sync,
+	.sync_async = sim_sync_async,
 	.sync_range = sim_sync_range,
 	.flush_inbound = sim_flush_inbound,
 	.invalidate = sim_invalidate,
@@ -279,6 +382,7 @@ static const struct ib_sync_mem_ops sim_mem_ops = {
 static const struct ib_sync_mem_ops sim_batch_ops = {
 	.owner = THIS_MODULE,
 	.sync = sim_sync,
+	.sync_async = sim_sync_async,
 	.sync_range = sim_sync_range,
 	.invalidate = sim_invalidate,
 	.release = sim_release,
@@ -721,6 +825,8 @@ static void __exit sim_exit(void)
 	ib_sync_mem_kind_unregister(&sim_kind);
 	debugfs_remove_recursive(sim_root);
 	ib_sync_mem_owner_destroy(sim_owner);
+	/* Every fence was freed (each held the module): wait for their RCU. */
+	rcu_barrier();
 }
 
 module_init(sim_init);

@@ -42,6 +42,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/dma-fence.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/sched/signal.h>
@@ -322,6 +323,32 @@ const struct ib_sync_mem_ops tc_range_ops = {
 	.flush_inbound = tc_flush_inbound,
 };
 
+/* A kind with its own engine: its fence is the test's to signal. */
+static struct dma_fence *tc_sync_async(struct ib_sync_mem_client *client,
+				       enum ib_sync_mem_dir dir,
+				       ktime_t deadline)
+{
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
+
+	atomic_inc(&t->async_calls);
+	if (t->async_fail)
+		return ERR_PTR(t->async_fail);
+	if (t->engine)
+		dma_fence_put(t->engine);
+	t->engine = kt_fence_new();
+	if (!t->engine)
+		return ERR_PTR(-ENOMEM);
+	return dma_fence_get(t->engine);
+}
+
+const struct ib_sync_mem_ops tc_async_ops = {
+	.owner = THIS_MODULE,
+	.sync = tc_sync,
+	.invalidate = tc_invalidate,
+	.release = tc_release,
+	.sync_async = tc_sync_async,
+};
+
 const struct ib_sync_mem_ops tc_target_ops = {
 	.owner = THIS_MODULE,
 	.sync = tc_sync,
@@ -566,6 +593,7 @@ static const struct kt_case kt_cases[] = {
 	{ "async", test_async },
 	{ "async_device", test_async_device },
 	{ "async_batch", test_async_batch },
+	{ "async_kind", test_async_kind },
 	{ "churn", test_churn },
 };
 

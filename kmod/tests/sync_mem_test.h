@@ -126,6 +126,10 @@ enum tc_inval_mode {
  * @inval_mode: enum tc_inval_mode
  * @inval_locked: ->invalidate found the domain's lock held
  * @unreg_work: unregisters the client (TC_INVAL_WORK)
+ * @engine: the fence ->sync_async returned last (tc_async_ops; the
+ *	test's reference), signalled by the test (kt_fence_signal())
+ * @async_calls: ->sync_async calls
+ * @async_fail: errno ->sync_async returns (as an ERR_PTR), negative
  * @client: the registry client
  */
 struct tc {
@@ -173,6 +177,9 @@ struct tc {
 	int inval_mode;
 	bool inval_locked;
 	struct work_struct unreg_work;
+	struct dma_fence *engine;
+	atomic_t async_calls;
+	int async_fail;
 	struct ib_sync_mem_client *client;
 };
 
@@ -182,6 +189,7 @@ extern const struct ib_sync_mem_ops tc_move_ops;
 extern const struct ib_sync_mem_ops tc_inbound_ops;
 extern const struct ib_sync_mem_ops tc_target_ops;
 extern const struct ib_sync_mem_ops tc_range_ops;
+extern const struct ib_sync_mem_ops tc_async_ops;
 
 struct tc *tc_alloc(int n);
 struct ib_sync_mem_client *tc_register(struct ib_device *ibdev, struct tc *t,
@@ -293,6 +301,7 @@ void kt_fence_signal(struct dma_fence *f, int err);
 void test_async(struct ib_device *ibdev);
 void test_async_device(struct ib_device *ibdev);
 void test_async_batch(struct ib_device *ibdev);
+void test_async_kind(struct ib_device *ibdev);
 int async_dev_start(const char *name);
 void test_async_dev_check(void);
 

@@ -318,3 +318,136 @@ void test_async_dev_check(void)
 	kvfree(t);
 	async_dev.active = false;
 }
+
+/* Client @c's counters: its syncs and errors. */
+static void ka_counts(struct ib_sync_mem_client *c, u64 *syncs, u64 *errors)
+{
+	struct sm_stats_sum sum;
+
+	sm_stats_sum(c->stats, &sum);
+	*syncs = sum.syncs;
+	*errors = sum.errors;
+}
+
+/*
+ * A kind with its own engine (->sync_async): a whole, eager sync starts
+ * there, in the submitter, and its fence signals when the kind's does, in
+ * that call, with its error; the client counts as in a ->sync meanwhile,
+ * and the sync is counted like one. A refusal of the kind is the fence's
+ * error at once. After an in-fence, the engine starts once it signalled.
+ * A lazy client and a range take the ->sync path.
+ */
+void test_async_kind(struct ib_device *ibdev)
+{
+	int pending = atomic_read(&sm_counters.fences_pending);
+	struct dma_fence *f = NULL, *in = NULL;
+	struct ib_sync_mem_client *c;
+	struct tc *t = tc_alloc(2);
+	u64 syncs, errors;
+
+	if (!t)
+		return;
+	if (IS_ERR(tc_register_ops(ibdev, &t[0], &tc_async_ops, 0)) ||
+	    IS_ERR(tc_register_ops(ibdev, &t[1], &tc_async_ops,
+				   IB_SYNC_MEM_F_LAZY))) {
+		kt_fail++;
+		kt_diag("register: %ld %ld", PTR_ERR(t[0].client),
+			PTR_ERR(t[1].client));
+		goto out;
+	}
+	c = t[0].client;
+
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, NULL);
+	if (IS_ERR(f) || !t[0].engine) {
+		kt_fail++;
+		kt_diag("sync_async: %ld, engine %p", PTR_ERR(f), t[0].engine);
+		goto out;
+	}
+	/* Started on the engine, here: no ->sync; the client is busy. */
+	KT_EXPECT_EQ(atomic_read(&t[0].async_calls), 1);
+	KT_EXPECT_EQ(atomic_read(&t[0].syncs), 0);
+	KT_EXPECT(!dma_fence_is_signaled(f));
+	KT_EXPECT_EQ(atomic_read(&c->busy), 1);
+	ka_counts(c, &syncs, &errors);
+	KT_EXPECT_EQ(syncs, 0);
+	/* The engine's signal signals it, in that call, counted. */
+	kt_fence_signal(t[0].engine, 0);
+	KT_EXPECT(dma_fence_is_signaled(f));
+	KT_EXPECT_EQ(dma_fence_get_status(f), 1);
+	KT_EXPECT_EQ(atomic_read(&c->busy), 0);
+	ka_counts(c, &syncs, &errors);
+	KT_EXPECT_EQ(syncs, 1);
+	KT_EXPECT_EQ(errors, 0);
+	dma_fence_put(f);
+
+	/* The engine's error is the fence's and the client's. */
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_CPU, 0, 0, 0, NULL);
+	if (!IS_ERR(f)) {
+		KT_EXPECT_EQ(atomic_read(&t[0].async_calls), 2);
+		kt_fence_signal(t[0].engine, -EIO);
+		KT_EXPECT(dma_fence_is_signaled(f));
+		KT_EXPECT_EQ(dma_fence_get_status(f), -EIO);
+		KT_EXPECT_EQ(ib_sync_mem_client_last_err(c), -EIO);
+		ka_counts(c, &syncs, &errors);
+		KT_EXPECT_EQ(syncs, 2);
+		KT_EXPECT_EQ(errors, 1);
+	}
+	ka_put(f);
+
+	/* The engine refuses: the fence carries it at once. */
+	t[0].async_fail = -ENOSPC;
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, NULL);
+	if (!IS_ERR(f)) {
+		KT_EXPECT(dma_fence_is_signaled(f));
+		KT_EXPECT_EQ(dma_fence_get_status(f), -ENOSPC);
+	}
+	ka_put(f);
+	KT_EXPECT_EQ(atomic_read(&t[0].async_calls), 3);
+	KT_EXPECT_EQ(atomic_read(&c->busy), 0);
+	ka_counts(c, &syncs, &errors);
+	KT_EXPECT_EQ(errors, 2);
+	t[0].async_fail = 0;
+
+	/* After an in-fence: the engine starts once it signalled. */
+	in = kt_fence_new();
+	f = in ? ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, in) :
+	    ERR_PTR(-ENOMEM);
+	if (!IS_ERR(f)) {
+		KT_EXPECT_EQ(atomic_read(&t[0].async_calls), 3);
+		kt_fence_signal(in, 0);
+		KT_EXPECT(KT_WAIT(atomic_read(&t[0].async_calls) == 4, 60));
+		KT_EXPECT(!dma_fence_is_signaled(f));
+		kt_fence_signal(t[0].engine, 0);
+		KT_EXPECT_EQ(ka_wait(f), 1);
+	} else {
+		kt_fail++;
+	}
+	ka_put(f);
+
+	/* A range, and a lazy client: ->sync from the worker. */
+	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 64, 0, NULL);
+	if (!IS_ERR(f))
+		KT_EXPECT_EQ(ka_wait(f), 1);
+	ka_put(f);
+	KT_EXPECT_EQ(atomic_read(&t[0].syncs), 1);
+	ib_sync_mem_mark_dirty(t[1].client, IB_SYNC_MEM_TO_DEVICE);
+	f = ib_sync_mem_sync_async(t[1].client, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0,
+				   NULL);
+	if (!IS_ERR(f))
+		KT_EXPECT_EQ(ka_wait(f), 1);
+	ka_put(f);
+	KT_EXPECT_EQ(atomic_read(&t[1].syncs), 1);
+	KT_EXPECT_EQ(atomic_read(&t[1].async_calls), 0);
+	KT_EXPECT_EQ(atomic_read(&t[0].async_calls), 4);
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
+out:
+	if (in)
+		dma_fence_put(in);
+	if (!IS_ERR_OR_NULL(t[0].client))
+		tc_unregister(&t[0]);
+	if (!IS_ERR_OR_NULL(t[1].client))
+		tc_unregister(&t[1]);
+	if (t[0].engine)
+		dma_fence_put(t[0].engine);
+	kvfree(t);
+}

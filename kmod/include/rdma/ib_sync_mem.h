@@ -125,7 +125,12 @@
  * devices). The ->sync runs outside the fence's signalling section,
  * because a ->sync may wait for fences: a client's ->sync must never wait
  * for a fence that depends on an asynchronous sync of the same client.
- * Each fence holds a reference on this module until it is freed.
+ * Each fence holds a reference on this module until it is freed. A kind
+ * with its own engine implements ->sync_async: an asynchronous sync of one
+ * of its clients (whole, not lazy, not inbound, not moved since its last
+ * revalidation) then starts there, in the submitter's task, and its fence
+ * signals when the kind's does, with its error, without a worker of the
+ * module in between.
  *
  * Context: every function here may sleep, except ib_sync_mem_mark_dirty(),
  * ib_sync_mem_mark_dirty_range(),
@@ -243,6 +248,17 @@ enum ib_sync_mem_inval {
  *	(ib_sync_mem_sync_range()), and, for a lazy client, for each span
  *	marked dirty since its last sync in the direction, in order of
  *	offset. A client without it is synced whole by a range sync.
+ * @sync_async: optional. Start @sync of the whole client for @dir (never
+ *	IB_SYNC_MEM_INBOUND) on the owner's own engine and return a fence
+ *	of the owner's that signals once it completed, with @sync's result
+ *	as its error (dma_fence_set_error()), at the latest at @deadline
+ *	(with -ETIMEDOUT); or an ERR_PTR, the sync's result, if it did not
+ *	start. Called like @sync (process context, may sleep) by the
+ *	asynchronous syncs of one client that is not lazy and has not moved
+ *	since its last revalidation; the client counts as in its @sync until
+ *	the fence signalled (unregister, invalidation and removal wait for
+ *	it). The module keeps a reference to the fence until then and adds a
+ *	callback, which runs where the owner signals (any context).
  */
 struct ib_sync_mem_ops {
 	struct module *owner;
@@ -266,6 +282,9 @@ struct ib_sync_mem_ops {
 	int (*sync_range)(struct ib_sync_mem_client *client,
 			  enum ib_sync_mem_dir dir, u64 offset, u64 len,
 			  ktime_t deadline);
+	struct dma_fence *(*sync_async)(struct ib_sync_mem_client *client,
+					enum ib_sync_mem_dir dir,
+					ktime_t deadline);
 };
 
 /**
