@@ -22,7 +22,10 @@
  * left behind by a client that went is never read through. Flushes on one
  * device run one at a time (they are one round trip each); a flush that
  * gave up at its deadline leaves its READ in flight, and the next one
- * waits for it first.
+ * waits for it first. A flush polls for its READ's completion for up to
+ * twice the last round trip (at most SM_INBOUND_SPIN_NS) before it
+ * sleeps, as a program's flush polls its CQ: a wake-up would cost it more
+ * than the READ.
  *
  * When the device goes (sm_domain_invalidate_all()), the QP is moved to
  * the error state before the wait for syncs in flight: a READ in flight
@@ -35,6 +38,7 @@
 #include <linux/etherdevice.h>
 #include <linux/ipv6.h>
 #include <linux/scatterlist.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
@@ -48,6 +52,8 @@
 #define SM_INBOUND_LEN	8
 /* Pages kept registered: a few receive buffers of a net plugin. */
 #define SM_INBOUND_MRS	4
+/* Most a flush polls for its READ before it sleeps. */
+#define SM_INBOUND_SPIN_NS	(200 * NSEC_PER_USEC)
 
 /**
  * struct sm_inbound_mr - a fast-register MR and the page it holds
@@ -70,6 +76,7 @@ struct sm_inbound_mr {
  * @qp: an RC QP connected to itself
  * @mrs: the fast-register MRs of the pages READs target
  * @flushes: READs posted (the LRU clock of @mrs)
+ * @rtt_ns: the last successful READ's round trip, as its flush saw it
  * @buf: where READs land (@buf_dma on the device)
  * @buf_dma: DMA address of @buf
  * @port: the port @qp uses
@@ -91,6 +98,7 @@ struct sm_inbound {
 	struct ib_qp *qp;
 	struct sm_inbound_mr mrs[SM_INBOUND_MRS];
 	u64 flushes;
+	u64 rtt_ns;
 	u64 *buf;
 	u64 buf_dma;
 	u32 port;
@@ -369,6 +377,20 @@ static struct sm_inbound *sm_inbound_get(struct ib_sync_mem_domain *dom)
 	return f;
 }
 
+/*
+ * Poll for @f's READ in flight for up to twice the last round trip (capped),
+ * unless the CPU is wanted or the caller killed. Under dom->inbound_lock.
+ */
+static void sm_inbound_spin(struct sm_inbound *f)
+{
+	u64 until = ktime_get_ns() + min(2 * f->rtt_ns, SM_INBOUND_SPIN_NS);
+
+	while (READ_ONCE(f->inflight) && !READ_ONCE(f->stopped) &&
+	       !need_resched() && !fatal_signal_pending(current) &&
+	       ktime_get_ns() < until)
+		cpu_relax();
+}
+
 /* Wait for @f's READ in flight, until @deadline; under dom->inbound_lock. */
 static int sm_inbound_wait(struct sm_inbound *f, ktime_t deadline)
 {
@@ -501,7 +523,7 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 {
 	struct ib_sync_mem_domain *dom = c->dom;
 	struct sm_inbound *f;
-	u64 addr;
+	u64 addr, t0;
 	int ret;
 
 	ret = c->ops->inbound_target(c, &addr);
@@ -525,6 +547,7 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 	spin_unlock_irq(&f->lock);
 	if (ret)
 		goto out;
+	t0 = ktime_get_ns();
 	ret = sm_inbound_post(f, addr);
 	if (ret) {
 		spin_lock_irq(&f->lock);
@@ -532,6 +555,7 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 		spin_unlock_irq(&f->lock);
 		goto out;
 	}
+	sm_inbound_spin(f);
 	ret = sm_inbound_wait(f, deadline);
 	if (!ret) {
 		spin_lock_irq(&f->lock);
@@ -539,6 +563,8 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 			ret = f->stopped ? -ENODEV : -EIO;
 		spin_unlock_irq(&f->lock);
 	}
+	if (!ret)
+		f->rtt_ns = ktime_get_ns() - t0;
 out:
 	mutex_unlock(&dom->inbound_lock);
 	return ret;
