@@ -269,6 +269,14 @@ def build(rows):
         rep.add("inbound", "of which in the kernel's sync (the module's READ "
                 "and its wait), median", "ns", kn, fl, "userspace RDMA READ",
                 [a / b for a, b in zip(kn, fl)])
+        # The kernel's part of the ioctl flushes (a mean: the client's
+        # counters less the netlink flushes'; absent from older runs).
+        if "io_kernel_mean_ns" in rs[0]:
+            ik = [r["io_kernel_mean_ns"] for r in rs]
+            io = [r["io_med_ns"] for r in rs]
+            rep.add("inbound", "of which in the kernel's sync, ioctl flushes, "
+                    "mean", "ns", ik, io, "ioctl flush (median)",
+                    [a / b for a, b in zip(ik, io)])
     # 11. The data path (test/tools/dev_bench.c): one client's blocking
     # ioctl sync against the no-op ioctl (the floor of a syscall path) and
     # against the netlink round trip; the async form beside them.

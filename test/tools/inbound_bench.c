@@ -25,13 +25,16 @@
  *
  *   inbound rep=N iters=N floor_ns=T sm_ns=T floor_med_ns=T sm_med_ns=T
  *           floor_p99_ns=T sm_p99_ns=T kernel_med_ns=T io_med_ns=T
- *           io_p99_ns=T
+ *           io_p99_ns=T io_kernel_mean_ns=T
  *
  * floor_ns and sm_ns are the repeat's totals; *_med_ns and *_p99_ns the
  * median and 99th percentile (nearest rank) of one flush (CLOCK_MONOTONIC
  * around it: post to completion, request to parsed reply); kernel_med_ns
  * the median of the client's sync time as the kernel's reply gives it
- * (inside the registry: the module's READ and its wait). Anything else goes
+ * (inside the registry: the module's READ and its wait); io_kernel_mean_ns
+ * the same time's mean over the repeat's ioctl flushes (the client's
+ * counted sync time over the repeat, less its netlink flushes' part, which
+ * their replies give one by one). Anything else goes
  * to stderr. Any failure (set-up, a READ completing in error or reading
  * the wrong bytes, a sync refused or failing) ends the program with a
  * message on stderr and exit status 1: it never prints a figure it did not
@@ -238,9 +241,21 @@ static uint64_t ib_pct(const uint64_t *v, int n, int pct)
 	return v[k > 0 ? k - 1 : 0];
 }
 
+/* The client's counted sync time (ns) so far. */
+static uint64_t ib_client_ns(void)
+{
+	struct smnl_client c;
+	int ret = smnl_client_get(&nl, client_id, &c);
+
+	if (ret || !c.have_stats)
+		die("CLIENT_GET of client %u: %s \"%s\"", client_id,
+		    errstr(ret), nl.extack);
+	return c.sync_ns;
+}
+
 static void ib_run(int iters, int reps, int warmup)
 {
-	uint64_t *fl, *sm, *kn, *io, kns, fsum, ssum, word;
+	uint64_t *fl, *sm, *kn, *io, kns, fsum, ssum, ksum, cns, word;
 	int r, i, k;
 
 	fl = calloc(iters, sizeof(*fl));
@@ -263,6 +278,8 @@ static void ib_run(int iters, int reps, int warmup)
 		ib_floor_word(++word);
 		fsum = 0;
 		ssum = 0;
+		ksum = 0;
+		cns = ib_client_ns();
 		for (i = 0; i < iters; i++) {
 			for (k = 0; k < 3; k++) {
 				switch ((i + k) % 3) {
@@ -278,7 +295,9 @@ static void ib_run(int iters, int reps, int warmup)
 			}
 			fsum += fl[i];
 			ssum += sm[i];
+			ksum += kn[i];
 		}
+		cns = ib_client_ns() - cns;
 		ib_floor_check(word, "a repeat");
 		fprintf(out, "inbound rep=%d iters=%d floor_ns=%llu sm_ns=%llu",
 			r, iters, (unsigned long long)fsum,
@@ -295,8 +314,10 @@ static void ib_run(int iters, int reps, int warmup)
 		/* ib_median() sorts: the percentile after it. */
 		fprintf(out, " io_med_ns=%llu",
 			(unsigned long long)ib_median(io, iters));
-		fprintf(out, " io_p99_ns=%llu\n",
+		fprintf(out, " io_p99_ns=%llu",
 			(unsigned long long)ib_pct(io, iters, 99));
+		fprintf(out, " io_kernel_mean_ns=%llu\n",
+			(unsigned long long)(cns > ksum ? (cns - ksum) / iters : 0));
 		fflush(out);
 	}
 	free(fl);
