@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 	"testing"
@@ -335,27 +336,17 @@ func TestIntegrationOwn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
-	ownerClosed := false
-	t.Cleanup(func() {
-		if !ownerClosed {
-			_ = owner.Close()
-		}
-	})
+	closeOwner := closeOnce(t, owner)
 	d1, err := syncdev.Open("")
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	d1Closed := false
-	t.Cleanup(func() {
-		if !d1Closed {
-			_ = d1.Close()
-		}
-	})
+	closeD1 := closeOnce(t, d1)
 	d2, err := syncdev.Open("")
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(func() { _ = d2.Close() })
+	closeOnce(t, d2)
 
 	// register registers an owned sim client on owner, deleted at the end
 	// of the test whatever happened.
@@ -393,10 +384,9 @@ func TestIntegrationOwn(t *testing.T) {
 		t.Errorf("flags after Own: %v (%#x), want file only", got.Flags, uint32(got.Flags))
 	}
 
-	if err := owner.Close(); err != nil {
+	if err := closeOwner(); err != nil {
 		t.Fatalf("close the registering Conn: %v", err)
 	}
-	ownerClosed = true
 	if err := poll(60*time.Second, func() error {
 		if _, err := e.c.Client(bg, ctl.ID); !errors.Is(err, genl.ErrNotFound) {
 			return fmt.Errorf("control client %d: %v, want deleted with its socket", ctl.ID, err)
@@ -427,12 +417,26 @@ func TestIntegrationOwn(t *testing.T) {
 	}
 
 	// Deleted before Close returns: no wait.
-	if err := d1.Close(); err != nil {
+	if err := closeD1(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	d1Closed = true
 	if got, err := e.c.Client(bg, cl.ID); !errors.Is(err, genl.ErrNotFound) {
 		t.Errorf("client %d right after its Device's Close: %+v %v, want ErrNotFound", cl.ID, got, err)
+	}
+}
+
+// closeOnce closes c when the test ends, unless the test closed it first
+// with the function it returns.
+func closeOnce(t *testing.T, c io.Closer) func() error {
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = c.Close()
+		}
+	})
+	return func() error {
+		closed = true
+		return c.Close()
 	}
 }
 
