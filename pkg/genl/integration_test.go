@@ -25,6 +25,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/syncmem/syncmem/internal/testwait"
 	"github.com/syncmem/syncmem/pkg/genl"
 )
 
@@ -58,19 +59,6 @@ func checkPattern(t *testing.T, mem []byte) {
 	}
 }
 
-// poll calls cond until it returns nil or timeout has passed, and returns
-// its last error.
-func poll(timeout time.Duration, cond func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // vmPin is the memory pinned in this process, in KiB: VmPin of
 // /proc/self/status, which counts the pages region clients pin.
 func vmPin(t *testing.T) int {
@@ -98,7 +86,7 @@ func vmPin(t *testing.T) int {
 func checkVMPin(t *testing.T, want int, what string) {
 	t.Helper()
 	got := 0
-	if poll(pollTimeout, func() error {
+	if testwait.Poll(pollTimeout, func() error {
 		if got = vmPin(t); got != want {
 			return errors.New("not yet")
 		}
@@ -309,7 +297,7 @@ func TestIntegrationRegion(t *testing.T) {
 			t.Fatalf("FreeRegion: %v", err)
 		}
 		var cl *genl.Client
-		err := poll(pollTimeout, func() error {
+		err := testwait.Poll(pollTimeout, func() error {
 			var err error
 			if cl, err = c.Client(bg, id); err != nil {
 				return err
@@ -440,7 +428,7 @@ func TestIntegrationRegionOwned(t *testing.T) {
 			t.Fatalf("Close: %v", err)
 		}
 		closed = true
-		err := poll(pollTimeout, func() error {
+		err := testwait.Poll(pollTimeout, func() error {
 			cl, err := c.Client(bg, id)
 			if errors.Is(err, genl.ErrNotFound) {
 				return nil

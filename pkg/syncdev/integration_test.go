@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/syncmem/syncmem/internal/testwait"
 	"github.com/syncmem/syncmem/pkg/genl"
 	"github.com/syncmem/syncmem/pkg/syncdev"
 	"golang.org/x/sys/unix"
@@ -387,7 +388,7 @@ func TestIntegrationOwn(t *testing.T) {
 	if err := closeOwner(); err != nil {
 		t.Fatalf("close the registering Conn: %v", err)
 	}
-	if err := poll(60*time.Second, func() error {
+	if err := testwait.Poll(60*time.Second, func() error {
 		if _, err := e.c.Client(bg, ctl.ID); !errors.Is(err, genl.ErrNotFound) {
 			return fmt.Errorf("control client %d: %v, want deleted with its socket", ctl.ID, err)
 		}
@@ -437,18 +438,5 @@ func closeOnce(t *testing.T, c io.Closer) func() error {
 	return func() error {
 		closed = true
 		return c.Close()
-	}
-}
-
-// poll calls cond until it returns nil or timeout has passed, and returns
-// its last error.
-func poll(timeout time.Duration, cond func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
