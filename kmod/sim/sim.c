@@ -117,27 +117,42 @@ static void sim_sleep_until(ktime_t end)
 	}
 }
 
-/* What every sync of @s does: count, fail if told to, take its latency. */
-static int sim_work(struct sim_client *s, enum ib_sync_mem_dir dir,
-		    ktime_t deadline)
+/*
+ * What every sync of @s begins with: count it, and fail it if told to (its
+ * errno, *@end 0); else *@end is when it ends, from *@now: its latency, or
+ * @deadline if that comes first (then -ETIMEDOUT, like a fence wait that
+ * gives up); 0 for no latency.
+ */
+static int sim_begin(struct sim_client *s, enum ib_sync_mem_dir dir,
+		     ktime_t deadline, ktime_t *now, ktime_t *end)
 {
 	u32 lat = READ_ONCE(s->latency_us);
-	ktime_t end;
 
+	*end = 0;
 	atomic64_inc(&s->calls[dir]);
 	if (atomic_dec_if_positive(&s->fail_next) >= 0)
 		return -(int)READ_ONCE(s->fail_errno);
 	if (!lat)
 		return 0;
-
-	/* Like a fence wait: give up at the deadline. */
-	end = ktime_add_us(ktime_get(), lat);
-	if (ktime_after(end, deadline)) {
-		sim_sleep_until(deadline);
+	*now = ktime_get();
+	*end = ktime_add_us(*now, lat);
+	if (ktime_after(*end, deadline)) {
+		*end = deadline;
 		return -ETIMEDOUT;
 	}
-	sim_sleep_until(end);
 	return 0;
+}
+
+/* A sync of @s in the caller's task: sim_begin(), then its latency. */
+static int sim_work(struct sim_client *s, enum ib_sync_mem_dir dir,
+		    ktime_t deadline)
+{
+	ktime_t now, end;
+	int err = sim_begin(s, dir, deadline, &now, &end);
+
+	if (end)
+		sim_sleep_until(end);
+	return err;
 }
 
 static int sim_sync(struct ib_sync_mem_client *client,
@@ -198,19 +213,19 @@ static enum hrtimer_restart sim_fence_timer(struct hrtimer *t)
 }
 
 /*
- * sim_work() on the engine: count, fail if told to, and signal at once,
- * or when the latency is over (an absolute hrtimer never fires early; the
- * deadline if that comes first, with -ETIMEDOUT), with sim_sleep_until()'s
- * slack, a quarter of the wait: the two paths take the same time.
+ * sim_work() on the engine: sim_begin(), then signal at once, or when the
+ * latency (or the deadline) is over: an absolute hrtimer never fires
+ * early, and it has sim_sleep_until()'s slack, a quarter of the wait, so
+ * that the two paths take the same time.
  */
 static struct dma_fence *sim_sync_async(struct ib_sync_mem_client *client,
 					enum ib_sync_mem_dir dir,
 					ktime_t deadline)
 {
 	struct sim_client *s = ib_sync_mem_client_priv(sim_owner, client);
-	u32 lat = READ_ONCE(s->latency_us);
 	struct sim_fence *sf;
 	ktime_t now, end;
+	int err;
 
 	sf = kzalloc(sizeof(*sf), GFP_KERNEL);
 	if (!sf)
@@ -220,20 +235,12 @@ static struct dma_fence *sim_sync_async(struct ib_sync_mem_client *client,
 	/* Latencies change: each sync is a timeline of its own. */
 	dma_fence_init(&sf->base, &sim_fence_ops, &sf->lock,
 		       dma_fence_context_alloc(1), 1);
-	atomic64_inc(&s->calls[dir]);
-	if (atomic_dec_if_positive(&s->fail_next) >= 0) {
-		dma_fence_set_error(&sf->base, -(int)READ_ONCE(s->fail_errno));
-		lat = 0;
-	}
-	if (!lat) {
+	err = sim_begin(s, dir, deadline, &now, &end);
+	if (err)
+		dma_fence_set_error(&sf->base, err);
+	if (!end) {
 		dma_fence_signal(&sf->base);
 		return &sf->base;
-	}
-	now = ktime_get();
-	end = ktime_add_us(now, lat);
-	if (ktime_after(end, deadline)) {
-		end = deadline;
-		dma_fence_set_error(&sf->base, -ETIMEDOUT);
 	}
 	/* The timer's reference. */
 	dma_fence_get(&sf->base);
