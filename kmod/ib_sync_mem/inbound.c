@@ -74,8 +74,11 @@ struct sm_inbound_mr {
  * @pd: its protection domain
  * @cq: the completion queue of @qp (soft-irq polling)
  * @qp: an RC QP connected to itself
- * @mrs: the fast-register MRs of the pages READs target
+ * @mrs: the fast-register MRs of the pages READs target (this and the
+ *	three fields below, to @rtt_ns, are under the domain's inbound_lock,
+ *	which every flush holds)
  * @flushes: READs posted (the LRU clock of @mrs)
+ * @regs: registrations posted
  * @rtt_ns: the last successful READ's round trip, as its flush saw it
  * @buf: where READs land (@buf_dma on the device)
  * @buf_dma: DMA address of @buf
@@ -88,7 +91,6 @@ struct sm_inbound_mr {
  * @broken: a WR completed in error: the QP is unusable
  * @status: the completion status of the last READ
  * @reads: READs that completed successfully
- * @regs: registrations posted
  * @last: the 8 bytes the last successful READ brought back
  * @wq: flushes waiting for a READ to complete
  */
@@ -98,6 +100,7 @@ struct sm_inbound {
 	struct ib_qp *qp;
 	struct sm_inbound_mr mrs[SM_INBOUND_MRS];
 	u64 flushes;
+	u64 regs;
 	u64 rtt_ns;
 	u64 *buf;
 	u64 buf_dma;
@@ -110,7 +113,6 @@ struct sm_inbound {
 	bool broken;
 	enum ib_wc_status status;
 	u64 reads;
-	u64 regs;
 	u64 last;
 	wait_queue_head_t wq;
 };
@@ -499,9 +501,7 @@ static int sm_inbound_post(struct sm_inbound *f, u64 addr)
 	if (first != &rdma.wr) {
 		m->held = true;
 		m->page = page;
-		spin_lock_irq(&f->lock);
 		f->regs++;
-		spin_unlock_irq(&f->lock);
 	}
 	if (ret)
 		return ret;
