@@ -27,11 +27,19 @@
 
 #include "netlink.h"
 
-/* What a message shows of who created a client (a copy, under xa_lock). */
+/*
+ * What a message shows of who created a client and what it dies with (a
+ * copy, under xa_lock).
+ */
 struct sm_nl_owner {
 	bool netlink;		/* created through netlink at all */
 	bool owned;		/* dies with its socket */
-	bool file;		/* dies with an open file of /dev/ib_sync_mem */
+	/*
+	 * Or with this open file of /dev/ib_sync_mem, which took it over
+	 * (IB_SYNC_MEM_IOC_OWN): compared, never used, the client being
+	 * deleted before the file is freed.
+	 */
+	const struct file *file;
 	u32 portid;
 	u32 pid;
 };
@@ -44,9 +52,6 @@ struct sm_nl_owner {
  * @kind: its kind, whose module the object holds
  * @owner: who created it
  * @sk: the creating socket, held for an owned client (its identity)
- * @file: the open file of /dev/ib_sync_mem that took the client over
- *	(IB_SYNC_MEM_IOC_OWN), or NULL; compared, never used: the client
- *	is deleted before the file is freed
  * @dying: being deleted (under sm_nl_lock)
  * @ref: the table's reference, and each waiter's
  * @gone: completed when the client is unregistered
@@ -59,7 +64,6 @@ struct sm_nl_obj {
 	struct ib_sync_mem_client_kind *kind;
 	struct sm_nl_owner owner;
 	struct sock *sk;
-	const struct file *file;
 	bool dying;
 	struct kref ref;
 	struct completion gone;
@@ -395,7 +399,7 @@ static bool sm_nl_match_all(struct sm_nl_obj *obj, const void *arg)
 
 static bool sm_nl_match_file(struct sm_nl_obj *obj, const void *file)
 {
-	return obj->file == file;
+	return obj->owner.file == file;
 }
 
 /**
@@ -419,14 +423,13 @@ int sm_nl_own(u32 id, const struct file *file)
 	obj = xa_load(&sm_nl_objs, id);
 	if (!obj || obj->dying) {
 		ret = -ENOENT;
-	} else if (obj->file) {
-		ret = obj->file == file ? 0 : -EBUSY;
+	} else if (obj->owner.file) {
+		ret = obj->owner.file == file ? 0 : -EBUSY;
 	} else {
 		/* sm_nl_fill_client() copies the owner under xa_lock. */
 		xa_lock(&sm_nl_objs);
-		obj->file = file;
+		obj->owner.file = file;
 		obj->owner.owned = false;
-		obj->owner.file = true;
 		xa_unlock(&sm_nl_objs);
 	}
 	mutex_unlock(&sm_nl_lock);
