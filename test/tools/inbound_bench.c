@@ -241,15 +241,22 @@ static uint64_t ib_pct(const uint64_t *v, int n, int pct)
 	return v[k > 0 ? k - 1 : 0];
 }
 
+/* The client as CLIENT_GET gives it, with its counters. */
+static void ib_client(struct smnl_client *c)
+{
+	int ret = smnl_client_get(&nl, client_id, c);
+
+	if (ret || !c->have_stats)
+		die("CLIENT_GET of client %u: %s \"%s\"", client_id,
+		    errstr(ret), nl.extack);
+}
+
 /* The client's counted sync time (ns) so far. */
 static uint64_t ib_client_ns(void)
 {
 	struct smnl_client c;
-	int ret = smnl_client_get(&nl, client_id, &c);
 
-	if (ret || !c.have_stats)
-		die("CLIENT_GET of client %u: %s \"%s\"", client_id,
-		    errstr(ret), nl.extack);
+	ib_client(&c);
 	return c.sync_ns;
 }
 
@@ -330,12 +337,9 @@ static void ib_run(int iters, int reps, int warmup)
 static void ib_check_stats(void)
 {
 	struct smnl_client c;
-	int ret = smnl_client_get(&nl, client_id, &c);
 
-	if (ret)
-		die("CLIENT_GET of client %u: %s \"%s\"", client_id,
-		    errstr(ret), nl.extack);
-	if (!c.have_stats || c.syncs != module_syncs || c.errors)
+	ib_client(&c);
+	if (c.syncs != module_syncs || c.errors)
 		die("client %u counts %llu syncs and %llu errors, want %llu and 0",
 		    client_id, (unsigned long long)c.syncs,
 		    (unsigned long long)c.errors,
