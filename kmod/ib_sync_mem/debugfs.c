@@ -11,6 +11,10 @@
  *   dmabuf_hold  write 1 to hold every dma-buf sync between its fence wait
  *              and its CPU access bracket (until 0 is written, its deadline
  *              passes or its caller is killed); reads how many are held
+ *   inbound_hold  write 1 to park every inbound flush's RDMA READ that
+ *              completes (its flush waits as for a READ in flight, until
+ *              0 is written, its deadline passes, its caller is killed or
+ *              the device goes); reads how many devices have one parked
  *   region_rechecks  "queued N" and "done N": region re-checks after an
  *              MMU_NOTIFY_CLEAR (equal when none is pending)
  *   dma/ID     the DMA mapping of client ID on its device (a region or a
@@ -93,11 +97,28 @@ static int sm_rechecks_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(sm_rechecks);
 
+/* A test's hold: debugfs dmabuf_hold, inbound_hold. */
+struct sm_hold {
+	int (*held)(void);
+	void (*set)(bool hold);
+};
+
+static const struct sm_hold sm_dmabuf_hold = {
+	.held = sm_dmabuf_held,
+	.set = sm_dmabuf_set_hold,
+};
+
+static const struct sm_hold sm_inbound_hold = {
+	.held = sm_inbound_parked,
+	.set = sm_inbound_set_hold,
+};
+
 static ssize_t sm_hold_read(struct file *file, char __user *ubuf,
 			    size_t count, loff_t *ppos)
 {
+	const struct sm_hold *h = file->private_data;
 	char buf[16];
-	int len = scnprintf(buf, sizeof(buf), "%d\n", sm_dmabuf_held());
+	int len = scnprintf(buf, sizeof(buf), "%d\n", h->held());
 
 	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
 }
@@ -105,18 +126,20 @@ static ssize_t sm_hold_read(struct file *file, char __user *ubuf,
 static ssize_t sm_hold_write(struct file *file, const char __user *ubuf,
 			     size_t count, loff_t *ppos)
 {
+	const struct sm_hold *h = file->private_data;
 	bool hold;
 	int ret;
 
 	ret = kstrtobool_from_user(ubuf, count, &hold);
 	if (ret)
 		return ret;
-	sm_dmabuf_set_hold(hold);
+	h->set(hold);
 	return count;
 }
 
 static const struct file_operations sm_hold_fops = {
 	.owner = THIS_MODULE,
+	.open = simple_open,
 	.read = sm_hold_read,
 	.write = sm_hold_write,
 	.llseek = default_llseek,
@@ -151,8 +174,10 @@ void sm_debugfs_init(void)
 			    &sm_clients_fops);
 	debugfs_create_file("counters", 0444, sm_debugfs_root, NULL,
 			    &sm_counters_fops);
-	debugfs_create_file("dmabuf_hold", 0600, sm_debugfs_root, NULL,
-			    &sm_hold_fops);
+	debugfs_create_file("dmabuf_hold", 0600, sm_debugfs_root,
+			    (void *)&sm_dmabuf_hold, &sm_hold_fops);
+	debugfs_create_file("inbound_hold", 0600, sm_debugfs_root,
+			    (void *)&sm_inbound_hold, &sm_hold_fops);
 	debugfs_create_file("region_rechecks", 0444, sm_debugfs_root, NULL,
 			    &sm_rechecks_fops);
 	sm_debugfs_dma = debugfs_create_dir("dma", sm_debugfs_root);

@@ -32,6 +32,11 @@
  * completes in error and its flush ends with -ENODEV at once. Once no sync
  * runs, the QP is drained and everything is freed, before the ib_client
  * remove hook returns.
+ *
+ * rxe completes a READ of its own memory at once, so a test cannot catch
+ * one in flight: debugfs inbound_hold parks the READs that complete while
+ * it is set (their flushes wait as for a READ in flight) until it is let
+ * go, for the tests of a removal, a deadline and a kill during a READ.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -90,6 +95,9 @@ struct sm_inbound_mr {
  * @stopped: the device is going away: no more READs
  * @broken: a WR completed in error: the QP is unusable
  * @status: the completion status of the last READ
+ * @parked: a READ completed while inbound_hold was set, with status
+ *	@parked_status: it stays in flight until the hold is let go
+ * @parked_status: see @parked
  * @reads: READs that completed successfully
  * @last: the 8 bytes the last successful READ brought back
  * @wq: flushes waiting for a READ to complete
@@ -111,22 +119,43 @@ struct sm_inbound {
 	bool inflight;
 	bool stopped;
 	bool broken;
+	bool parked;
 	enum ib_wc_status status;
+	enum ib_wc_status parked_status;
 	u64 reads;
 	u64 last;
 	wait_queue_head_t wq;
 };
 
+/* debugfs inbound_hold: park the READs that complete while it is set. */
+static bool sm_inbound_hold;
+/* Flushers with a READ parked. */
+static atomic_t sm_inbound_nparked;
+
 /* A WR failed: the QP is in the error state for good. Under f->lock. */
 static void sm_inbound_failed(struct sm_inbound *f, const char *what,
-			      struct ib_wc *wc)
+			      enum ib_wc_status status)
 {
 	/* A removal's flush of the WRs in flight is no failure. */
 	if (!f->broken && !f->stopped)
 		pr_err("%s: inbound flushes: %s failed: %s (%d); none after it\n",
 		       dev_name(&f->pd->device->dev), what,
-		       ib_wc_status_msg(wc->status), wc->status);
+		       ib_wc_status_msg(status), status);
 	f->broken = true;
+}
+
+/* The READ in flight completed with @status. Under f->lock. */
+static void sm_inbound_read_complete(struct sm_inbound *f,
+				     enum ib_wc_status status)
+{
+	f->status = status;
+	f->inflight = false;
+	if (status == IB_WC_SUCCESS) {
+		f->reads++;
+		f->last = READ_ONCE(*f->buf);
+	} else {
+		sm_inbound_failed(f, "RDMA READ", status);
+	}
 }
 
 static void sm_inbound_read_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -138,16 +167,68 @@ static void sm_inbound_read_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_cpu(f->pd->device, f->buf_dma, SM_INBOUND_LEN,
 				   DMA_FROM_DEVICE);
 	spin_lock_irqsave(&f->lock, flags);
-	f->status = wc->status;
-	f->inflight = false;
-	if (wc->status == IB_WC_SUCCESS) {
-		f->reads++;
-		f->last = READ_ONCE(*f->buf);
-	} else {
-		sm_inbound_failed(f, "RDMA READ", wc);
+	/* Read under the lock: sm_inbound_set_hold() unparks after it. */
+	if (unlikely(READ_ONCE(sm_inbound_hold)) && !f->stopped) {
+		f->parked = true;
+		f->parked_status = wc->status;
+		atomic_inc(&sm_inbound_nparked);
+		spin_unlock_irqrestore(&f->lock, flags);
+		return;
 	}
+	sm_inbound_read_complete(f, wc->status);
 	spin_unlock_irqrestore(&f->lock, flags);
 	wake_up_all(&f->wq);
+}
+
+/* Let @f's parked READ complete, if it has one. */
+static void sm_inbound_unpark(struct sm_inbound *f)
+{
+	bool was;
+
+	spin_lock_irq(&f->lock);
+	was = f->parked;
+	if (was) {
+		f->parked = false;
+		atomic_dec(&sm_inbound_nparked);
+		sm_inbound_read_complete(f, f->parked_status);
+	}
+	spin_unlock_irq(&f->lock);
+	if (was)
+		wake_up_all(&f->wq);
+}
+
+/**
+ * sm_inbound_set_hold() - debugfs inbound_hold: park READs that complete
+ * @hold: park them from now on; false: let the parked ones complete
+ *
+ * A flush whose READ is parked waits as for a READ in flight: until the
+ * hold is let go, its deadline passes, its caller is killed or the device
+ * goes (-ENODEV). For the tests.
+ */
+void sm_inbound_set_hold(bool hold)
+{
+	struct ib_sync_mem_domain *dom;
+	struct sm_inbound *f;
+	unsigned long index;
+
+	WRITE_ONCE(sm_inbound_hold, hold);
+	if (hold)
+		return;
+	/* A domain still here has its flusher (sm_domain_invalidate_all()). */
+	xa_lock(&sm_domains);
+	xa_for_each(&sm_domains, index, dom) {
+		/* Pairs with the release in sm_inbound_get(). */
+		f = smp_load_acquire(&dom->inbound);
+		if (f)
+			sm_inbound_unpark(f);
+	}
+	xa_unlock(&sm_domains);
+}
+
+/* How many flushers have a READ parked. */
+int sm_inbound_parked(void)
+{
+	return atomic_read(&sm_inbound_nparked);
 }
 
 /* Only an unsignalled WR that failed gets here (or a drained one). */
@@ -161,7 +242,7 @@ static void sm_inbound_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	spin_lock_irqsave(&f->lock, flags);
 	/* An error completion's opcode is not reliable. */
-	sm_inbound_failed(f, "a registration or invalidation", wc);
+	sm_inbound_failed(f, "a registration or invalidation", wc->status);
 	spin_unlock_irqrestore(&f->lock, flags);
 	wake_up_all(&f->wq);
 }
@@ -608,6 +689,8 @@ void sm_inbound_destroy(struct ib_sync_mem_domain *dom)
 		return;
 	/* Every completion of the QP has run when this returns. */
 	ib_drain_qp(f->qp);
+	if (f->parked)
+		atomic_dec(&sm_inbound_nparked);
 	sm_inbound_free(f);
 }
 

@@ -555,6 +555,8 @@ void sm_nl_exit(void);
 int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline);
 void sm_inbound_stop(struct ib_sync_mem_domain *dom);
 void sm_inbound_destroy(struct ib_sync_mem_domain *dom);
+void sm_inbound_set_hold(bool hold);
+int sm_inbound_parked(void);
 /**
  * struct sm_inbound_stats - what a device's inbound flusher did
  * @reads: READs that completed successfully

@@ -4,6 +4,11 @@
  * memory of the calling process pinned and DMA-mapped on an RDMA device.
  *
  *   region_test [--dev rxe0]
+ *   region_test --remove rxe1
+ *
+ * --remove: only the inbound flush of a region on DEV (which must have a
+ * RoCE v2 GID) with its READ in flight (debugfs inbound_hold): a kill, a
+ * deadline, then DEV removed meanwhile (rdma link delete).
  *
  * Needs ib_sync_mem loaded and root (CAP_NET_ADMIN; CAP_IPC_LOCK is dropped
  * in a child for the RLIMIT_MEMLOCK test).
@@ -26,6 +31,7 @@
 #include <unistd.h>
 
 #include "ktap.h"
+#include "rdmalink.h"
 #include "smdebugfs.h"
 #include "smnl.h"
 
@@ -913,17 +919,179 @@ out:
 	munmap(buf, len);
 }
 
+/* Park (1) or let go (0) the inbound flushes' READs: 0 or -errno. */
+static int inbound_hold(int on)
+{
+	return debugfs_write_at(SM_DEBUGFS, "inbound_hold", on ? "1" : "0");
+}
+
+/* How many devices have an inbound READ parked, or -errno. */
+static long inbound_parked(void)
+{
+	return debugfs_long_at(SM_DEBUGFS, "inbound_hold");
+}
+
+struct flush_call {
+	uint32_t id;
+	uint32_t timeout_ms;
+	int ret;
+	int err;
+};
+
+static void *flush_thread(void *arg)
+{
+	struct flush_call *f = arg;
+	struct smnl own;
+
+	f->ret = smnl_open(&own);
+	if (!f->ret) {
+		f->ret = smnl_sync_client(&own, f->id, IB_SYNC_MEM_SYNC_INBOUND,
+					  f->timeout_ms, &f->err, NULL);
+		smnl_close(&own);
+	}
+	return NULL;
+}
+
+/* The inbound flush of region @id, in a child: its pid, or -errno. */
+static pid_t flush_child(uint32_t id)
+{
+	struct flush_call f = { .id = id, .timeout_ms = bound_ms(60000) };
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		flush_thread(&f);
+		_exit(f.ret || f.err ? 1 : 0);
+	}
+	return pid;
+}
+
+/* Wait (a hang guard) for @pid: its wait status, or -1. */
+static int reap(pid_t pid)
+{
+	int status = -1;
+
+	if (!wait_for(bound_ms(30000), waitpid(pid, &status, WNOHANG) == pid))
+		return -1;
+	return status;
+}
+
+/*
+ * An inbound flush of a region on @name while its READ is in flight (rxe
+ * completes one at once: inbound_hold parks it): the flush is killable;
+ * the next flush waits for that READ first and gives up at its deadline
+ * (-ETIMEDOUT); once the READ completes, flushes work again; and when
+ * @name is removed during a flush, the flush ends with -ENODEV (before
+ * its deadline: -ETIMEDOUT otherwise), the removal returns and takes the
+ * parked READ (its QP) and the client with it.
+ */
+static void test_inbound_removal(const char *name)
+{
+	struct flush_call f = { .timeout_ms = bound_ms(20000) };
+	const size_t len = 4 * page;
+	int id, ret, err, status;
+	pthread_t th;
+	pid_t pid;
+	void *buf = map(len);
+
+	if (!buf) {
+		ktap_result(0, "mmap for the removal's region");
+		return;
+	}
+	fill(buf, len, 3);
+	id = smnl_register_region(&nl, name, "rt-inbound", (uintptr_t)buf, len,
+				  IB_SYNC_MEM_REGION_F_WRITE);
+	ret = id > 0 ? smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND,
+					bound_ms(10000), &err, NULL) : id;
+	if (!ktap_result(id > 0 && ret == 0 && err == 0,
+			 "a region on %s, its inbound flush: 0", name)) {
+		ktap_diag("register %s \"%s\", flush %s/%s", errstr(id),
+			  nl.extack, errstr(ret), errstr(id > 0 ? err : 0));
+		goto out;
+	}
+	ret = inbound_hold(1);
+	ktap_result(ret == 0 && inbound_parked() == 0,
+		    "inbound_hold set, nothing parked yet");
+
+	/* Killed while it waits for its READ. */
+	pid = flush_child(id);
+	ktap_result(pid > 0 && wait_for(bound_ms(30000), inbound_parked() == 1),
+		    "kill: a flush's READ is parked (inbound_hold reads 1)");
+	ktap_result(pid > 0 && waitpid(pid, &status, WNOHANG) == 0,
+		    "kill: ... its flush still waits for it");
+	if (pid > 0)
+		kill(pid, SIGKILL);
+	status = pid > 0 ? reap(pid) : -1;
+	ktap_result(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		    "kill: SIGKILL ends the waiting flush");
+	ktap_diag("the flush's wait status %#x", status);
+
+	/* The READ the killed flush left in flight is waited for first. */
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND, 200, &err, NULL);
+	ktap_result(ret == 0 && err == -ETIMEDOUT && inbound_parked() == 1,
+		    "deadline: the next flush waits for that READ, then gives up: -ETIMEDOUT");
+	ktap_diag("flush: %s/%s, parked %ld", errstr(ret), errstr(err),
+		  inbound_parked());
+	ret = inbound_hold(0);
+	ktap_result(ret == 0 && inbound_parked() == 0,
+		    "inbound_hold let go: the READ completes (nothing parked)");
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND, bound_ms(10000),
+			       &err, NULL);
+	ktap_result(ret == 0 && err == 0, "... and the next flush: 0");
+
+	/* The device goes while a flush waits for its READ. */
+	inbound_hold(1);
+	f.id = id;
+	if (pthread_create(&th, NULL, flush_thread, &f)) {
+		ktap_result(0, "removal: start the flush");
+		goto out_hold;
+	}
+	ktap_result(wait_for(bound_ms(30000), inbound_parked() == 1),
+		    "removal: the flush's READ is parked");
+	ret = rdma_link_delete(name);
+	ktap_result(ret == 0, "removal: rdma link delete %s returns 0", name);
+	pthread_join(th, NULL);
+	ktap_result(f.ret == 0 && f.err == -ENODEV,
+		    "removal: the flush in flight ends with ENODEV (deadline %u ms)",
+		    f.timeout_ms);
+	ktap_diag("flush: %s/%s", errstr(f.ret), errstr(f.err));
+	ktap_result(inbound_parked() == 0,
+		    "removal: its parked READ went with the device's QP");
+	ret = smnl_wait_gone(&nl, id, bound_ms(30000));
+	ktap_result(ret == 0, "removal: the client went with its device");
+	id = 0;
+out_hold:
+	inbound_hold(0);
+out:
+	if (id > 0)
+		smnl_unregister(&nl, id);
+	munmap(buf, len);
+}
+
 int main(int argc, char **argv)
 {
+	const char *remove_dev = NULL;
 	int ret;
 
-	if (argc == 3 && !strcmp(argv[1], "--dev"))
+	if (argc == 3 && !strcmp(argv[1], "--dev")) {
 		dev = argv[2];
+	} else if (argc == 3 && !strcmp(argv[1], "--remove")) {
+		remove_dev = argv[2];
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: region_test [--dev DEV | --remove DEV]\n");
+		return 2;
+	}
 	page = sysconf(_SC_PAGESIZE);
 	ktap_start();
 	ret = smnl_open(&nl);
 	if (!ktap_result(ret == 0, "resolve the ib_sync_mem family")) {
 		ktap_diag("smnl_open: %s", errstr(ret));
+		return ktap_finish();
+	}
+	if (remove_dev) {
+		test_inbound_removal(remove_dev);
+		smnl_close(&nl);
 		return ktap_finish();
 	}
 	ktap_diag("page size %ld, device %s, VmPin %ld kB", page, dev, vm_pin_kb());

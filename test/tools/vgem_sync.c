@@ -41,6 +41,7 @@
 #include <linux/udmabuf.h>
 
 #include "ktap.h"
+#include "rdmalink.h"
 #include "smdebugfs.h"
 #include "smnl.h"
 
@@ -504,29 +505,6 @@ static void test_stray_signal(struct vbuf *b, uint32_t id)
 		    sent);
 	fence_signal(f);
 	signal(SIGUSR1, SIG_DFL);
-}
-
-/* rdma link delete @name, waited for (a hang guard): its exit status, or -1. */
-static int rdma_link_delete(const char *name)
-{
-	double t0 = now_ms();
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		execlp("rdma", "rdma", "link", "delete", name, (char *)NULL);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ms() - t0 > bound_ms(120000)) {
-			ktap_diag("rdma link delete %s: still running after %d ms", name, bound_ms(120000));
-			return -1;
-		}
-		usleep(10000);
-	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /*

@@ -5,7 +5,9 @@
 #
 #   smnl_selftest  the netlink client itself, against sim clients
 #   region_test    region clients: pinning, VmPin, munmap and exit
-#                  invalidation, RLIMIT_MEMLOCK, bad ranges
+#                  invalidation, RLIMIT_MEMLOCK, bad ranges; with
+#                  --remove, an inbound flush with its READ in flight:
+#                  killed, past its deadline, its device removed (ENODEV)
 #   vgem_sync      dma-buf clients: vgem fences bound the syncs, buffer
 #                  references, an fd inherited by syncmemctl, udmabuf;
 #                  a fence added after the fence wait, a stray signal, and
@@ -83,9 +85,13 @@ else
 		--dst-dev rxe1 --dst-ip 192.168.77.2 --size 262144 --rounds 4 --inbound
 	check "unload ib_sync_mem_sim" sim_unload
 fi
+# An inbound flush of a region on rxe1 with its READ in flight (parked by
+# inbound_hold): killable, bounded by its deadline, and ended with ENODEV
+# when rxe1 is removed meanwhile (region_test removes it).
+run_prog region_test --remove rxe1
+check "rxe1 gone (region_test removed it)" rdma_link_gone rxe1
 ip neigh show >&2
 check "remove the canary's addresses" canary_net_down
-check "rdma link delete rxe1" rdma link delete rxe1
 
 no_client_left "no client left behind by the programs" || "$BIN/smnlctl" del-netlink >&2
 check "modprobe -r vgem (no dma-buf still referenced)" modprobe -r vgem

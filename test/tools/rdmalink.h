@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * RDMA links for the test programs that remove a device under the module
+ * (iproute2's rdma tool). Header-only, static functions; with ktap.h.
+ */
+#ifndef SM_RDMALINK_H
+#define SM_RDMALINK_H
+
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ktap.h"
+#include "smnl.h"
+
+/* rdma link delete @name, waited for (a hang guard): its exit status, or -1. */
+static inline int rdma_link_delete(const char *name)
+{
+	double t0 = now_ms();
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		execlp("rdma", "rdma", "link", "delete", name, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_ms() - t0 > bound_ms(120000)) {
+			ktap_diag("rdma link delete %s: still running after %d ms", name, bound_ms(120000));
+			return -1;
+		}
+		usleep(10000);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#endif
