@@ -931,40 +931,32 @@ static long inbound_parked(void)
 	return debugfs_long_at(SM_DEBUGFS, "inbound_hold");
 }
 
-struct flush_call {
-	uint32_t id;
-	uint32_t timeout_ms;
+/* The result of a flush in a child: smnl_sync_client()'s and the client's. */
+struct flush_res {
 	int ret;
 	int err;
 };
 
-static void *flush_thread(void *arg)
+/*
+ * An inbound flush of region @id with a timeout of @timeout_ms, in a child
+ * that writes its result to @wfd (which the parent then closes): its pid,
+ * or -errno. In a child, so that a flush a test gives up on can be killed.
+ */
+static pid_t flush_child(uint32_t id, uint32_t timeout_ms, int wfd)
 {
-	struct flush_call *f = arg;
+	struct flush_res r = {};
 	struct smnl own;
-
-	f->ret = smnl_open(&own);
-	if (!f->ret) {
-		f->ret = smnl_sync_client(&own, f->id, IB_SYNC_MEM_SYNC_INBOUND,
-					  f->timeout_ms, &f->err, NULL);
-		smnl_close(&own);
-	}
-	return NULL;
-}
-
-/* The inbound flush of region @id, in a child: its pid, or -errno. */
-static pid_t flush_child(uint32_t id)
-{
-	struct flush_call f = { .id = id, .timeout_ms = bound_ms(60000) };
 	pid_t pid = fork();
 
 	if (pid < 0)
 		return -errno;
-	if (!pid) {
-		flush_thread(&f);
-		_exit(f.ret || f.err ? 1 : 0);
-	}
-	return pid;
+	if (pid)
+		return pid;
+	r.ret = smnl_open(&own);
+	if (!r.ret)
+		r.ret = smnl_sync_client(&own, id, IB_SYNC_MEM_SYNC_INBOUND,
+					 timeout_ms, &r.err, NULL);
+	_exit(write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1);
 }
 
 /* Wait (a hang guard) for @pid: its wait status, or -1. */
@@ -982,32 +974,33 @@ static int reap(pid_t pid)
  * completes one at once: inbound_hold parks it): the flush is killable;
  * the next flush waits for that READ first and gives up at its deadline
  * (-ETIMEDOUT); once the READ completes, flushes work again; and when
- * @name is removed during a flush, the flush ends with -ENODEV (before
- * its deadline: -ETIMEDOUT otherwise), the removal returns and takes the
- * parked READ (its QP) and the client with it.
+ * @name is removed during a flush, the flush ends with -ENODEV, the
+ * removal returns and takes the parked READ (its QP) and the client with
+ * it. That flush's deadline is the longest there is (600 s), past the
+ * removal's hang guard: a removal that waited for it fails the guard.
  */
 static void test_inbound_removal(const char *name)
 {
-	struct flush_call f = { .timeout_ms = bound_ms(20000) };
 	const size_t len = 4 * page;
-	int id, ret, err, status;
-	pthread_t th;
+	struct flush_res r = {};
+	int id, ret, err, status, p[2] = { -1, -1 };
 	pid_t pid;
 	void *buf = map(len);
 
-	if (!buf) {
-		ktap_result(0, "mmap for the removal's region");
-		return;
+	if (!buf || pipe(p)) {
+		ktap_result(0, "mmap and a pipe for the removal's region");
+		goto out_buf;
 	}
 	fill(buf, len, 3);
 	id = smnl_register_region(&nl, name, "rt-inbound", (uintptr_t)buf, len,
 				  IB_SYNC_MEM_REGION_F_WRITE);
+	err = 0;
 	ret = id > 0 ? smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND,
 					bound_ms(10000), &err, NULL) : id;
 	if (!ktap_result(id > 0 && ret == 0 && err == 0,
 			 "a region on %s, its inbound flush: 0", name)) {
 		ktap_diag("register %s \"%s\", flush %s/%s", errstr(id),
-			  nl.extack, errstr(ret), errstr(id > 0 ? err : 0));
+			  nl.extack, errstr(ret), errstr(err));
 		goto out;
 	}
 	ret = inbound_hold(1);
@@ -1015,7 +1008,7 @@ static void test_inbound_removal(const char *name)
 		    "inbound_hold set, nothing parked yet");
 
 	/* Killed while it waits for its READ. */
-	pid = flush_child(id);
+	pid = flush_child(id, bound_ms(60000), -1);
 	ktap_result(pid > 0 && wait_for(bound_ms(30000), inbound_parked() == 1),
 		    "kill: a flush's READ is parked (inbound_hold reads 1)");
 	ktap_result(pid > 0 && waitpid(pid, &status, WNOHANG) == 0,
@@ -1042,31 +1035,41 @@ static void test_inbound_removal(const char *name)
 
 	/* The device goes while a flush waits for its READ. */
 	inbound_hold(1);
-	f.id = id;
-	if (pthread_create(&th, NULL, flush_thread, &f)) {
-		ktap_result(0, "removal: start the flush");
-		goto out_hold;
-	}
-	ktap_result(wait_for(bound_ms(30000), inbound_parked() == 1),
+	pid = flush_child(id, 600000, p[1]);
+	close(p[1]);
+	p[1] = -1;
+	ktap_result(pid > 0 && wait_for(bound_ms(30000), inbound_parked() == 1),
 		    "removal: the flush's READ is parked");
 	ret = rdma_link_delete(name);
-	ktap_result(ret == 0, "removal: rdma link delete %s returns 0", name);
-	pthread_join(th, NULL);
-	ktap_result(f.ret == 0 && f.err == -ENODEV,
-		    "removal: the flush in flight ends with ENODEV (deadline %u ms)",
-		    f.timeout_ms);
-	ktap_diag("flush: %s/%s", errstr(f.ret), errstr(f.err));
+	ktap_result(ret == 0,
+		    "removal: rdma link delete %s returns 0, without waiting for the flush's deadline",
+		    name);
+	/* Past the guard: the flush, killed, lets the removal end. */
+	if (ret && pid > 0)
+		kill(pid, SIGKILL);
+	ret = read(p[0], &r, sizeof(r));
+	ktap_result(ret == sizeof(r) && r.ret == 0 && r.err == -ENODEV,
+		    "removal: the flush in flight ends with ENODEV");
+	ktap_diag("flush: %s/%s (%d bytes of its result)", errstr(r.ret),
+		  errstr(r.err), ret);
+	if (pid > 0)
+		reap(pid);
 	ktap_result(inbound_parked() == 0,
 		    "removal: its parked READ went with the device's QP");
 	ret = smnl_wait_gone(&nl, id, bound_ms(30000));
 	ktap_result(ret == 0, "removal: the client went with its device");
 	id = 0;
-out_hold:
 	inbound_hold(0);
 out:
 	if (id > 0)
 		smnl_unregister(&nl, id);
-	munmap(buf, len);
+out_buf:
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	if (buf)
+		munmap(buf, len);
 }
 
 int main(int argc, char **argv)
