@@ -116,7 +116,7 @@ static u64 sm_pass_id(void)
 	return id;
 }
 
-/* Clients by id. Lookups take a reference under xa_lock. */
+/* Clients by id. Lookups take a reference under RCU. */
 DEFINE_XARRAY_ALLOC1(sm_clients);
 static u32 sm_next_id;
 static struct kmem_cache *sm_client_cache;
@@ -178,6 +178,8 @@ void sm_client_exit(void)
 #ifdef CONFIG_LOCKDEP
 	dma_fence_put(sm_stub_fence);
 #endif
+	/* The domains' srcu_barrier() ran: only sm_client_free_rcu() left. */
+	rcu_barrier();
 	kmem_cache_destroy(sm_client_cache);
 }
 
@@ -860,8 +862,7 @@ void sm_sync_kind_done(struct ib_sync_mem_client *c, enum ib_sync_mem_dir dir,
 	sm_client_leave(c);
 }
 
-/* After the grace period that follows release: no walk sees it any more. */
-static void sm_client_free(struct rcu_head *rcu)
+static void sm_client_free_rcu(struct rcu_head *rcu)
 {
 	struct ib_sync_mem_client *c =
 		container_of(rcu, struct ib_sync_mem_client, rcu);
@@ -869,6 +870,16 @@ static void sm_client_free(struct rcu_head *rcu)
 	free_percpu(c->stats);
 	kfree(c->spans);
 	kmem_cache_free(sm_client_cache, c);
+}
+
+/*
+ * After the SRCU grace period that follows release: no walk sees it any
+ * more. Then after an RCU one: sm_client_lookup() reads the object it
+ * found by id under RCU alone (the id is gone before release).
+ */
+static void sm_client_free(struct rcu_head *rcu)
+{
+	call_rcu(rcu, sm_client_free_rcu);
 }
 
 static void sm_client_release(struct kref *kref)
@@ -1500,14 +1511,14 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		     enum ib_sync_mem_dir dir, unsigned int timeout_ms)
 {
 	struct ib_sync_mem_domain *dom = client->dom;
-	ktime_t deadline = sm_deadline(timeout_ms);
+	/* One clock read: the deadline's, the tracepoint's and ->sync's. */
+	u64 t0 = ktime_get_ns(), now = t0;
+	ktime_t deadline = ktime_add_ms(ns_to_ktime(t0), timeout_ms ?:
+					sm_sync_timeout_ms());
 	bool traced = trace_sync_end_enabled();
 	enum sm_owed owed;
 	struct sm_cover cv __uninitialized;	/* written before read */
-	u64 t0 = traced ? ktime_get_ns() : 0;
-	u64 now = 0;
 	int idx, err, n = 0;
-	bool timed;
 
 	sm_sync_might_wait();
 	if (!sm_dir_valid(dir))
@@ -1524,12 +1535,10 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		err = 0;
 		owed = sm_lazy_owed(client, dir, &cv);
 		if (owed) {
-			timed = sm_timed();
-			if (timed)
-				now = ktime_get_ns();
 			err = sm_call_sync(client, dir,
 					   owed == SM_OWED_SPANS ? &cv : NULL,
-					   deadline, 0, timed ? &now : NULL, NULL);
+					   deadline, 0, sm_timed() ? &now : NULL,
+					   NULL);
 			if (!err)
 				sm_lazy_synced(client, dir, &cv);
 			n = 1;
@@ -2210,12 +2219,13 @@ struct ib_sync_mem_client *sm_client_lookup(u32 id)
 {
 	struct ib_sync_mem_client *c;
 
-	xa_lock(&sm_clients);
+	/* Freed an RCU grace period after its SRCU one: sm_client_free(). */
+	rcu_read_lock();
 	c = xa_load(&sm_clients, id);
 	if (c && (READ_ONCE(c->state) == SM_DEAD ||
 		  !kref_get_unless_zero(&c->kref)))
 		c = NULL;
-	xa_unlock(&sm_clients);
+	rcu_read_unlock();
 	return c;
 }
 

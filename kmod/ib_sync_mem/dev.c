@@ -22,6 +22,9 @@
 
 #include "sync_mem.h"
 
+/* file->private_data of a file whose opener may sync (sm_dev_open()). */
+static const bool sm_dev_admin = true;
+
 /* The in-fence of a request, with a reference; NULL if it names none. */
 static struct dma_fence *sm_dev_in_fence(u32 flags, int fd)
 {
@@ -115,8 +118,15 @@ static long sm_dev_sync(void __user *arg)
 		ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
 				      &req.out_fence);
 	} else {
-		ret = sm_sync_refused(c, req.dir, req.offset, req.len) ?:
-		      sm_dev_wait_in(in, req.timeout_ms);
+		/*
+		 * Bad input is refused before an in-fence is waited for; the
+		 * syncs below refuse it alike (an offset needs a length).
+		 */
+		if (in || req.offset)
+			ret = sm_sync_refused(c, req.dir, req.offset, req.len);
+		else
+			ret = 0;
+		ret = ret ?: sm_dev_wait_in(in, req.timeout_ms);
 		if (!ret && req.len)
 			ret = ib_sync_mem_sync_range(c, req.dir, req.offset,
 						     req.len, req.timeout_ms);
@@ -328,8 +338,7 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 	case IB_SYNC_MEM_IOC_SYNC_BATCH:
 	case IB_SYNC_MEM_IOC_MARK_DIRTY:
 	case IB_SYNC_MEM_IOC_OWN:
-		/* The family's rule for its mutating commands. */
-		if (!file_ns_capable(file, &init_user_ns, CAP_NET_ADMIN))
+		if (file->private_data != &sm_dev_admin)
 			return -EPERM;
 		break;
 	default:
@@ -349,6 +358,19 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 	}
 }
 
+/*
+ * The family's rule for its mutating commands (CAP_NET_ADMIN in the
+ * initial user namespace), decided once, at open, for the opener's
+ * credentials: those file_ns_capable() would read at each ioctl. No audit
+ * record for an opener who only needs IB_SYNC_MEM_IOC_NOP.
+ */
+static int sm_dev_open(struct inode *inode, struct file *file)
+{
+	file->private_data = ns_capable_noaudit(&init_user_ns, CAP_NET_ADMIN) ?
+			     (void *)&sm_dev_admin : NULL;
+	return nonseekable_open(inode, file);
+}
+
 /* The last reference to an open file: the clients it owns go with it. */
 static int sm_dev_release(struct inode *inode, struct file *file)
 {
@@ -358,7 +380,7 @@ static int sm_dev_release(struct inode *inode, struct file *file)
 
 static const struct file_operations sm_dev_fops = {
 	.owner = THIS_MODULE,
-	.open = nonseekable_open,
+	.open = sm_dev_open,
 	.release = sm_dev_release,
 	.unlocked_ioctl = sm_dev_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
