@@ -9,11 +9,11 @@
  * the same path, so when the read's response is back, the writes are home.
  *
  * Per RDMA device, made at its first flush and gone with the device: a PD,
- * a CQ, an RC QP connected to itself (loopback), SM_INBOUND_MRS one-page
- * fast-register MRs and an 8-byte buffer the reads land in. A flush posts
- * an RDMA READ of 8 bytes of the client's target (ops->inbound_target(): a
- * DMA address on the device) and waits for the READ's completion, until
- * the caller's deadline (killable). The MRs keep the pages last flushed
+ * a CQ the flushes poll, an RC QP connected to itself (loopback),
+ * SM_INBOUND_MRS one-page fast-register MRs and an 8-byte buffer the reads
+ * land in. A flush posts an RDMA READ of 8 bytes of the client's target
+ * (ops->inbound_target(): a DMA address on the device) and waits for the
+ * READ's completion, until the caller's deadline (killable). The MRs keep the pages last flushed
  * registered: a flush of a page one of them holds is that READ alone (the
  * floor a program's own READ has); another page takes the least recently
  * used MR (a local invalidation if it held one, a registration, then the
@@ -22,16 +22,17 @@
  * left behind by a client that went is never read through. Flushes on one
  * device run one at a time (they are one round trip each); a flush that
  * gave up at its deadline leaves its READ in flight, and the next one
- * waits for it first. A flush polls for its READ's completion for up to
- * twice the last round trip (at most SM_INBOUND_SPIN_NS) before it
- * sleeps, as a program's flush polls its CQ: a wake-up would cost it more
- * than the READ.
+ * waits for it first. A flush polls the CQ itself, as a program's flush
+ * does (IB_POLL_DIRECT: no interrupt, no softirq between the completion
+ * and the flush): busily for up to four times the last round trip (at most
+ * SM_INBOUND_SPIN_NS), then between naps that grow by a quarter up to
+ * SM_INBOUND_NAP_MAX_US, until its deadline (killable).
  *
- * When the device goes (sm_domain_invalidate_all()), the QP is moved to
- * the error state before the wait for syncs in flight: a READ in flight
- * completes in error and its flush ends with -ENODEV at once. Once no sync
- * runs, the QP is drained and everything is freed, before the ib_client
- * remove hook returns.
+ * When the device goes (sm_domain_invalidate_all()), the flusher is
+ * stopped and the QP moved to the error state before the wait for syncs
+ * in flight: a flush polling for its READ ends with -ENODEV at its next
+ * poll. Once no sync runs, the QP is drained and everything is freed,
+ * before the ib_client remove hook returns.
  *
  * rxe completes a READ of its own memory at once, so a test cannot catch
  * one in flight: debugfs inbound_hold parks the READs that complete while
@@ -40,6 +41,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/ipv6.h>
 #include <linux/scatterlist.h>
@@ -57,8 +59,11 @@
 #define SM_INBOUND_LEN	8
 /* Pages kept registered: a few receive buffers of a net plugin. */
 #define SM_INBOUND_MRS	4
-/* Most a flush polls for its READ before it sleeps. */
-#define SM_INBOUND_SPIN_NS	(200 * NSEC_PER_USEC)
+/* Most a flush polls busily for its READ before it naps between polls. */
+#define SM_INBOUND_SPIN_NS	(500 * NSEC_PER_USEC)
+/* Its first nap (each a quarter longer than the last) and its longest. */
+#define SM_INBOUND_NAP_US	20UL
+#define SM_INBOUND_NAP_MAX_US	1000UL
 
 /**
  * struct sm_inbound_mr - a fast-register MR and the page it holds
@@ -77,7 +82,8 @@ struct sm_inbound_mr {
 /**
  * struct sm_inbound - the inbound flusher of one RDMA device
  * @pd: its protection domain
- * @cq: the completion queue of @qp (soft-irq polling)
+ * @cq: the completion queue of @qp, polled by the flushes (under the
+ *	domain's inbound_lock) and by ib_drain_qp() when no flush runs
  * @qp: an RC QP connected to itself
  * @mrs: the fast-register MRs of the pages READs target (this and the
  *	three fields below, to @rtt_ns, are under the domain's inbound_lock,
@@ -100,7 +106,6 @@ struct sm_inbound_mr {
  * @parked_status: see @parked
  * @reads: READs that completed successfully
  * @last: the 8 bytes the last successful READ brought back
- * @wq: flushes waiting for a READ to complete
  */
 struct sm_inbound {
 	struct ib_pd *pd;
@@ -124,7 +129,6 @@ struct sm_inbound {
 	enum ib_wc_status parked_status;
 	u64 reads;
 	u64 last;
-	wait_queue_head_t wq;
 };
 
 /* debugfs inbound_hold: park the READs that complete while it is set. */
@@ -177,24 +181,18 @@ static void sm_inbound_read_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	sm_inbound_read_complete(f, wc->status);
 	spin_unlock_irqrestore(&f->lock, flags);
-	wake_up_all(&f->wq);
 }
 
 /* Let @f's parked READ complete, if it has one. */
 static void sm_inbound_unpark(struct sm_inbound *f)
 {
-	bool was;
-
 	spin_lock_irq(&f->lock);
-	was = f->parked;
-	if (was) {
+	if (f->parked) {
 		f->parked = false;
 		atomic_dec(&sm_inbound_nparked);
 		sm_inbound_read_complete(f, f->parked_status);
 	}
 	spin_unlock_irq(&f->lock);
-	if (was)
-		wake_up_all(&f->wq);
 }
 
 /**
@@ -244,7 +242,6 @@ static void sm_inbound_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* An error completion's opcode is not reliable. */
 	sm_inbound_failed(f, "a registration or invalidation", wc->status);
 	spin_unlock_irqrestore(&f->lock, flags);
-	wake_up_all(&f->wq);
 }
 
 /*
@@ -380,7 +377,6 @@ static struct sm_inbound *sm_inbound_create(struct ib_device *ibdev)
 	if (!f)
 		return ERR_PTR(-ENOMEM);
 	spin_lock_init(&f->lock);
-	init_waitqueue_head(&f->wq);
 	f->read_cqe.done = sm_inbound_read_done;
 	f->wr_cqe.done = sm_inbound_wr_done;
 	f->port = rdma_start_port(ibdev);
@@ -399,7 +395,7 @@ static struct sm_inbound *sm_inbound_create(struct ib_device *ibdev)
 	if (ib_dma_mapping_error(ibdev, dma))
 		goto err;
 	f->buf_dma = dma;
-	f->cq = ib_alloc_cq(ibdev, f, SM_INBOUND_CQ, 0, IB_POLL_SOFTIRQ);
+	f->cq = ib_alloc_cq(ibdev, f, SM_INBOUND_CQ, 0, IB_POLL_DIRECT);
 	if (IS_ERR(f->cq)) {
 		ret = PTR_ERR(f->cq);
 		f->cq = NULL;
@@ -461,35 +457,40 @@ static struct sm_inbound *sm_inbound_get(struct ib_sync_mem_domain *dom)
 }
 
 /*
- * Poll for @f's READ in flight for up to twice the last round trip (capped),
- * unless the CPU is wanted or the caller killed. Under dom->inbound_lock.
+ * Poll @f's CQ until no READ is in flight: busily for up to four times the
+ * last round trip (at most SM_INBOUND_SPIN_NS; a READ's tail is about
+ * three times its median) unless the CPU is wanted, then between naps that
+ * grow by a quarter up to SM_INBOUND_NAP_MAX_US (a poll at most a quarter
+ * late). Ends when the device goes, the caller is killed or @deadline
+ * passes. Under dom->inbound_lock: the one poller of the CQ.
  */
-static void sm_inbound_spin(struct sm_inbound *f)
-{
-	u64 until = ktime_get_ns() + min(2 * f->rtt_ns, SM_INBOUND_SPIN_NS);
-
-	while (READ_ONCE(f->inflight) && !READ_ONCE(f->stopped) &&
-	       !need_resched() && !fatal_signal_pending(current) &&
-	       ktime_get_ns() < until)
-		cpu_relax();
-}
-
-/* Wait for @f's READ in flight, until @deadline; under dom->inbound_lock. */
 static int sm_inbound_wait(struct sm_inbound *f, ktime_t deadline)
 {
-	long left;
+	u64 now = ktime_get_ns();
+	u64 spin_end = now + min(4 * f->rtt_ns, SM_INBOUND_SPIN_NS);
+	unsigned long nap = SM_INBOUND_NAP_US;
 
-	left = wait_event_killable_timeout(f->wq,
-					   !READ_ONCE(f->inflight) ||
-					   READ_ONCE(f->stopped),
-					   ib_sync_mem_jiffies_left(deadline));
-	if (left < 0)
-		return -EINTR;
-	if (READ_ONCE(f->stopped))
-		return -ENODEV;
-	if (!left)
-		return -ETIMEDOUT;
-	return 0;
+	for (;;) {
+		ib_process_cq_direct(f->cq, SM_INBOUND_CQ);
+		if (READ_ONCE(f->stopped))
+			return -ENODEV;
+		if (!READ_ONCE(f->inflight))
+			return 0;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		now = ktime_get_ns();
+		if (now >= ktime_to_ns(deadline))
+			return -ETIMEDOUT;
+		if (now < spin_end && !need_resched()) {
+			cpu_relax();
+			continue;
+		}
+		/* Not past the deadline by more than its slack. */
+		nap = min(nap, (unsigned long)div_u64(ktime_to_ns(deadline) -
+						     now, NSEC_PER_USEC) + 1);
+		usleep_range_state(nap, nap + nap / 4, TASK_KILLABLE);
+		nap = min(nap + nap / 4, SM_INBOUND_NAP_MAX_US);
+	}
 }
 
 /*
@@ -636,7 +637,6 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 		spin_unlock_irq(&f->lock);
 		goto out;
 	}
-	sm_inbound_spin(f);
 	ret = sm_inbound_wait(f, deadline);
 	if (!ret) {
 		spin_lock_irq(&f->lock);
@@ -655,8 +655,8 @@ out:
  * sm_inbound_stop() - the device is going away: end the READs in flight
  * @dom: its domain, dying
  *
- * Moves the QP to the error state: a READ in flight completes in error, its
- * flush returns -ENODEV; no flush posts another. Does not wait.
+ * A flush polling for its READ returns -ENODEV at its next poll, and no
+ * flush posts another; the QP goes to the error state. Does not wait.
  */
 void sm_inbound_stop(struct ib_sync_mem_domain *dom)
 {
@@ -669,7 +669,6 @@ void sm_inbound_stop(struct ib_sync_mem_domain *dom)
 	spin_lock_irq(&f->lock);
 	f->stopped = true;
 	spin_unlock_irq(&f->lock);
-	wake_up_all(&f->wq);
 	ib_modify_qp(f->qp, &a, IB_QP_STATE);
 }
 
