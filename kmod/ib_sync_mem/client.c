@@ -195,9 +195,10 @@ unsigned int sm_sync_timeout_ms(void)
 	return READ_ONCE(sync_timeout_ms);
 }
 
-static ktime_t sm_deadline(unsigned int timeout_ms)
+/* The deadline of a sync begun at @now (its caller's ktime_get_ns()). */
+static ktime_t sm_deadline(u64 now, unsigned int timeout_ms)
 {
-	return ktime_add_ms(ktime_get(), timeout_ms ?: sm_sync_timeout_ms());
+	return ktime_add_ms(ns_to_ktime(now), timeout_ms ?: sm_sync_timeout_ms());
 }
 
 void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum)
@@ -827,7 +828,7 @@ struct dma_fence *sm_sync_kind_async(struct ib_sync_mem_client *c,
 	}
 	trace_sync_start(dom, c->id, dir);
 	*t0 = ktime_get_ns();
-	f = c->ops->sync_async(c, dir, sm_deadline(timeout_ms));
+	f = c->ops->sync_async(c, dir, sm_deadline(*t0, timeout_ms));
 	if (WARN_ON_ONCE(!f))
 		f = ERR_PTR(-EIO);
 	if (IS_ERR(f)) {
@@ -1513,8 +1514,7 @@ int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 	struct ib_sync_mem_domain *dom = client->dom;
 	/* One clock read: the deadline's, the tracepoint's and ->sync's. */
 	u64 t0 = ktime_get_ns(), now = t0;
-	ktime_t deadline = ktime_add_ms(ns_to_ktime(t0), timeout_ms ?:
-					sm_sync_timeout_ms());
+	ktime_t deadline = sm_deadline(t0, timeout_ms);
 	bool traced = trace_sync_end_enabled();
 	enum sm_owed owed;
 	struct sm_cover cv __uninitialized;	/* written before read */
@@ -1955,7 +1955,7 @@ __sm_sync_domain(struct ib_sync_mem_domain *dom,
 		 unsigned int timeout_ms, bool read_result,
 		 struct ib_sync_mem_result *res, int *idx, bool *held)
 {
-	ktime_t deadline = sm_deadline(timeout_ms);
+	ktime_t deadline = sm_deadline(ktime_get_ns(), timeout_ms);
 	struct sm_pass_dep dep;
 	int err;
 
