@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int ktap_n, ktap_failed;
@@ -118,6 +120,16 @@ static inline long vm_pin_kb(void)
 		usleep(2000);						\
 	__ok;								\
 })
+
+/* Wait for child @pid for at most @ms (a hang guard): its wait status, or -1. */
+static inline int wait_child(pid_t pid, int ms)
+{
+	int status = -1;
+
+	if (!wait_for(ms, waitpid(pid, &status, WNOHANG) == pid))
+		return -1;
+	return status;
+}
 
 /*
  * Whether an extack message says why: it names one of the '|'-separated

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * RDMA links for the test programs that remove a device under the module
- * (iproute2's rdma tool). Header-only, static functions; with ktap.h.
+ * (iproute2's rdma tool). Header-only, static functions.
  */
 #ifndef SM_RDMALINK_H
 #define SM_RDMALINK_H
 
-#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,7 +15,6 @@
 /* rdma link delete @name, waited for (a hang guard): its exit status, or -1. */
 static inline int rdma_link_delete(const char *name)
 {
-	double t0 = now_ms();
 	int status;
 	pid_t pid = fork();
 
@@ -26,12 +24,10 @@ static inline int rdma_link_delete(const char *name)
 		execlp("rdma", "rdma", "link", "delete", name, (char *)NULL);
 		_exit(127);
 	}
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ms() - t0 > bound_ms(120000)) {
-			ktap_diag("rdma link delete %s: still running after %d ms", name, bound_ms(120000));
-			return -1;
-		}
-		usleep(10000);
+	status = wait_child(pid, bound_ms(120000));
+	if (status == -1) {
+		ktap_diag("rdma link delete %s: still running after %d ms", name, bound_ms(120000));
+		return -1;
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

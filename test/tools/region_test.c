@@ -959,16 +959,6 @@ static pid_t flush_child(uint32_t id, uint32_t timeout_ms, int wfd)
 	_exit(write(wfd, &r, sizeof(r)) == sizeof(r) ? 0 : 1);
 }
 
-/* Wait (a hang guard) for @pid: its wait status, or -1. */
-static int reap(pid_t pid)
-{
-	int status = -1;
-
-	if (!wait_for(bound_ms(30000), waitpid(pid, &status, WNOHANG) == pid))
-		return -1;
-	return status;
-}
-
 /*
  * An inbound flush of a region on @name while its READ is in flight (rxe
  * completes one at once: inbound_hold parks it): the flush is killable;
@@ -1015,7 +1005,7 @@ static void test_inbound_removal(const char *name)
 		    "kill: ... its flush still waits for it");
 	if (pid > 0)
 		kill(pid, SIGKILL);
-	status = pid > 0 ? reap(pid) : -1;
+	status = pid > 0 ? wait_child(pid, bound_ms(30000)) : -1;
 	ktap_result(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 		    "kill: SIGKILL ends the waiting flush");
 	ktap_diag("the flush's wait status %#x", status);
@@ -1053,7 +1043,7 @@ static void test_inbound_removal(const char *name)
 	ktap_diag("flush: %s/%s (%d bytes of its result)", errstr(r.ret),
 		  errstr(r.err), ret);
 	if (pid > 0)
-		reap(pid);
+		wait_child(pid, bound_ms(30000));
 	ktap_result(inbound_parked() == 0,
 		    "removal: its parked READ went with the device's QP");
 	ret = smnl_wait_gone(&nl, id, bound_ms(30000));
