@@ -122,10 +122,8 @@ static long sm_dev_sync(void __user *arg)
 		 * Bad input is refused before an in-fence is waited for; the
 		 * syncs below refuse it alike (an offset needs a length).
 		 */
-		if (in || req.offset)
-			ret = sm_sync_refused(c, req.dir, req.offset, req.len);
-		else
-			ret = 0;
+		ret = in || req.offset ?
+		      sm_sync_refused(c, req.dir, req.offset, req.len) : 0;
 		ret = ret ?: sm_dev_wait_in(in, req.timeout_ms);
 		if (!ret && req.len)
 			ret = ib_sync_mem_sync_range(c, req.dir, req.offset,

@@ -13,20 +13,21 @@
  * SM_INBOUND_MRS one-page fast-register MRs and an 8-byte buffer the reads
  * land in. A flush posts an RDMA READ of 8 bytes of the client's target
  * (ops->inbound_target(): a DMA address on the device) and waits for the
- * READ's completion, until the caller's deadline (killable). The MRs keep the pages last flushed
- * registered: a flush of a page one of them holds is that READ alone (the
- * floor a program's own READ has); another page takes the least recently
- * used MR (a local invalidation if it held one, a registration, then the
- * READ, chained). A registration is used only by this QP's own READs, and
- * only while a caller whose target lies in that page waits for one, so one
- * left behind by a client that went is never read through. Flushes on one
- * device run one at a time (they are one round trip each); a flush that
- * gave up at its deadline leaves its READ in flight, and the next one
- * waits for it first. A flush polls the CQ itself, as a program's flush
- * does (IB_POLL_DIRECT: no interrupt, no softirq between the completion
- * and the flush): busily for up to four times the last round trip (at most
- * SM_INBOUND_SPIN_NS), then between naps that grow by a quarter up to
- * SM_INBOUND_NAP_MAX_US, until its deadline (killable).
+ * READ's completion, until the caller's deadline (killable). The MRs keep
+ * the pages last flushed registered: a flush of a page one of them holds
+ * is that READ alone (the floor a program's own READ has); another page
+ * takes the least recently used MR (a local invalidation if it held one, a
+ * registration, then the READ, chained). A registration is used only by
+ * this QP's own READs, and only while a caller whose target lies in that
+ * page waits for one, so one left behind by a client that went is never
+ * read through. Flushes on one device run one at a time (they are one
+ * round trip each); a flush that gave up at its deadline leaves its READ
+ * in flight, and the next one waits for it first. A flush polls the CQ
+ * itself, as a program's flush does (IB_POLL_DIRECT: no interrupt, no
+ * softirq between the completion and the flush): busily for up to four
+ * times the last round trip (at most SM_INBOUND_SPIN_NS), then between
+ * naps that grow by a quarter up to SM_INBOUND_NAP_MAX_US, until its
+ * deadline (killable).
  *
  * When the device goes (sm_domain_invalidate_all()), the flusher is
  * stopped and the QP moved to the error state before the wait for syncs
