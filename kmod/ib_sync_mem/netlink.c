@@ -42,8 +42,8 @@ static const struct nla_policy sm_dmabuf_policy[IB_SYNC_MEM_A_DMABUF_MAX + 1] = 
 	[IB_SYNC_MEM_A_DMABUF_FD] = { .type = NLA_S32 },
 };
 
-static const struct nla_policy sm_batch_policy[IB_SYNC_MEM_A_CLIENT_ID + 1] = {
-	[IB_SYNC_MEM_A_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+static const struct nla_policy sm_batch_policy[IB_SYNC_MEM_A_BATCH_MAX + 1] = {
+	[IB_SYNC_MEM_A_BATCH_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
 };
 
 const struct nla_policy sm_nl_policy[IB_SYNC_MEM_A_MAX + 1] = {

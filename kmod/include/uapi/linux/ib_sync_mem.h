@@ -165,7 +165,8 @@
  *       device, in a pass of its own (the reply counts and lists those)
  *    IB_SYNC_MEM_A_CLIENT_ID: one client
  *    IB_SYNC_MEM_A_SYNC_CLIENTS: NLA_NESTED, 1 to IB_SYNC_MEM_SYNC_BATCH_MAX
- *       IB_SYNC_MEM_A_CLIENT_ID attributes: a batch, synced in that order
+ *       IB_SYNC_MEM_A_BATCH_CLIENT_ID attributes (the number of
+ *       IB_SYNC_MEM_A_CLIENT_ID): a batch, synced in that order
  *       (an id may repeat: it is synced that many times)
  *
  * and
@@ -394,6 +395,18 @@ enum ib_sync_mem_attr {
 
 	__IB_SYNC_MEM_A_MAX,
 	IB_SYNC_MEM_A_MAX = __IB_SYNC_MEM_A_MAX - 1
+};
+
+/*
+ * Inside IB_SYNC_MEM_A_SYNC_CLIENTS: the batch's client ids, one attribute
+ * each. The number is IB_SYNC_MEM_A_CLIENT_ID's; the enum of its own lets
+ * the YNL spec say that it repeats (its set sync-clients).
+ */
+enum ib_sync_mem_batch_attr {
+	IB_SYNC_MEM_A_BATCH_CLIENT_ID = IB_SYNC_MEM_A_CLIENT_ID,
+
+	__IB_SYNC_MEM_A_BATCH_MAX,
+	IB_SYNC_MEM_A_BATCH_MAX = __IB_SYNC_MEM_A_BATCH_MAX - 1
 };
 
 /* Inside IB_SYNC_MEM_A_STATS. */
