@@ -52,18 +52,21 @@ generate:
 # C test programs (test/tools, KTAP; run by test/vm/50-memory.sh).
 TOOLS_CC ?= gcc
 TOOLS_CFLAGS ?= -O2 -Wall -Wextra -Werror
-TOOLS := $(patsubst test/tools/%.c,build/bin/%,$(filter-out test/tools/smnl.c,$(wildcard test/tools/*.c)))
+# smnl.c and smnl_raw.c, the family's client (on the library generated from
+# the YNL spec: test/tools/ynl.mk), are linked into every one of them.
+TOOLS_NL := test/tools/smnl.c test/tools/smnl_raw.c
+TOOLS := $(patsubst test/tools/%.c,build/bin/%,$(filter-out $(TOOLS_NL),$(wildcard test/tools/*.c)))
 # The programs on verbs (test/tools/rcqp.h) link libibverbs.
 TOOLS_VERBS := rdma_canary wire_canary train_loop inbound_bench
 
 tools: $(TOOLS)
 
-build/bin/%: test/tools/%.c test/tools/smnl.c $(wildcard test/tools/*.h) $(wildcard kmod/include/uapi/linux/*.h)
+build/bin/%: test/tools/%.c $(TOOLS_NL) $(wildcard test/tools/*.h) $(wildcard kmod/include/uapi/linux/*.h)
 	@mkdir -p build/bin
-	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ikmod/include/uapi -o $@ $< test/tools/smnl.c \
+	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ikmod/include/uapi -o $@ $< $(TOOLS_NL) \
 		$(TOOLS_LDLIBS) -lpthread $(if $(filter $(TOOLS_VERBS),$*),-libverbs)
 
-# The family's C library generated from the YNL spec, for some of the tools.
+# The family's C library generated from the YNL spec, for the tools.
 include test/tools/ynl.mk
 
 setup:

@@ -37,7 +37,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "smnl.h"
+#include "smnl_raw.h"
 #include "vgem.h"
 
 #define SIMFS		"/sys/kernel/debug/ib_sync_mem_sim"

@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "smnl.h"
+#include "smnl_raw.h"
 
 struct window {
 	const char *dev;
@@ -43,8 +43,8 @@ static int window_cb(const struct nlmsghdr *nlh, void *arg)
 {
 	const struct nlattr *tb[IB_SYNC_MEM_A_MAX + 1] = {};
 	struct window *w = arg;
-	struct smnl_client c;
-	char line[16];
+	char line[16], dev[64];
+	uint32_t state;
 	const void *p;
 	size_t len;
 
@@ -62,10 +62,15 @@ static int window_cb(const struct nlmsghdr *nlh, void *arg)
 			w->end_gen = smnl_get_u32(tb[IB_SYNC_MEM_A_END_GENERATION]);
 		else
 			w->mismatch = 1;
-	} else if (!smnl_client_parse(nlh, &c) && !strcmp(c.dev, w->dev)) {
-		if (c.state == IB_SYNC_MEM_CLIENT_LIVE)
+	} else if (tb[IB_SYNC_MEM_A_CLIENT_ID] && tb[IB_SYNC_MEM_A_DEV_NAME] &&
+		   tb[IB_SYNC_MEM_A_CLIENT_STATE]) {
+		smnl_get_str(tb[IB_SYNC_MEM_A_DEV_NAME], dev, sizeof(dev));
+		state = smnl_get_u32(tb[IB_SYNC_MEM_A_CLIENT_STATE]);
+		if (strcmp(dev, w->dev))
+			;	/* another device's client */
+		else if (state == IB_SYNC_MEM_CLIENT_LIVE)
 			w->live++;
-		else if (c.state == IB_SYNC_MEM_CLIENT_INVALIDATED)
+		else if (state == IB_SYNC_MEM_CLIENT_INVALIDATED)
 			w->invalidated++;
 	}
 	if (w->msgs++ == 0) {

@@ -44,7 +44,7 @@
 
 #include "ktap.h"
 #include "smdebugfs.h"
-#include "smnl.h"
+#include "smnl_raw.h"
 #include "vgem.h"
 
 #ifndef SOL_NETLINK
@@ -351,9 +351,18 @@ static void new_dmabuf_msg(const char *name, int fd)
 	smnl_nest_end(&req, nest);
 }
 
+/* The client a CLIENT_NEW reply names (its id; 0 when none). */
 static void parse_client_cb(const struct nlmsghdr *nlh, void *arg)
 {
-	smnl_client_parse(nlh, arg);
+	const struct nlattr *tb[IB_SYNC_MEM_A_MAX + 1];
+	struct smnl_client *c = arg;
+	const void *p;
+	size_t len;
+
+	p = smnl_genl_payload(nlh, &len);
+	smnl_parse(p, len, tb, IB_SYNC_MEM_A_MAX);
+	if (tb[IB_SYNC_MEM_A_CLIENT_ID])
+		c->id = smnl_get_u32(tb[IB_SYNC_MEM_A_CLIENT_ID]);
 }
 
 /*
@@ -747,7 +756,6 @@ static void dump_cb(const struct nlmsghdr *nlh, void *arg)
 {
 	struct dump_seen *d = arg;
 	const struct nlattr *tb[IB_SYNC_MEM_A_MAX + 1];
-	struct smnl_client c;
 	char name[64];
 	const void *p;
 	size_t plen;
@@ -760,10 +768,10 @@ static void dump_cb(const struct nlmsghdr *nlh, void *arg)
 	switch (dump_kind) {
 	case DUMP_CLIENTS:
 	case GET_CLIENT:
-		if (smnl_client_parse(nlh, &c))
+		if (!tb[IB_SYNC_MEM_A_CLIENT_ID] || !tb[IB_SYNC_MEM_A_STATS])
 			return;
 		for (i = 0; i < 3; i++)
-			if (c.id == ids[i] && c.have_stats)
+			if (smnl_get_u32(tb[IB_SYNC_MEM_A_CLIENT_ID]) == ids[i])
 				d->ours++;
 		break;
 	default:

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "ktap.h"
-#include "smnl.h"
+#include "smnl_raw.h"
 
 static const char *dev = "rxe0";
 static const char *name = "nl-lost";

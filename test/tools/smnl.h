@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * smnl: a minimal generic-netlink client of the ib_sync_mem family, in plain
- * C over AF_NETLINK sockets (no libnl), for the test programs in test/tools.
+ * smnl: the calls the test programs make of the ib_sync_mem family, on the
+ * C library the kernel generates from the family's YNL spec (ynl-gen-c.py
+ * and libynl: smynl.h, test/tools/ynl.mk): a socket of the library, and
+ * each command as the tests use it, its reply turned into a plain struct.
+ * Requests the library cannot send are built by hand on the same socket
+ * (smnl_raw.h).
  *
  * Every call returns 0 (or a client id) on success and a negative errno on
  * failure: the errno of the kernel's netlink ack, or of a local failure.
- * After each request nl->extack holds the ack's extack message (empty if the
+ * After each call nl->extack holds the ack's extack message (empty if the
  * kernel sent none), so that a test can show why the kernel said no.
  *
  * The protocol is kmod/include/uapi/linux/ib_sync_mem.h.
@@ -16,94 +20,30 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <linux/netlink.h>
 
 #include <linux/ib_sync_mem.h>
+
+struct ynl_sock;
 
 #define SMNL_EXTACK_LEN	256
 
 struct smnl {
-	int fd;
-	uint16_t family;	/* the family id of "ib_sync_mem" */
-	uint32_t seq;
-	uint32_t portid;
+	struct ynl_sock *ys;	/* the generated library's socket */
+	int fd;			/* its descriptor */
+	uint32_t portid;	/* its port id */
 	int timeout_ms;		/* SO_RCVTIMEO, set by smnl_open: 60 s */
 	char extack[SMNL_EXTACK_LEN];	/* extack message of the last ack */
 	uint32_t extack_offs;	/* NLMSGERR_ATTR_OFFS of the last ack, or 0 */
+	unsigned int dump_retries;	/* interrupted dumps, each drained */
+	/* For requests built by hand (smnl_raw.h) */
+	uint16_t family;	/* the family id of "ib_sync_mem" */
+	uint32_t seq;
 	uint32_t miss_type;	/* NLMSGERR_ATTR_MISS_TYPE of the last ack, or 0 */
 };
 
 /* Open a socket and resolve the family: 0, or -errno (-ENOENT: no family). */
 int smnl_open(struct smnl *nl);
 void smnl_close(struct smnl *nl);
-
-/* ---- messages ---- */
-
-#define SMNL_MSG_MAX	32768
-#define SMNL_NEST_MAX	8
-
-struct smnl_msg {
-	unsigned char buf[SMNL_MSG_MAX];
-	size_t len;
-	int overflow;		/* set when an attribute did not fit */
-};
-
-/* A request of the family: header, genl header, no attributes yet. */
-void smnl_msg_init(struct smnl *nl, struct smnl_msg *m, uint8_t cmd,
-		   uint16_t flags);
-/* A request of any generic family (the controller, to resolve ids). */
-void smnl_msg_init_family(struct smnl_msg *m, uint16_t family, uint8_t cmd,
-			  uint8_t version, uint16_t flags);
-void smnl_put(struct smnl_msg *m, uint16_t type, const void *data, size_t len);
-void smnl_put_u16(struct smnl_msg *m, uint16_t type, uint16_t v);
-void smnl_put_u32(struct smnl_msg *m, uint16_t type, uint32_t v);
-void smnl_put_s32(struct smnl_msg *m, uint16_t type, int32_t v);
-void smnl_put_u64(struct smnl_msg *m, uint16_t type, uint64_t v);
-void smnl_put_str(struct smnl_msg *m, uint16_t type, const char *s);
-void smnl_put_flag(struct smnl_msg *m, uint16_t type);
-/* Open a nest (NLA_F_NESTED set); returns its offset for smnl_nest_end(). */
-size_t smnl_nest_start(struct smnl_msg *m, uint16_t type);
-void smnl_nest_end(struct smnl_msg *m, size_t off);
-
-/*
- * Send @m and read the answer. @cb runs for every reply message of this
- * request (also every part of a dump); a non-zero return of @cb is kept
- * and returned after the answer is read to its end. Returns the ack's errno
- * (0 or negative), the dump's NLMSG_DONE status, or a local -errno.
- */
-typedef int (*smnl_cb)(const struct nlmsghdr *nlh, void *arg);
-int smnl_talk(struct smnl *nl, struct smnl_msg *m, smnl_cb cb, void *arg);
-
-/* ---- attributes of replies ---- */
-
-#define SMNL_ATTR_MAX	64
-
-/* The attributes of a genl message (after its genl header). */
-const void *smnl_genl_payload(const struct nlmsghdr *nlh, size_t *len);
-/* tb[type] = last attribute of that type, types above @max ignored. */
-void smnl_parse(const void *data, size_t len, const struct nlattr **tb,
-		int max);
-void smnl_parse_nested(const struct nlattr *nest, const struct nlattr **tb,
-		       int max);
-uint16_t smnl_type(const struct nlattr *a);
-const void *smnl_data(const struct nlattr *a);
-size_t smnl_len(const struct nlattr *a);
-uint16_t smnl_get_u16(const struct nlattr *a);
-uint32_t smnl_get_u32(const struct nlattr *a);
-int32_t smnl_get_s32(const struct nlattr *a);
-uint64_t smnl_get_u64(const struct nlattr *a);
-/* Copies a string attribute into @buf (always terminated). */
-void smnl_get_str(const struct nlattr *a, char *buf, size_t size);
-
-/* Iterate over the attributes in @data/@len (a nest's payload, ...). */
-#define smnl_for_each(pos, rem, data, len)				\
-	for ((pos) = (const struct nlattr *)(data), (rem) = (int)(len);	\
-	     (rem) >= (int)sizeof(struct nlattr) &&			\
-	     (pos)->nla_len >= sizeof(struct nlattr) &&			\
-	     (pos)->nla_len <= (rem);					\
-	     (rem) -= NLA_ALIGN((pos)->nla_len),			\
-	     (pos) = (const struct nlattr *)((const char *)(pos) +	\
-					     NLA_ALIGN((pos)->nla_len)))
 
 /* ---- the ib_sync_mem commands ---- */
 
@@ -178,11 +118,12 @@ int smnl_mark_dirty(struct smnl *nl, uint32_t id, uint32_t dir,
 /*
  * Sync a batch: one request naming the @n clients @ids
  * (IB_SYNC_MEM_A_SYNC_CLIENTS), synced in that order. The request holds
- * about 4,000 ids (SMNL_MSG_MAX; -EMSGSIZE past it), past the kernel's
- * IB_SYNC_MEM_SYNC_BATCH_MAX, so that its bound can be asked; the reply, one
- * result per id, is read whole whatever its size. Returns the command's
- * errno; the sync ran when it is 0: read @res.
+ * up to SMNL_BATCH_IDS_MAX ids (-EMSGSIZE past it: a nest's length is 16
+ * bits), far past the kernel's IB_SYNC_MEM_SYNC_BATCH_MAX, so that its bound
+ * can be asked. Returns the command's errno; the sync ran when it is 0:
+ * read @res.
  */
+#define SMNL_BATCH_IDS_MAX	8000
 int smnl_sync_batch(struct smnl *nl, const uint32_t *ids, unsigned int n,
 		    uint32_t dir, uint32_t timeout_ms,
 		    struct smnl_sync_result *res);
@@ -247,12 +188,14 @@ static inline int bound_ms(int ms)
  * during it.
  */
 int smnl_wait_gone(struct smnl *nl, uint32_t id, int ms);
-/* Decode one CLIENT_GET/CLIENT_NEW reply message. */
-int smnl_client_parse(const struct nlmsghdr *nlh, struct smnl_client *c);
 /*
  * Dump every client (of @dev, or all if NULL): @cb runs for each; a non-zero
- * return stops nothing but is returned. Retries on NLM_F_DUMP_INTR.
+ * return stops nothing but is returned. A dump the registry's changes
+ * interrupt (NLM_F_DUMP_INTR) is drained and asked again, up to
+ * SMNL_DUMP_TRIES times in all (then -EINTR), each counted in
+ * nl->dump_retries; @cb only sees a whole, consistent one.
  */
+#define SMNL_DUMP_TRIES	10
 int smnl_client_dump(struct smnl *nl, const char *dev,
 		     int (*cb)(const struct smnl_client *c, void *arg),
 		     void *arg);

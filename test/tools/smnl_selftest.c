@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "ktap.h"
-#include "smnl.h"
+#include "smnl_raw.h"
 
 static const char *dev = "rxe0";
 

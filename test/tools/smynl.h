@@ -21,6 +21,7 @@
 #define SMYNL_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,8 +116,9 @@ static inline const char *smynl_msg(const struct ynl_sock *ys)
 }
 
 /*
- * A socket of the family, the family resolved: 0, or a negative errno
- * (-ENOENT: no such family) with libynl's reason in @why.
+ * A socket of the family, the family resolved, closed on exec, with a
+ * hang guard on answers: 0, or a negative errno (-ENOENT: no such family)
+ * with libynl's reason in @why.
  */
 static inline int smynl_open(struct ynl_sock **ysp, struct ynl_error *why)
 {
@@ -137,10 +139,13 @@ static inline int smynl_open(struct ynl_sock **ysp, struct ynl_error *why)
 			snprintf(why->msg, sizeof(why->msg), "%s", strerror(-ret));
 		return ret;
 	}
-	if (setsockopt(ynl_socket_get_fd(ys), SOL_SOCKET, SO_RCVTIMEO, &tv,
+	/* Not inherited by the programs a test runs: it owns clients. */
+	if (fcntl(ynl_socket_get_fd(ys), F_SETFD, FD_CLOEXEC) ||
+	    setsockopt(ynl_socket_get_fd(ys), SOL_SOCKET, SO_RCVTIMEO, &tv,
 		       sizeof(tv))) {
 		ret = -errno;
-		snprintf(why->msg, sizeof(why->msg), "SO_RCVTIMEO: %s", strerror(errno));
+		snprintf(why->msg, sizeof(why->msg), "FD_CLOEXEC, SO_RCVTIMEO: %s",
+			 strerror(errno));
 		ynl_sock_destroy(ys);
 		*ysp = NULL;
 		return ret;

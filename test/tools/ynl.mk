@@ -9,8 +9,10 @@
 #   libynl.a                 ynl.o and ib_sync_mem-user.o, as the kernel's
 #                            tools/net/ynl/Makefile packs them
 #
-# The C tools of TOOLS_YNL include "ib_sync_mem-user.h" (through
-# test/tools/smynl.h) and link libynl.a; `make ynl` makes the library alone.
+# Every C tool links libynl.a: the family's client the tools share
+# (test/tools/smnl.c) is written on it, and the canaries' receive paths
+# call it themselves (test/tools/smynl.h); `make ynl` makes the library
+# alone.
 
 YNL_OUT := build/ynl
 YNL_LIB := $(YNL_OUT)/libynl.a
@@ -24,9 +26,6 @@ YNL_PY ?= /usr/bin/python3
 # up, a MAINTAINERS file at the root.
 YNL_K := $(YNL_OUT)/k
 YNL_SPEC := $(YNL_K)/Documentation/netlink/specs/ib_sync_mem.yaml
-
-# The programs on the generated library (the rest of them on smnl.c).
-TOOLS_YNL := rdma_canary wire_canary
 
 # The kernel's generated code and libynl, with the tools' warnings as
 # errors but one: -Wno-unused-parameter, as the kernel's own
@@ -75,6 +74,6 @@ $(YNL_LIB): $(YNL_OUT)/ynl.o $(YNL_OUT)/ib_sync_mem-user.o
 
 # The tools' rule (Makefile) with the library: its headers, and the archive
 # last on the command line (TOOLS_LDLIBS).
-$(TOOLS_YNL:%=build/bin/%): $(YNL_LIB) $(YNL_GEN_H)
-$(TOOLS_YNL:%=build/bin/%): private TOOLS_CFLAGS += -I$(YNL_OUT) -I$(YNL_OUT)/lib
-$(TOOLS_YNL:%=build/bin/%): private TOOLS_LDLIBS += $(YNL_LIB)
+$(TOOLS): $(YNL_LIB) $(YNL_GEN_H)
+$(TOOLS): private TOOLS_CFLAGS += -I$(YNL_OUT) -I$(YNL_OUT)/lib
+$(TOOLS): private TOOLS_LDLIBS += $(YNL_LIB)
