@@ -97,13 +97,8 @@ int smnl_register(struct smnl *nl, const struct smnl_new *req)
 	}
 	rsp = ib_sync_mem_client_new(nl->ys, r);
 	ret = smnl_ack(nl, !rsp);
-	if (!ret) {
-		if (!rsp->_present.client_id || !rsp->client_id ||
-		    rsp->client_id > INT32_MAX)
-			ret = -EPROTO;	/* acked, but no client in the reply */
-		else
-			ret = (int)rsp->client_id;
-	}
+	if (!ret)
+		ret = smynl_client_id(rsp);
 	ib_sync_mem_client_new_req_free(r);
 	if (rsp)
 		ib_sync_mem_client_new_rsp_free(rsp);

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,6 +34,162 @@ static int count_cb(const struct smnl_client *c, void *arg)
 	if (c->id == ctx->want2)
 		ctx->seen2++;
 	return 0;
+}
+
+/*
+ * Dumps the registry's changes interrupt. BULK clients (owned by a socket
+ * of their own) make a dump of the device several messages long; a thread
+ * registers and deletes a client on another socket as each dump begins,
+ * so that the kernel marks parts of some NLM_F_DUMP_INTR.
+ * smnl_client_dump() must drain such a dump and ask again on the same
+ * socket: every dump it returns lists each bulk client exactly once, and
+ * the socket's next request gets its own answer (an undrained dump's rest
+ * would be read as the next one's beginning).
+ */
+#define BULK		500
+#define BULK_DUMPS	3000	/* a bound on the dumps, never reached */
+
+struct bulk_seen {
+	uint32_t first;		/* ids first..first + BULK - 1 */
+	int seen[BULK];
+	int other;		/* listed, not ours */
+};
+
+static int bulk_cb(const struct smnl_client *c, void *arg)
+{
+	struct bulk_seen *b = arg;
+
+	if (c->id >= b->first && c->id < b->first + BULK)
+		b->seen[c->id - b->first]++;
+	else
+		b->other++;
+	return 0;
+}
+
+/*
+ * The churning thread changes the registry once per dump the main thread
+ * makes (a client registered and deleted), as that dump begins: the dump
+ * may be interrupted, and is asked again with nothing changing under it
+ * any more. Continuous churn interrupted nearly every try of every dump
+ * on the debug kernel (87 dumps of 90 gave up after ten).
+ */
+static pthread_mutex_t churn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t churn_cond = PTHREAD_COND_INITIALIZER;
+static unsigned int churn_dumps;	/* dumps begun, under churn_lock */
+static int churn_stop;			/* under churn_lock */
+
+static void churn_next_dump(int stop)
+{
+	pthread_mutex_lock(&churn_lock);
+	churn_dumps++;
+	churn_stop = stop;
+	pthread_cond_signal(&churn_cond);
+	pthread_mutex_unlock(&churn_lock);
+}
+
+static void *churn_thread(void *arg)
+{
+	struct smnl *nl = arg;
+	unsigned int seen = 0;
+	int id;
+
+	for (;;) {
+		pthread_mutex_lock(&churn_lock);
+		while (churn_dumps == seen && !churn_stop)
+			pthread_cond_wait(&churn_cond, &churn_lock);
+		seen = churn_dumps;
+		if (churn_stop) {
+			pthread_mutex_unlock(&churn_lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&churn_lock);
+		id = smnl_register_sim(nl, dev, "smnl-churn", 0);
+		if (id > 0)
+			smnl_unregister(nl, (uint32_t)id);
+	}
+}
+
+static void check_dump_retry(struct smnl *nl)
+{
+	struct smnl_new req = {
+		.dev = dev, .kind = IB_SYNC_MEM_KIND_SIM,
+		.flags = IB_SYNC_MEM_CLIENT_F_OWNED,
+	};
+	struct bulk_seen *b = calloc(1, sizeof(*b));
+	unsigned int dumps = 0, whole = 0, bad = 0, intr = 0, after = 0;
+	struct smnl bulk, churner;
+	struct smnl_client c;
+	uint32_t last = 0;
+	pthread_t th;
+	char name[32];
+	int i, id, ret;
+
+	if (!b || smnl_open(&bulk) || smnl_open(&churner)) {
+		ktap_result(0, "dumps interrupted by changes: open the sockets");
+		free(b);
+		return;
+	}
+	/* Ids are handed out in order: the bulk's are consecutive. */
+	for (i = 0; i < BULK; i++) {
+		snprintf(name, sizeof(name), "smnl-bulk-%d", i);
+		req.name = name;
+		id = smnl_register(&bulk, &req);
+		if (id <= 0 || (i && (uint32_t)id != last + 1))
+			break;
+		if (!i)
+			b->first = id;
+		last = id;
+	}
+	if (!ktap_result(i == BULK, "register %d clients with consecutive ids", BULK)) {
+		ktap_diag("client %d: %s \"%s\"", i, errstr(id), bulk.extack);
+		goto out;
+	}
+	if (pthread_create(&th, NULL, churn_thread, &churner)) {
+		ktap_result(0, "start the churning thread");
+		goto out;
+	}
+	nl->dump_retries = 0;
+	while (dumps < BULK_DUMPS && after < 3) {
+		unsigned int before = nl->dump_retries;
+
+		memset(b->seen, 0, sizeof(b->seen));
+		churn_next_dump(0);
+		ret = smnl_client_dump(nl, dev, bulk_cb, b);
+		dumps++;
+		if (ret == -EINTR) {
+			intr++;		/* interrupted SMNL_DUMP_TRIES times */
+			continue;
+		}
+		for (i = 0; i < BULK; i++)
+			if (ret || b->seen[i] != 1)
+				break;
+		if (i < BULK) {
+			bad++;
+			ktap_diag("dump %u: %s, bulk client %d listed %d times",
+				  dumps, errstr(ret), i, i < BULK ? b->seen[i] : 0);
+			continue;
+		}
+		whole++;
+		if (nl->dump_retries > before)
+			after++;	/* whole, after an interruption */
+	}
+	churn_next_dump(1);
+	pthread_join(th, NULL);
+	ktap_result(after == 3 && !bad,
+		    "dumps interrupted by changes are drained and asked again: %u whole after an interruption, %u wrong",
+		    after, bad);
+	ktap_diag("%u dumps, %u whole, %u interrupted %d times in a row, %u interruptions",
+		  dumps, whole, intr, SMNL_DUMP_TRIES, nl->dump_retries);
+	ret = smnl_client_get(nl, last, &c);
+	ktap_result(ret == 0 && c.id == last && !strcmp(c.name, "smnl-bulk-499"),
+		    "the socket's next request gets its own answer (CLIENT_GET %u: %s, id %u)",
+		    last, errstr(ret), c.id);
+out:
+	smnl_close(&churner);
+	smnl_close(&bulk);
+	ret = last ? smnl_wait_gone(nl, last, bound_ms(60000)) : 0;
+	ktap_result(ret == 0, "closing their socket deletes the %d clients", BULK);
+	free(b);
 }
 
 int main(int argc, char **argv)
@@ -180,6 +337,8 @@ int main(int argc, char **argv)
 	smnl_close(&nl2);
 	ret = id3 > 0 ? smnl_wait_gone(&nl, id3, bound_ms(30000)) : id3;
 	ktap_result(ret == 0, "closing its socket deletes the owned client");
+
+	check_dump_retry(&nl);
 
 	ret = smnl_unregister(&nl, id);
 	ktap_result(ret == 0, "unregister: 0");

@@ -184,6 +184,19 @@ static inline int smynl_sync_result(const struct ib_sync_mem_sync_rsp *rsp,
 }
 
 /*
+ * The client a CLIENT_NEW reply describes: its id (> 0), or -EPROTO when
+ * the command was acked without one.
+ */
+static inline int
+smynl_client_id(const struct ib_sync_mem_client_new_rsp *rsp)
+{
+	if (!rsp->_present.client_id || !rsp->client_id ||
+	    rsp->client_id > INT32_MAX)
+		return -EPROTO;
+	return (int)rsp->client_id;
+}
+
+/*
  * An accelerator's memory as a net plugin registers it: a sim client
  * (IB_SYNC_MEM_CMD_CLIENT_NEW, kind SIM, the sim nest's size and address)
  * on device @dev, named @name, with @flags (IB_SYNC_MEM_CLIENT_F_*), for
@@ -210,13 +223,7 @@ static inline int smynl_register_sim(struct ynl_sock *ys, const char *dev,
 	ib_sync_mem_client_new_req_set_sim_size(req, size);
 	ib_sync_mem_client_new_req_set_sim_addr(req, (uintptr_t)addr);
 	rsp = ib_sync_mem_client_new(ys, req);
-	if (!rsp)
-		ret = smynl_errno(ys);
-	else if (!rsp->_present.client_id || !rsp->client_id ||
-		 rsp->client_id > INT32_MAX)
-		ret = -EPROTO;	/* acked, but no client in the reply */
-	else
-		ret = (int)rsp->client_id;
+	ret = rsp ? smynl_client_id(rsp) : smynl_errno(ys);
 	ib_sync_mem_client_new_req_free(req);
 	if (rsp)
 		ib_sync_mem_client_new_rsp_free(rsp);
