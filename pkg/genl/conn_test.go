@@ -318,7 +318,7 @@ func TestMethods(t *testing.T) {
 		cmd:   cmdSync,
 		flags: doFlags,
 		sent: []attr{
-			nest(attrSyncClients, u32(attrClientID, 4), u32(attrClientID, 3)),
+			nest(attrSyncClients, u32(batchClientID, 4), u32(batchClientID, 3)),
 			u32(attrSyncDir, 3), u32(attrSyncTimeoutMS, 0),
 		},
 		reply: []msg{{Attrs: []attr{
@@ -340,7 +340,7 @@ func TestMethods(t *testing.T) {
 		cmd:   cmdSync,
 		flags: doFlags,
 		sent: []attr{
-			nest(attrSyncClients, u32(attrClientID, 3), u32(attrClientID, 4)),
+			nest(attrSyncClients, u32(batchClientID, 3), u32(batchClientID, 4)),
 			u32(attrSyncDir, 4),
 		},
 		reply: []msg{{Attrs: []attr{

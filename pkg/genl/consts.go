@@ -81,6 +81,10 @@ const (
 	attrSyncLen           uint16 = 38
 )
 
+// enum ib_sync_mem_batch_attr, inside attrSyncClients: the batch's client
+// ids, at attrClientID's number.
+const batchClientID uint16 = 6
+
 // enum ib_sync_mem_stats_attr, inside attrStats.
 const (
 	statsUnspec  uint16 = 0

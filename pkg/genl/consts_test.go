@@ -83,6 +83,8 @@ var uapi = []struct {
 	{"IB_SYNC_MEM_A_SYNC_OFFSET", "attrSyncOffset", int64(attrSyncOffset)},
 	{"IB_SYNC_MEM_A_SYNC_LEN", "attrSyncLen", int64(attrSyncLen)},
 
+	{"IB_SYNC_MEM_A_BATCH_CLIENT_ID", "batchClientID", int64(batchClientID)},
+
 	{"IB_SYNC_MEM_A_STATS_UNSPEC", "statsUnspec", int64(statsUnspec)},
 	{"IB_SYNC_MEM_A_STATS_PAD", "statsPad", int64(statsPad)},
 	{"IB_SYNC_MEM_A_STATS_SYNCS", "statsSyncs", int64(statsSyncs)},

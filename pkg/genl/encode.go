@@ -275,7 +275,7 @@ func encodeIDs(ids []uint32) []byte {
 	for i, id := range ids {
 		a := b[i*l:]
 		binary.NativeEndian.PutUint16(a[0:2], l)
-		binary.NativeEndian.PutUint16(a[2:4], attrClientID)
+		binary.NativeEndian.PutUint16(a[2:4], batchClientID)
 		binary.NativeEndian.PutUint32(a[4:8], id)
 	}
 	return b

@@ -375,7 +375,7 @@ func TestDescribeAttr(t *testing.T) {
 		str(attrDevName, "rxe0"),                            // at 0, 12 bytes
 		nest(attrSim, u32(simFailNext, 2), u64(simSize, 1)), // at 12: nest 4 + 8 + 12
 		u32(77, 1), // at 36
-		nest(attrSyncClients, u32(attrClientID, 1), u32(attrClientID, 2)), // at 44
+		nest(attrSyncClients, u32(batchClientID, 1), u32(batchClientID, 2)), // at 44
 	})
 	for _, tt := range []struct {
 		off  int

@@ -44,7 +44,7 @@ var requestAttrs = map[uint16]attrInfo{
 	attrSyncOffset:    {"SYNC_OFFSET", kindU64, nil},
 	attrSyncLen:       {"SYNC_LEN", kindU64, nil},
 	attrSyncClients: {"SYNC_CLIENTS", kindNest, map[uint16]attrInfo{
-		attrClientID: {"CLIENT_ID", kindU32, nil},
+		batchClientID: {"CLIENT_ID", kindU32, nil},
 	}},
 	attrSim: {"SIM", kindNest, map[uint16]attrInfo{
 		simLatencyUS: {"SIM_LATENCY_US", kindU32, nil},
