@@ -194,8 +194,14 @@ int smnl_wait_gone(struct smnl *nl, uint32_t id, int ms);
  * interrupt (NLM_F_DUMP_INTR) is drained and asked again, up to
  * SMNL_DUMP_TRIES times in all (then -EINTR), each counted in
  * nl->dump_retries; @cb only sees a whole, consistent one.
+ *
+ * libynl gives a dump up on the flag on any of its messages, NLMSG_DONE
+ * included: there it means the registry changed after the last part, the
+ * list itself being consistent, and under 75-churn's in-kernel storm most
+ * dumps of a few clients carry it (ten tries all failed, on three kernels).
+ * Hence many tries: each is one short dump.
  */
-#define SMNL_DUMP_TRIES	10
+#define SMNL_DUMP_TRIES	1000
 int smnl_client_dump(struct smnl *nl, const char *dev,
 		     int (*cb)(const struct smnl_client *c, void *arg),
 		     void *arg);
