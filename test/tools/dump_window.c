@@ -66,12 +66,12 @@ static int window_cb(const struct nlmsghdr *nlh, void *arg)
 		   tb[IB_SYNC_MEM_A_CLIENT_STATE]) {
 		smnl_get_str(tb[IB_SYNC_MEM_A_DEV_NAME], dev, sizeof(dev));
 		state = smnl_get_u32(tb[IB_SYNC_MEM_A_CLIENT_STATE]);
-		if (strcmp(dev, w->dev))
-			;	/* another device's client */
-		else if (state == IB_SYNC_MEM_CLIENT_LIVE)
-			w->live++;
-		else if (state == IB_SYNC_MEM_CLIENT_INVALIDATED)
-			w->invalidated++;
+		if (!strcmp(dev, w->dev)) {
+			if (state == IB_SYNC_MEM_CLIENT_LIVE)
+				w->live++;
+			else if (state == IB_SYNC_MEM_CLIENT_INVALIDATED)
+				w->invalidated++;
+		}
 	}
 	if (w->msgs++ == 0) {
 		printf("paused\n");

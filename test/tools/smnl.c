@@ -25,7 +25,6 @@ int smnl_open(struct smnl *nl)
 
 	memset(nl, 0, sizeof(*nl));
 	nl->fd = -1;
-	nl->timeout_ms = SMYNL_TIMEOUT_MS;
 	ret = smynl_open(&nl->ys, &why);
 	if (ret)
 		return ret;

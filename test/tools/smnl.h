@@ -31,7 +31,6 @@ struct smnl {
 	struct ynl_sock *ys;	/* the generated library's socket */
 	int fd;			/* its descriptor */
 	uint32_t portid;	/* its port id */
-	int timeout_ms;		/* SO_RCVTIMEO, set by smnl_open: 60 s */
 	char extack[SMNL_EXTACK_LEN];	/* extack message of the last ack */
 	uint32_t extack_offs;	/* NLMSGERR_ATTR_OFFS of the last ack, or 0 */
 	unsigned int dump_retries;	/* interrupted dumps, each drained */

@@ -6,11 +6,6 @@
  * would hide: requests missing an attribute or holding an empty nest, a
  * command replayed under fault injection, a dump paused between messages,
  * a reply left unread. Everything else goes through smnl.h's calls.
- *
- * smnl_talk() returns the ack's errno (0 or negative), the dump's
- * NLMSG_DONE status, or a local -errno, and leaves the ack's extack message
- * in nl->extack, its NLMSGERR_ATTR_OFFS in nl->extack_offs and its
- * NLMSGERR_ATTR_MISS_TYPE in nl->miss_type.
  */
 #ifndef SMNL_RAW_H
 #define SMNL_RAW_H
@@ -53,7 +48,9 @@ void smnl_nest_end(struct smnl_msg *m, size_t off);
  * Send @m and read the answer. @cb runs for every reply message of this
  * request (also every part of a dump); a non-zero return of @cb is kept
  * and returned after the answer is read to its end. Returns the ack's errno
- * (0 or negative), the dump's NLMSG_DONE status, or a local -errno.
+ * (0 or negative), the dump's NLMSG_DONE status, or a local -errno; leaves
+ * the ack's extack message in nl->extack, its NLMSGERR_ATTR_OFFS in
+ * nl->extack_offs and its NLMSGERR_ATTR_MISS_TYPE in nl->miss_type.
  */
 typedef int (*smnl_cb)(const struct nlmsghdr *nlh, void *arg);
 int smnl_talk(struct smnl *nl, struct smnl_msg *m, smnl_cb cb, void *arg);
