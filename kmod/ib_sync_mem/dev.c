@@ -5,7 +5,8 @@
  * The ioctls sync a client or a device, blocking or asynchronously (a
  * sync_file fd of the fence of async.c), after an optional in-fence, and
  * mark lazy clients dirty. Clients are named by the netlink family's ids.
- * A file may take clients created through the family over
+ * A file may create clients (IB_SYNC_MEM_IOC_CREATE, the family's
+ * CLIENT_NEW attributes) or take clients created through the family over
  * (IB_SYNC_MEM_IOC_OWN): they are deleted when it is released. Closing
  * it cancels no sync.
  */
@@ -15,6 +16,8 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/netlink.h>
+#include <linux/slab.h>
 #include <linux/sync_file.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/ib_sync_mem.h>
@@ -323,6 +326,59 @@ static long sm_dev_own(struct file *file, void __user *arg)
 	return sm_nl_own(req.id, file);
 }
 
+/* The reason of a failure, for IB_SYNC_MEM_IOC_CREATE's caller. */
+static int sm_dev_put_msg(const struct ib_sync_mem_ioc_create *req,
+			  const struct netlink_ext_ack *extack)
+{
+	char __user *u = u64_to_user_ptr(req->msg);
+	const char *msg = extack->_msg ?: "";
+	size_t n;
+
+	if (!u || !req->msg_len)
+		return 0;
+	/* As much as fits, NUL-terminated. */
+	n = min_t(size_t, strlen(msg), req->msg_len - 1);
+	if (copy_to_user(u, msg, n) || put_user('\0', u + n))
+		return -EFAULT;
+	return 0;
+}
+
+static long sm_dev_create(struct file *file, void __user *arg)
+{
+	struct netlink_ext_ack extack = {};
+	struct ib_sync_mem_ioc_create req;
+	struct nlattr *attrs;
+	long ret;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags) {
+		NL_SET_ERR_MSG(&extack, "unknown flags");
+		ret = -EINVAL;
+		goto out;
+	}
+	if (!req.attrs_len || req.attrs_len > IB_SYNC_MEM_IOC_ATTRS_MAX) {
+		NL_SET_ERR_MSG(&extack, "attrs_len: 1 to IB_SYNC_MEM_IOC_ATTRS_MAX bytes");
+		ret = req.attrs_len ? -E2BIG : -EINVAL;
+		goto out;
+	}
+	attrs = memdup_user(u64_to_user_ptr(req.attrs), req.attrs_len);
+	if (IS_ERR(attrs))
+		return PTR_ERR(attrs);
+	ret = sm_nl_file_create(attrs, req.attrs_len, file, &extack, &req.id);
+	kfree(attrs);
+	if (ret)
+		goto out;
+	if (copy_to_user(arg, &req, sizeof(req))) {
+		/* Its creator would never learn of it. */
+		sm_nl_file_delete(req.id, file);
+		return -EFAULT;
+	}
+	return 0;
+out:
+	return sm_dev_put_msg(&req, &extack) ?: ret;
+}
+
 static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
@@ -336,6 +392,7 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 	case IB_SYNC_MEM_IOC_SYNC_BATCH:
 	case IB_SYNC_MEM_IOC_MARK_DIRTY:
 	case IB_SYNC_MEM_IOC_OWN:
+	case IB_SYNC_MEM_IOC_CREATE:
 		if (file->private_data != &sm_dev_admin)
 			return -EPERM;
 		break;
@@ -351,6 +408,8 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 		return sm_dev_sync_batch(uarg);
 	case IB_SYNC_MEM_IOC_OWN:
 		return sm_dev_own(file, uarg);
+	case IB_SYNC_MEM_IOC_CREATE:
+		return sm_dev_create(file, uarg);
 	default:
 		return sm_dev_mark_dirty(uarg);
 	}

@@ -20,16 +20,22 @@ extern struct genl_family sm_nl_family;
 extern const struct nla_policy sm_nl_policy[IB_SYNC_MEM_A_MAX + 1];
 
 /*
- * GENL_REQ_ATTR_CHECK() with a message: the missing-attribute type alone
+ * NL_REQ_ATTR_CHECK() with a message: the missing-attribute type alone
  * is not shown by every client. (Its locals must not shadow the ones
- * GENL_REQ_ATTR_CHECK() declares, __info among them.)
+ * NL_REQ_ATTR_CHECK() declares, __extack among them.)
  */
+#define SM_NL_REQUIRE_ATTR(extack, attrs, attr, msg) ({			\
+	struct netlink_ext_ack *sm_ext_ = (extack);			\
+	bool sm_missing_ = NL_REQ_ATTR_CHECK(sm_ext_, NULL, attrs, attr); \
+	if (sm_missing_)						\
+		NL_SET_ERR_MSG(sm_ext_, msg);				\
+	sm_missing_;							\
+})
+
+/* SM_NL_REQUIRE_ATTR() of a request's attributes. */
 #define SM_NL_REQUIRE(info, attr, msg) ({				\
 	struct genl_info *sm_info_ = (info);				\
-	bool sm_missing_ = GENL_REQ_ATTR_CHECK(sm_info_, attr);	\
-	if (sm_missing_)						\
-		NL_SET_ERR_MSG(sm_info_->extack, msg);			\
-	sm_missing_;							\
+	SM_NL_REQUIRE_ATTR(sm_info_->extack, sm_info_->attrs, attr, msg); \
 })
 
 /* How much of a client a message shows. */

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Clients userspace creates, and the kinds it may create: CLIENT_NEW,
- * CLIENT_DEL, CLIENT_GET (do and dump).
+ * CLIENT_DEL, CLIENT_GET (do and dump), and the same creation for an open
+ * file of /dev/ib_sync_mem (IB_SYNC_MEM_IOC_CREATE).
  *
- * A client created through netlink is kept in sm_nl_objs with who created
- * it, so that it can be deleted by userspace, die with its owning socket,
- * or go with its device. Ownership is the socket's, not its port id's:
+ * A client created by userspace is kept in sm_nl_objs with who created
+ * it, so that it can be deleted by userspace, die with its owning socket
+ * or file, or go with its device. Ownership is the socket's, not its port id's:
  * netlink frees a closing socket's port id before NETLINK_URELEASE
  * arrives, and a new socket (of the same process, most likely) can have
  * that port id meanwhile. The object holds the creating socket and the
@@ -32,12 +33,12 @@
  * copy, under xa_lock).
  */
 struct sm_nl_owner {
-	bool netlink;		/* created through netlink at all */
+	u32 origin;		/* IB_SYNC_MEM_ORIGIN_NETLINK or _DEVICE */
 	bool owned;		/* dies with its socket */
 	/*
-	 * Or with this open file of /dev/ib_sync_mem, which took it over
-	 * (IB_SYNC_MEM_IOC_OWN): compared, never used, the client being
-	 * deleted before the file is freed.
+	 * Or with this open file of /dev/ib_sync_mem, which created it or
+	 * took it over (IB_SYNC_MEM_IOC_OWN): compared, never used, the
+	 * client being deleted before the file is freed.
 	 */
 	const struct file *file;
 	u32 portid;
@@ -200,16 +201,16 @@ int sm_nl_fill_client(struct sk_buff *skb, struct ib_sync_mem_client *c,
 		goto done;
 
 	if (nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_ORIGIN,
-			o.netlink ? IB_SYNC_MEM_ORIGIN_NETLINK :
-			IB_SYNC_MEM_ORIGIN_KERNEL) ||
+			o.origin ?: IB_SYNC_MEM_ORIGIN_KERNEL) ||
 	    sm_nl_put_stats(skb, c->stats, false, U32_MAX))
 		goto cancel;
 	if (detail != SM_NL_ADMIN)
 		goto done;
 
-	if (o.netlink &&
-	    (nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_OWNER_PORTID, o.portid) ||
-	     nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_OWNER_PID, o.pid)))
+	if (o.origin == IB_SYNC_MEM_ORIGIN_NETLINK &&
+	    nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_OWNER_PORTID, o.portid))
+		goto cancel;
+	if (o.origin && nla_put_u32(skb, IB_SYNC_MEM_A_CLIENT_OWNER_PID, o.pid))
 		goto cancel;
 	if (c->has_info) {
 		info = nla_nest_start(skb, IB_SYNC_MEM_A_CLIENT_INFO);
@@ -271,23 +272,18 @@ static void sm_nl_obj_destroy_work(struct work_struct *work)
 	sm_nl_obj_destroy(container_of(work, struct sm_nl_obj, destroy_work));
 }
 
+/* @sk: the creating socket, for a client it owns; NULL otherwise. */
 static void sm_nl_obj_init(struct sm_nl_obj *obj, struct ib_sync_mem_client *c,
 			   struct ib_sync_mem_client_kind *kind,
-			   struct sk_buff *skb, struct genl_info *info,
-			   bool owned)
+			   const struct sm_nl_owner *creator, struct sock *sk)
 {
 	obj->client = c;
 	obj->dom = c->dom;
 	obj->kind = kind;
-	obj->owner = (struct sm_nl_owner){
-		.netlink = true,
-		.owned = owned,
-		.portid = info->snd_portid,
-		.pid = task_tgid_nr(current),
-	};
-	if (owned) {
-		obj->sk = NETLINK_CB(skb).sk;
-		sock_hold(obj->sk);
+	obj->owner = *creator;
+	if (sk) {
+		obj->sk = sk;
+		sock_hold(sk);
 	}
 }
 
@@ -471,105 +467,118 @@ static struct notifier_block sm_nl_notifier = {
 };
 
 /*
- * Delete the client CLIENT_NEW recorded as @id with @obj, unless a
+ * Delete client @id if its record is one @match selects, unless a
  * CLIENT_DEL or the device's removal is deleting it already.
  */
-static void sm_nl_undo_new(u32 id, struct sm_nl_obj *obj)
+static void sm_nl_delete_matching_id(u32 id,
+				     bool (*match)(struct sm_nl_obj *obj,
+						   const void *arg),
+				     const void *arg)
 {
-	bool mine;
+	struct sm_nl_obj *obj;
 
 	mutex_lock(&sm_nl_lock);
-	mine = xa_load(&sm_nl_objs, id) == obj && !obj->dying;
-	if (mine)
+	obj = xa_load(&sm_nl_objs, id);
+	if (obj && (obj->dying || !match(obj, arg)))
+		obj = NULL;
+	if (obj)
 		obj->dying = true;
 	mutex_unlock(&sm_nl_lock);
-	if (mine)
+	if (obj)
 		sm_nl_obj_destroy(obj);
 }
 
-int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
+static bool sm_nl_match_obj(struct sm_nl_obj *obj, const void *arg)
 {
-	struct nlattr **attrs = info->attrs;
+	return obj == arg;
+}
+
+/*
+ * Register a client as CLIENT_NEW's @attrs ask (validated by the family's
+ * policy) and record it as @creator's; @sk is the socket of a client it
+ * owns, else NULL.
+ *
+ * Return: the client, with a reference for the caller (the record's may go
+ * at once: CLIENT_DEL, the device's removal), its record in *@objp; or an
+ * ERR_PTR, with an extack message.
+ */
+static struct ib_sync_mem_client *
+sm_nl_create(struct nlattr **attrs, struct netlink_ext_ack *extack,
+	     const struct sm_nl_owner *creator, struct sock *sk,
+	     struct sm_nl_obj **objp)
+{
+	struct ib_sync_mem_client_kind *kind;
 	struct ib_sync_mem_domain *dom;
 	struct ib_sync_mem_client *c;
-	struct ib_sync_mem_client_kind *kind;
 	struct ib_device *ibdev;
 	struct sm_nl_obj *obj;
-	struct sk_buff *msg;
 	const char *name;
-	u32 flags = 0, id;
+	u32 flags = 0;
 	int ret;
 
-	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_NAME,
-			  "missing client name (CLIENT_NAME)") ||
-	    SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_KIND,
-			  "missing client kind (CLIENT_KIND)"))
-		return -EINVAL;
+	if (SM_NL_REQUIRE_ATTR(extack, attrs, IB_SYNC_MEM_A_CLIENT_NAME,
+			       "missing client name (CLIENT_NAME)") ||
+	    SM_NL_REQUIRE_ATTR(extack, attrs, IB_SYNC_MEM_A_CLIENT_KIND,
+			       "missing client kind (CLIENT_KIND)"))
+		return ERR_PTR(-EINVAL);
 	name = nla_data(attrs[IB_SYNC_MEM_A_CLIENT_NAME]);
 	if (!*name) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    attrs[IB_SYNC_MEM_A_CLIENT_NAME],
+		NL_SET_ERR_MSG_ATTR(extack, attrs[IB_SYNC_MEM_A_CLIENT_NAME],
 				    "client name is empty");
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	}
 	if (attrs[IB_SYNC_MEM_A_CLIENT_FLAGS])
 		flags = nla_get_u32(attrs[IB_SYNC_MEM_A_CLIENT_FLAGS]);
 
 	kind = sm_kind_get(nla_get_u32(attrs[IB_SYNC_MEM_A_CLIENT_KIND]));
 	if (!kind) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    attrs[IB_SYNC_MEM_A_CLIENT_KIND],
+		NL_SET_ERR_MSG_ATTR(extack, attrs[IB_SYNC_MEM_A_CLIENT_KIND],
 				    "client kind not available (module not loaded?)");
-		return -EOPNOTSUPP;
+		return ERR_PTR(-EOPNOTSUPP);
 	}
 
-	dom = sm_nl_domain(attrs, info->extack);
+	dom = sm_nl_domain(attrs, extack);
 	if (IS_ERR(dom)) {
-		ret = PTR_ERR(dom);
+		c = ERR_CAST(dom);
 		goto err_kind;
 	}
 	ibdev = sm_domain_device_get(dom);
 	if (!ibdev) {
-		NL_SET_ERR_MSG(info->extack, "RDMA device is going away");
-		ret = -ENODEV;
+		NL_SET_ERR_MSG(extack, "RDMA device is going away");
+		c = ERR_PTR(-ENODEV);
 		goto err_dom;
 	}
 	mutex_lock(&sm_nl_lock);
 	atomic_inc(&dom->nl_creating);
 	mutex_unlock(&sm_nl_lock);
 
-	/*
-	 * The reply is allocated before the client exists: failing to
-	 * answer must not leave a client the caller never heard of.
-	 */
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	obj = sm_nl_obj_alloc();
-	if (!obj || !msg) {
-		ret = -ENOMEM;
-		goto err_obj;
+	if (!obj) {
+		c = ERR_PTR(-ENOMEM);
+		goto err_creating;
 	}
 	c = kind->create(ibdev, name,
 			 flags & IB_SYNC_MEM_CLIENT_F_LAZY ? IB_SYNC_MEM_F_LAZY : 0,
-			 attrs, info->extack);
+			 attrs, extack);
 	if (IS_ERR(c)) {
-		ret = PTR_ERR(c);
+		sm_nl_obj_free(obj);
 		/* The kind may have said why already; keep its message. */
-		if (info->extack && info->extack->_msg)
-			goto err_obj;
-		if (ret == -ENOSPC)
-			NL_SET_ERR_MSG(info->extack,
+		if (extack && extack->_msg)
+			goto err_creating;
+		if (PTR_ERR(c) == -ENOSPC)
+			NL_SET_ERR_MSG(extack,
 				       "client limit reached (max_clients or max_clients_per_dev)");
-		else if (ret == -ENODEV)
-			NL_SET_ERR_MSG(info->extack, "RDMA device is going away");
+		else if (PTR_ERR(c) == -ENODEV)
+			NL_SET_ERR_MSG(extack, "RDMA device is going away");
 		else
-			NL_SET_ERR_MSG(info->extack, "cannot register the client");
-		goto err_obj;
+			NL_SET_ERR_MSG(extack, "cannot register the client");
+		goto err_creating;
 	}
-	sm_nl_obj_init(obj, c, kind, skb, info, flags & IB_SYNC_MEM_CLIENT_F_OWNED);
+	sm_nl_obj_init(obj, c, kind, creator, sk);
 
 	/*
 	 * Once recorded, CLIENT_DEL or the device's removal may delete the
-	 * client at any time: hold it for the reply. A removal that began
+	 * client at any time: hold it for the caller. A removal that began
 	 * meanwhile waits for the record, then takes the client along.
 	 */
 	ib_sync_mem_get(c);
@@ -581,13 +590,57 @@ int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 	ib_device_put(ibdev);
 	sm_domain_put(dom);
 	if (ret) {
-		NL_SET_ERR_MSG(info->extack, "cannot record the client");
+		NL_SET_ERR_MSG(extack, "cannot record the client");
 		ib_sync_mem_put(c);
 		sm_nl_obj_destroy(obj);
-		nlmsg_free(msg);
-		return ret;
+		return ERR_PTR(ret);
 	}
+	*objp = obj;
+	return c;
 
+err_creating:
+	mutex_lock(&sm_nl_lock);
+	atomic_dec(&dom->nl_creating);
+	mutex_unlock(&sm_nl_lock);
+	wake_up_all(&sm_nl_created);
+	ib_device_put(ibdev);
+err_dom:
+	sm_domain_put(dom);
+err_kind:
+	module_put(kind->owner);
+	return c;
+}
+
+int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *fattr = info->attrs[IB_SYNC_MEM_A_CLIENT_FLAGS];
+	bool owned = fattr &&
+		     nla_get_u32(fattr) & IB_SYNC_MEM_CLIENT_F_OWNED;
+	const struct sm_nl_owner creator = {
+		.origin = IB_SYNC_MEM_ORIGIN_NETLINK,
+		.owned = owned,
+		.portid = info->snd_portid,
+		.pid = task_tgid_nr(current),
+	};
+	struct ib_sync_mem_client *c;
+	struct sm_nl_obj *obj;
+	struct sk_buff *msg;
+	u32 id;
+	int ret;
+
+	/*
+	 * The reply is allocated before the client exists: failing to
+	 * answer must not leave a client the caller never heard of.
+	 */
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	c = sm_nl_create(info->attrs, info->extack, &creator,
+			 owned ? NETLINK_CB(skb).sk : NULL, &obj);
+	if (IS_ERR(c)) {
+		nlmsg_free(msg);
+		return PTR_ERR(c);
+	}
 	id = c->id;
 	ret = sm_nl_fill_client(msg, c, info->snd_portid, info->snd_seq, 0,
 				IB_SYNC_MEM_CMD_CLIENT_NEW, SM_NL_ADMIN, NULL);
@@ -601,22 +654,63 @@ int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 	 * (its receive buffer was full): it must not stay registered.
 	 */
 	if (ret)
-		sm_nl_undo_new(id, obj);
+		sm_nl_delete_matching_id(id, sm_nl_match_obj, obj);
 	return ret;
+}
 
-err_obj:
-	sm_nl_obj_free(obj);
-	nlmsg_free(msg);
-	mutex_lock(&sm_nl_lock);
-	atomic_dec(&dom->nl_creating);
-	mutex_unlock(&sm_nl_lock);
-	wake_up_all(&sm_nl_created);
-	ib_device_put(ibdev);
-err_dom:
-	sm_domain_put(dom);
-err_kind:
-	module_put(kind->owner);
-	return ret;
+/**
+ * sm_nl_file_create() - IB_SYNC_MEM_IOC_CREATE: a client @file owns
+ * @data: CLIENT_NEW's attributes, as in its message
+ * @len: their length
+ * @file: the open file of /dev/ib_sync_mem that creates it
+ * @extack: for the reason of a failure
+ * @id: set to the new client's id
+ *
+ * Return: 0, or CLIENT_NEW's errno; -EINVAL for IB_SYNC_MEM_CLIENT_F_OWNED.
+ */
+int sm_nl_file_create(const struct nlattr *data, int len,
+		      const struct file *file, struct netlink_ext_ack *extack,
+		      u32 *id)
+{
+	const struct sm_nl_owner creator = {
+		.origin = IB_SYNC_MEM_ORIGIN_DEVICE,
+		.file = file,
+		.pid = task_tgid_nr(current),
+	};
+	struct nlattr *attrs[IB_SYNC_MEM_A_MAX + 1];
+	struct ib_sync_mem_client *c;
+	struct nlattr *fattr;
+	struct sm_nl_obj *obj;
+	int ret;
+
+	ret = nla_parse(attrs, IB_SYNC_MEM_A_MAX, data, len, sm_nl_policy,
+			extack);
+	if (ret)
+		return ret;
+	fattr = attrs[IB_SYNC_MEM_A_CLIENT_FLAGS];
+	if (fattr && nla_get_u32(fattr) & IB_SYNC_MEM_CLIENT_F_OWNED) {
+		NL_SET_ERR_MSG_ATTR(extack, fattr,
+				    "a client created through the device is its file's, not a socket's (CLIENT_F_OWNED)");
+		return -EINVAL;
+	}
+	c = sm_nl_create(attrs, extack, &creator, NULL, &obj);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	*id = c->id;
+	ib_sync_mem_put(c);
+	return 0;
+}
+
+/**
+ * sm_nl_file_delete() - delete a client @file owns
+ * @id: the client
+ * @file: the open file of /dev/ib_sync_mem
+ *
+ * Does nothing if @file does not own it or it is being deleted.
+ */
+void sm_nl_file_delete(u32 id, const struct file *file)
+{
+	sm_nl_delete_matching_id(id, sm_nl_match_file, file);
 }
 
 int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info)

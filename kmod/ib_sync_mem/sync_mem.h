@@ -598,6 +598,10 @@ void sm_dev_exit(void);
 /* nl_client.c: netlink-created clients an open file of the device owns */
 int sm_nl_own(u32 id, const struct file *file);
 void sm_nl_file_released(const struct file *file);
+int sm_nl_file_create(const struct nlattr *data, int len,
+		      const struct file *file, struct netlink_ext_ack *extack,
+		      u32 *id);
+void sm_nl_file_delete(u32 id, const struct file *file);
 
 /* debugfs.c */
 void sm_debugfs_init(void);

@@ -4,8 +4,9 @@
  * as KTAP: blocking and asynchronous syncs of sim clients, fences as
  * sync_file fds (poll, SYNC_IOC_FILE_INFO), in-fences and their errors,
  * MARK_DIRTY, the device-wide forms, bad input and its exact errnos, the
- * permission rule, clients a file owns (IB_SYNC_MEM_IOC_OWN), and every
- * fence signalled once and freed at the end.
+ * permission rule, clients a file owns (IB_SYNC_MEM_IOC_OWN) or creates
+ * (IB_SYNC_MEM_IOC_CREATE), and every fence signalled once and freed at
+ * the end.
  *
  *   async_dev [--dev rxe0]
  *   async_dev --hold-in SLOW,ID
@@ -23,10 +24,12 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/capability.h>
+#include <linux/genetlink.h>
 #include <linux/ib_sync_mem.h>
 #include <linux/ib_sync_mem_dev.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -35,6 +38,7 @@
 #include "ktap.h"
 #include "smdebugfs.h"
 #include "smnl.h"
+#include "smnl_raw.h"
 #include "syncfile.h"
 
 static const char *dev_name = "rxe0";
@@ -204,14 +208,202 @@ static int drop_caps(void)
 }
 
 /* In a child without capabilities: what open + NOP + SYNC return. */
+/*
+ * CLIENT_NEW's attributes for IB_SYNC_MEM_IOC_CREATE (@m holds them after
+ * its headers): a NULL @name or @dev, or a 0 @kind, is left out; so are
+ * @flags when ~0.
+ */
+static void create_attrs(struct smnl_msg *m, const char *name, uint32_t kind,
+			 const char *dev, uint32_t flags)
+{
+	smnl_msg_init_family(m, 0, 0, 0, 0);
+	if (name)
+		smnl_put_str(m, IB_SYNC_MEM_A_CLIENT_NAME, name);
+	if (kind)
+		smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_KIND, kind);
+	if (dev)
+		smnl_put_str(m, IB_SYNC_MEM_A_DEV_NAME, dev);
+	if (flags != ~0u)
+		smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_FLAGS, flags);
+}
+
+/* @c's attributes: @m's, after its headers. */
+static void set_attrs(struct ib_sync_mem_ioc_create *c, const struct smnl_msg *m)
+{
+	c->attrs = (uintptr_t)(m->buf + NLMSG_HDRLEN + GENL_HDRLEN);
+	c->attrs_len = m->len - NLMSG_HDRLEN - GENL_HDRLEN;
+}
+
+/* IB_SYNC_MEM_IOC_CREATE through @fd of @m's attributes: 0 or -errno. */
+static int create(int fd, const struct smnl_msg *m,
+		  struct ib_sync_mem_ioc_create *c)
+{
+	set_attrs(c, m);
+	return ioc(fd, IB_SYNC_MEM_IOC_CREATE, c);
+}
+
+/* A failed CREATE's errno and message, against the ones expected. */
+static void create_fails(int fd, const struct smnl_msg *m, uint32_t flags,
+			 int want, const char *want_msg, const char *what)
+{
+	char msg[256];
+	struct ib_sync_mem_ioc_create c = {
+		.flags = flags, .msg = (uintptr_t)msg, .msg_len = sizeof(msg),
+	};
+	int st;
+
+	memset(msg, 'x', sizeof(msg));
+	st = create(fd, m, &c);
+	ktap_result(st == want && !strcmp(msg, want_msg) && !c.id,
+		    "CREATE %s: %s, \"%s\" (got %d, \"%.*s\", id %u)", what,
+		    strerror(-want), want_msg, st, (int)strnlen(msg, sizeof(msg)),
+		    msg, c.id);
+}
+
+/*
+ * A file creates clients (IB_SYNC_MEM_IOC_CREATE): registered as
+ * CLIENT_NEW would, owned by the file from the start, with the reasons of
+ * bad input in the caller's buffer and nothing left behind by a failure.
+ */
+static void test_create(void)
+{
+	static struct smnl_msg m;
+	struct ib_sync_mem_ioc_create c = { 0 }, *ro;
+	struct smnl_client cl;
+	char msg[16];
+	long page = sysconf(_SC_PAGESIZE);
+	int a, b, st, get, pinned = -1;
+	uint32_t id = 0, rid = 0, fl;
+	void *mem;
+
+	a = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	b = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	create_attrs(&m, "made-here", IB_SYNC_MEM_KIND_SIM, dev_name,
+		     IB_SYNC_MEM_CLIENT_F_LAZY);
+	st = create(a, &m, &c);
+	id = c.id;
+	get = smnl_client_get(&nl, id, &cl);
+	if (!ktap_result(a >= 0 && b >= 0 && st == 0 && id > 0 && get == 0,
+			 "CREATE of a sim client: 0, a new id (%d, id %u, CLIENT_GET %d)",
+			 st, id, get)) {
+		goto out;
+	}
+	ktap_result(!strcmp(cl.name, "made-here") && cl.kind == IB_SYNC_MEM_KIND_SIM &&
+		    cl.flags == (IB_SYNC_MEM_CLIENT_F_LAZY | IB_SYNC_MEM_CLIENT_F_FILE) &&
+		    cl.origin == IB_SYNC_MEM_ORIGIN_DEVICE && cl.have_owner &&
+		    cl.owner_pid == (uint32_t)getpid() && !strcmp(cl.dev, dev_name),
+		    "it is what CLIENT_NEW would make, owned by the file: flags %#x, origin %u, pid %u",
+		    cl.flags, cl.origin, cl.owner_pid);
+	st = ioc(a, IB_SYNC_MEM_IOC_MARK_DIRTY,
+		 &(struct ib_sync_mem_ioc_mark){ .id = id, .dir = IB_SYNC_MEM_SYNC_TO_DEVICE });
+	st = st ?: sync_one(id, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, -1, NULL);
+	ktap_result(st == 0 && syncs_of(id) == 1,
+		    "marked dirty and synced through the device: one sync (%d, syncs %llu)",
+		    st, (unsigned long long)syncs_of(id));
+	ktap_result(own(b, id, 0) == -EBUSY && own(a, id, 0) == 0,
+		    "OWN by another file: EBUSY; by its creator: 0");
+
+	/* The memory a kind takes is the caller's: a region of its pages. */
+	mem = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	create_attrs(&m, "made-region", IB_SYNC_MEM_KIND_REGION, dev_name, ~0u);
+	{
+		size_t nest = smnl_nest_start(&m, IB_SYNC_MEM_A_REGION);
+
+		smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_ADDR, (uintptr_t)mem);
+		smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_LEN, 4 * page);
+		smnl_nest_end(&m, nest);
+	}
+	memset(&c, 0, sizeof(c));
+	st = mem == MAP_FAILED ? -ENOMEM : create(a, &m, &c);
+	rid = c.id;
+	if (!st && !smnl_client_get(&nl, rid, &cl) && cl.have_pinned)
+		pinned = cl.pinned_pages;
+	ktap_result(st == 0 && pinned == 4,
+		    "CREATE of a region of 4 of its pages: pinned %d (%d)", pinned, st);
+
+	/* Bad input: the errno and the reason, and no client. */
+	create_attrs(&m, "made-bad", IB_SYNC_MEM_KIND_SIM, dev_name, ~0u);
+	create_fails(a, &m, 1, -EINVAL, "unknown flags", "with a flag");
+	create_attrs(&m, "made-bad", IB_SYNC_MEM_KIND_SIM, dev_name,
+		     IB_SYNC_MEM_CLIENT_F_OWNED);
+	create_fails(a, &m, 0, -EINVAL,
+		     "a client created through the device is its file's, not a socket's (CLIENT_F_OWNED)",
+		     "CLIENT_F_OWNED");
+	create_attrs(&m, NULL, IB_SYNC_MEM_KIND_SIM, dev_name, ~0u);
+	create_fails(a, &m, 0, -EINVAL, "missing client name (CLIENT_NAME)",
+		     "without a name");
+	create_attrs(&m, "made-bad", IB_SYNC_MEM_KIND_SIM, "nosuchdev0", ~0u);
+	create_fails(a, &m, 0, -ENODEV, "no such RDMA device", "on no such device");
+	create_attrs(&m, "made-bad", 0, dev_name, ~0u);
+	smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_KIND, 0x7fff);
+	create_fails(a, &m, 0, -EOPNOTSUPP,
+		     "client kind not available (module not loaded?)", "of an unknown kind");
+
+	/* The reason cut to the buffer, NUL-terminated, nothing past it. */
+	create_attrs(&m, "made-bad", IB_SYNC_MEM_KIND_SIM, "nosuchdev0", ~0u);
+	memset(msg, 'x', sizeof(msg));
+	c = (struct ib_sync_mem_ioc_create){ .msg = (uintptr_t)msg, .msg_len = 8 };
+	st = create(a, &m, &c);
+	ktap_result(st == -ENODEV && !memcmp(msg, "no such\0xxxxxxxx", 16),
+		    "a reason longer than msg_len 8: its first 7 bytes and a NUL (%d, \"%.8s\")",
+		    st, msg);
+
+	create_attrs(&m, "made-bad", IB_SYNC_MEM_KIND_SIM, dev_name, ~0u);
+	c = (struct ib_sync_mem_ioc_create){ 0 };
+	set_attrs(&c, &m);
+	c.attrs_len = 0;
+	st = ioc(a, IB_SYNC_MEM_IOC_CREATE, &c);
+	ktap_result(st == -EINVAL, "attrs_len 0: EINVAL (%d)", st);
+	c.attrs_len = IB_SYNC_MEM_IOC_ATTRS_MAX + 1;
+	st = ioc(a, IB_SYNC_MEM_IOC_CREATE, &c);
+	ktap_result(st == -E2BIG, "attrs_len IB_SYNC_MEM_IOC_ATTRS_MAX + 1: E2BIG (%d)", st);
+	c.attrs = 8;
+	c.attrs_len = 64;
+	st = ioc(a, IB_SYNC_MEM_IOC_CREATE, &c);
+	ktap_result(st == -EFAULT, "attrs at a bad address: EFAULT (%d)", st);
+
+	/* A request whose id cannot be written back: the client goes again. */
+	ro = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	create_attrs(&m, "made-bad", IB_SYNC_MEM_KIND_SIM, dev_name, ~0u);
+	if (ro != MAP_FAILED) {
+		*ro = (struct ib_sync_mem_ioc_create){ 0 };
+		set_attrs(ro, &m);
+		mprotect(ro, page, PROT_READ);
+		st = ioc(a, IB_SYNC_MEM_IOC_CREATE, ro);
+		munmap(ro, page);
+	}
+	ktap_result(ro != MAP_FAILED && st == -EFAULT,
+		    "a read-only request: EFAULT (%d)", st);
+	st = smnl_client_find(&nl, "made-bad", &cl);
+	ktap_result(st == -ENOENT, "no failed CREATE left a client (find: %d)", st);
+
+	/* Its clients die with the file, before close() returns. */
+	close(a);
+	a = -1;
+	fl = flags_of(id, &get);
+	st = smnl_client_get(&nl, rid, &cl);
+	ktap_result(get == -ENOENT && st == -ENOENT,
+		    "the file closed: both of its clients are gone (%d %d, flags %#x)", get, st, fl);
+	if (mem != MAP_FAILED)
+		munmap(mem, 4 * page);
+out:
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+}
+
 static void test_permission(uint32_t id)
 {
 	int st, rc = -1;
 	pid_t pid = fork();
 
 	if (!pid) {
-		int fd, nop, sync;
+		int fd, nop, sync, made;
 		struct ib_sync_mem_ioc_sync r = { .id = id, .dir = 1 };
+		struct ib_sync_mem_ioc_create c = { 0 };
+		static struct smnl_msg m;
 
 		if (drop_caps())
 			_exit(10);
@@ -220,11 +412,14 @@ static void test_permission(uint32_t id)
 			_exit(11);
 		nop = ioc(fd, IB_SYNC_MEM_IOC_NOP, NULL);
 		sync = ioc(fd, IB_SYNC_MEM_IOC_SYNC, &r);
-		_exit(nop == 0 && sync == -EPERM ? 0 : 12);
+		create_attrs(&m, "made-unprivileged", IB_SYNC_MEM_KIND_SIM, dev_name, ~0u);
+		made = create(fd, &m, &c);
+		_exit(nop == 0 && sync == -EPERM && made == -EPERM ? 0 : 12);
 	}
 	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
 		rc = WEXITSTATUS(st);
-	ktap_result(rc == 0, "without CAP_NET_ADMIN: NOP works, SYNC is EPERM (child exit %d)", rc);
+	ktap_result(rc == 0,
+		    "without CAP_NET_ADMIN: NOP works, SYNC and CREATE are EPERM (child exit %d)", rc);
 
 	/* The opener's credentials count: root's file, used by a child without. */
 	pid = fork();
@@ -532,6 +727,7 @@ int main(int argc, char **argv)
 	test_bad_input(fast, lazy);
 	test_permission(fast);
 	test_own();
+	test_create();
 
 	smnl_unregister(&nl, fast);
 	smnl_unregister(&nl, failing);

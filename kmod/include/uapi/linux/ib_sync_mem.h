@@ -30,7 +30,8 @@
  * IB_SYNC_MEM_CLIENT_F_OWNED it is deleted when the netlink socket that
  * created it is closed (also when its process dies); with
  * IB_SYNC_MEM_CLIENT_F_FILE, when the open file of /dev/ib_sync_mem that took
- * it over is released (linux/ib_sync_mem_dev.h). Clients registered by
+ * it over, or created it (IB_SYNC_MEM_IOC_CREATE), is released
+ * (linux/ib_sync_mem_dev.h). Clients registered by
  * kernel drivers are listed and synced like the others, but only their
  * driver deletes them.
  *
@@ -134,7 +135,7 @@
  *    IB_SYNC_MEM_A_CLIENT_OWNER_PORTID: NLA_U32, netlink port of the creator
  *       (sensitive; origin netlink only)
  *    IB_SYNC_MEM_A_CLIENT_OWNER_PID: NLA_U32, pid of the creator, in the
- *       initial pid namespace (sensitive; origin netlink only)
+ *       initial pid namespace (sensitive; origins netlink and device)
  *    IB_SYNC_MEM_A_STATS: NLA_NESTED, its counters (below, no histogram)
  *    IB_SYNC_MEM_A_CLIENT_PINNED_PAGES: NLA_U32, pages it keeps pinned
  *       (region clients; 0 once the invalidation has released them, a few
@@ -540,6 +541,7 @@ enum ib_sync_mem_inval_reason {
 enum ib_sync_mem_origin {
 	IB_SYNC_MEM_ORIGIN_KERNEL = 1,	/* registered by a kernel driver */
 	IB_SYNC_MEM_ORIGIN_NETLINK = 2,	/* IB_SYNC_MEM_CMD_CLIENT_NEW */
+	IB_SYNC_MEM_ORIGIN_DEVICE = 3,	/* IB_SYNC_MEM_IOC_CREATE */
 };
 
 #endif /* _UAPI_LINUX_IB_SYNC_MEM_H */

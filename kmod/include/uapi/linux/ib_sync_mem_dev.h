@@ -5,6 +5,8 @@
  * The generic netlink family (linux/ib_sync_mem.h) creates, lists and
  * deletes clients; this device syncs them from a program's hot path, and
  * carries what netlink cannot: dma_fences, as sync_file file descriptors.
+ * A program may also create clients here that die with its file
+ * (IB_SYNC_MEM_IOC_CREATE), with no netlink socket at all.
  * It knows the same client ids, directions and device indexes as the
  * family.
  *
@@ -190,6 +192,45 @@ struct ib_sync_mem_ioc_own {
 	__u32 flags;
 };
 
+/* The most bytes of attributes IB_SYNC_MEM_IOC_CREATE takes. */
+#define IB_SYNC_MEM_IOC_ATTRS_MAX	4096
+
+/**
+ * struct ib_sync_mem_ioc_create - IB_SYNC_MEM_IOC_CREATE: a client this
+ *	file owns
+ * @attrs: user pointer to the attributes of the family's
+ *	IB_SYNC_MEM_CMD_CLIENT_NEW (linux/ib_sync_mem.h), laid out as in its
+ *	message after the genetlink header: struct nlattr each, NLA_ALIGNed.
+ *	The family's policy validates them, strictly; the kinds read them
+ *	as from CLIENT_NEW.
+ * @attrs_len: their length in bytes, 1 to IB_SYNC_MEM_IOC_ATTRS_MAX
+ * @flags: 0
+ * @msg: 0, or a user pointer to @msg_len bytes that a failure fills with
+ *	its reason, NUL-terminated (what CLIENT_NEW's extended ack says);
+ *	an empty string when there is none
+ * @msg_len: the size of @msg's buffer
+ * @id: set on success: the new client's id (IB_SYNC_MEM_A_CLIENT_ID)
+ *
+ * The client is registered as CLIENT_NEW would register it, with
+ * IB_SYNC_MEM_ORIGIN_DEVICE and IB_SYNC_MEM_CLIENT_F_FILE: the file owns
+ * it, as after IB_SYNC_MEM_IOC_OWN (deleted when the file is released;
+ * the family's CLIENT_DEL deletes it too). Memory a kind takes from the
+ * caller (a region's pages, a dma-buf fd) is the calling process's.
+ * Errors: CLIENT_NEW's (-EINVAL for a missing or malformed attribute,
+ * -EOPNOTSUPP for a kind not loaded, -ENODEV, -ENOSPC, ...), and -EINVAL
+ * for IB_SYNC_MEM_CLIENT_F_OWNED (a socket's ownership: the file owns it)
+ * or a flag, -E2BIG for @attrs_len, -EFAULT for @attrs, @msg or the
+ * request (no client is left: one whose @id cannot be written is deleted).
+ */
+struct ib_sync_mem_ioc_create {
+	__u64 attrs;
+	__u32 attrs_len;
+	__u32 flags;
+	__u64 msg;
+	__u32 msg_len;
+	__u32 id;
+};
+
 #define IB_SYNC_MEM_IOC_MAGIC	0xDB
 
 /* Does nothing: the floor of any syscall path to the module (benches). */
@@ -204,5 +245,7 @@ struct ib_sync_mem_ioc_own {
 					 struct ib_sync_mem_ioc_sync_batch)
 #define IB_SYNC_MEM_IOC_OWN	_IOW(IB_SYNC_MEM_IOC_MAGIC, 5, \
 				     struct ib_sync_mem_ioc_own)
+#define IB_SYNC_MEM_IOC_CREATE	_IOWR(IB_SYNC_MEM_IOC_MAGIC, 6, \
+				      struct ib_sync_mem_ioc_create)
 
 #endif /* _UAPI_LINUX_IB_SYNC_MEM_DEV_H */
