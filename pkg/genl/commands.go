@@ -115,13 +115,14 @@ func (c *Conn) clientReply(ctx context.Context, op string, cmd uint8, b []byte) 
 // Without FlagOwned, the client persists until Unregister, from any
 // process, or until its device goes away. Either may be taken over by an
 // open /dev/ib_sync_mem (syncdev.Device.Own): it then shows FlagFile, not
-// FlagOwned, and dies with that file.
+// FlagOwned, and dies with that file. syncdev.Device.Create registers a
+// client owned by such a file from the start, with no netlink socket.
 func (c *Conn) Register(ctx context.Context, r RegisterRequest) (*Client, error) {
 	op := "register client"
 	if r.Name != "" {
 		op += " " + r.Name
 	}
-	b, err := encodeRegister(r)
+	b, err := r.Attributes()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}

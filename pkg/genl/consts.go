@@ -208,6 +208,7 @@ const (
 const (
 	OriginKernel  Origin = 1 // registered by a kernel driver
 	OriginNetlink Origin = 2 // registered with IB_SYNC_MEM_CMD_CLIENT_NEW
+	OriginDevice  Origin = 3 // registered with IB_SYNC_MEM_IOC_CREATE
 )
 
 // Event types are the commands the kernel multicasts on EventsGroup.

@@ -146,6 +146,7 @@ var uapi = []struct {
 	{"IB_SYNC_MEM_INVAL_REASON_MEMORY", "ReasonMemory", int64(ReasonMemory)},
 	{"IB_SYNC_MEM_ORIGIN_KERNEL", "OriginKernel", int64(OriginKernel)},
 	{"IB_SYNC_MEM_ORIGIN_NETLINK", "OriginNetlink", int64(OriginNetlink)},
+	{"IB_SYNC_MEM_ORIGIN_DEVICE", "OriginDevice", int64(OriginDevice)},
 }
 
 var uapiStrings = []struct{ c, goName, v string }{

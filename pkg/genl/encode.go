@@ -149,7 +149,10 @@ func encodeClientFilter(f ClientFilter) ([]byte, error) {
 	return ae.Encode()
 }
 
-func encodeRegister(r RegisterRequest) ([]byte, error) {
+// Attributes returns r as IB_SYNC_MEM_CMD_CLIENT_NEW's attributes: what
+// Conn.Register sends, and what /dev/ib_sync_mem's IB_SYNC_MEM_IOC_CREATE
+// takes (syncdev.Device.Create).
+func (r RegisterRequest) Attributes() ([]byte, error) {
 	ae := netlink.NewAttributeEncoder()
 	if r.Device != "" {
 		ae.String(attrDevName, r.Device)

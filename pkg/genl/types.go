@@ -38,7 +38,8 @@ type Client struct {
 	LastErr     syscall.Errno // result of its last sync; 0: success
 	// OwnerPortID and OwnerPID identify the netlink socket and process
 	// that created the client. They are sensitive: zero unless the caller
-	// has CAP_NET_ADMIN and the client was created over netlink.
+	// has CAP_NET_ADMIN and the client was created over netlink (OwnerPID
+	// alone for one created through /dev/ib_sync_mem).
 	OwnerPortID uint32
 	OwnerPID    uint32
 	Stats       Counters // its counters, without a histogram
@@ -260,6 +261,8 @@ func (o Origin) String() string {
 		return "kernel"
 	case OriginNetlink:
 		return "netlink"
+	case OriginDevice:
+		return "device"
 	}
 	return "origin-" + strconv.FormatUint(uint64(o), 10)
 }

@@ -1,9 +1,12 @@
 package syncdev
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"syscall"
 	"time"
 	"unsafe"
@@ -204,6 +207,60 @@ var ownReasons = map[syscall.Errno]string{
 func (d *Device) Own(id uint32) error {
 	arg := iocOwn{ID: id}
 	return d.do(fmt.Sprintf("own id %d", id), ownReasons, reqOwn, unsafe.Pointer(&arg), nil)
+}
+
+// createMsgLen is the size of the buffer for the kernel's reason of a
+// refused Create: its messages are one line.
+const createMsgLen = 256
+
+var createReasons = map[syscall.Errno]string{
+	unix.EINVAL:     "missing or malformed attribute, or FlagOwned",
+	unix.ENODEV:     "no such device, or it is going away",
+	unix.EOPNOTSUPP: "client kind not available (module not loaded?)",
+	unix.ENOSPC:     "client limit reached",
+	unix.E2BIG:      "request larger than the device takes",
+}
+
+// Create registers a client as genl.Conn.Register does, owned by this
+// open file from the start: it shows genl.FlagFile and genl.OriginDevice,
+// and is deleted when the file is released (Close, with no duplicate of
+// its descriptor open, or the death of the process), or by
+// genl.Conn.Unregister. The memory a kind takes (a region's pages, a
+// dma-buf's descriptor) is this process's. r.Flags must not have
+// genl.FlagOwned, a netlink socket's ownership (EINVAL). It returns the
+// new client's id; a refusal is an *Error whose Reason is the kernel's
+// own message when it gave one, and leaves no client. It needs
+// CAP_NET_ADMIN when the device was opened (EPERM).
+func (d *Device) Create(r genl.RegisterRequest) (uint32, error) {
+	op := "create client " + r.Name
+	b, err := r.Attributes()
+	if err != nil {
+		return 0, fmt.Errorf("syncdev: %s: %w", op, err)
+	}
+	if len(b) > attrsMax {
+		return 0, invalid(op, "%d bytes of attributes, more than the device takes (%d)", len(b), attrsMax)
+	}
+	msg := make([]byte, createMsgLen)
+	arg := iocCreate{
+		Attrs:    uint64(uintptr(unsafe.Pointer(&b[0]))),
+		AttrsLen: uint32(len(b)),
+		Msg:      uint64(uintptr(unsafe.Pointer(&msg[0]))),
+		MsgLen:   createMsgLen,
+	}
+	err = d.do(op, createReasons, reqCreate, unsafe.Pointer(&arg), nil)
+	// The kernel read and wrote them through the request's pointers.
+	runtime.KeepAlive(b)
+	runtime.KeepAlive(msg)
+	var e *Error
+	if errors.As(err, &e) {
+		if m, _, _ := bytes.Cut(msg, []byte{0}); len(m) > 0 {
+			e.Reason = string(m)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return arg.ID, nil
 }
 
 // timeoutMS is a request's timeout_ms: whole milliseconds that fit a u32.

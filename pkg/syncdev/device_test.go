@@ -22,17 +22,24 @@ import (
 // with results: out_fence (a pipe's read end: readable when the test
 // writes to fenceW), a device pass's totals, a fence status.
 type fakeKernel struct {
-	t      *testing.T
-	reqs   []uintptr
-	syncs  []iocSync
-	devs   []iocSyncDev
-	marks  []iocMark
-	owns   []iocOwn
-	inFD   bool // the in-fence's fd was open during the ioctl
-	errno  syscall.Errno
-	dev    iocSyncDev   // totals a SYNC_DEV returns
-	status atomic.Int32 // what SYNC_IOC_FILE_INFO reports (set while Wait runs)
-	fenceW *os.File     // write end of the last out_fence
+	t     *testing.T
+	reqs  []uintptr
+	syncs []iocSync
+	devs  []iocSyncDev
+	marks []iocMark
+	owns  []iocOwn
+	// creates are the CREATE requests, createAttrs their attributes as
+	// the kernel read them; one answers with createID, or with errno and
+	// createMsg in the caller's buffer.
+	creates     []iocCreate
+	createAttrs [][]byte
+	createID    uint32
+	createMsg   string
+	inFD        bool // the in-fence's fd was open during the ioctl
+	errno       syscall.Errno
+	dev         iocSyncDev   // totals a SYNC_DEV returns
+	status      atomic.Int32 // what SYNC_IOC_FILE_INFO reports (set while Wait runs)
+	fenceW      *os.File     // write end of the last out_fence
 
 	// batches are the SYNC_BATCH requests, entries their entries as the
 	// kernel read them; a blocking batch answers with run and errors from
@@ -100,6 +107,17 @@ func (k *fakeKernel) ioctl(_, req uintptr, arg unsafe.Pointer) error {
 		k.marks = append(k.marks, *(*iocMark)(arg))
 	case reqOwn:
 		k.owns = append(k.owns, *(*iocOwn)(arg))
+	case reqCreate:
+		a := (*iocCreate)(arg)
+		k.creates = append(k.creates, *a)
+		attrs := unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&a.Attrs))), a.AttrsLen)
+		k.createAttrs = append(k.createAttrs, slices.Clone(attrs))
+		if k.errno == 0 {
+			a.ID = k.createID
+		} else {
+			msg := unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&a.Msg))), a.MsgLen)
+			msg[copy(msg[:len(msg)-1], k.createMsg)] = 0
+		}
 	case reqFileInfo:
 		info := (*syncFileInfo)(arg)
 		if info.NumFences != 0 || info.Flags != 0 || info.Pad != 0 {
@@ -468,5 +486,54 @@ func TestFenceStatus(t *testing.T) {
 		if s != tt.signalled || err != tt.err {
 			t.Errorf("status %d: %v %v, want %v %v", tt.status, s, err, tt.signalled, tt.err)
 		}
+	}
+}
+
+// TestCreate: Create is one IB_SYNC_MEM_IOC_CREATE carrying what
+// Conn.Register sends, flags 0 and a buffer for the reason; it returns the
+// id the kernel set, or the kernel's reason, or the package's own when the
+// kernel gave none.
+func TestCreate(t *testing.T) {
+	k := fake(t)
+	d := openNull(t)
+	r := genl.RegisterRequest{Device: "rxe0", Name: "made", Kind: genl.KindSim, Flags: genl.FlagLazy}
+	want, err := r.Attributes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.createID = 42
+	id, err := d.Create(r)
+	if err != nil || id != 42 {
+		t.Fatalf("Create = %d, %v; want 42, nil", id, err)
+	}
+	if len(k.creates) != 1 || k.creates[0].Flags != 0 || k.creates[0].MsgLen != createMsgLen ||
+		k.creates[0].Msg == 0 || int(k.creates[0].AttrsLen) != len(want) {
+		t.Fatalf("ioc_create %+v, want flags 0, msg_len %d, attrs_len %d", k.creates, createMsgLen, len(want))
+	}
+	if d := cmp.Diff(want, k.createAttrs[0]); d != "" {
+		t.Errorf("attributes, against Register's (-want +got):\n%s", d)
+	}
+
+	k.errno, k.createMsg = unix.EINVAL, "client name is empty"
+	_, err = d.Create(r)
+	var e *Error
+	if !errors.Is(err, genl.ErrInvalid) || !errors.As(err, &e) || e.Op != "create client made" ||
+		e.Reason != "client name is empty" ||
+		err.Error() != "syncdev: create client made: EINVAL (client name is empty)" {
+		t.Errorf("Create refused with a reason: %v", err)
+	}
+	k.errno, k.createMsg = unix.ENOSPC, ""
+	_, err = d.Create(r)
+	if !errors.As(err, &e) || e.Errno != unix.ENOSPC || e.Reason != "client limit reached" {
+		t.Errorf("Create refused without a reason: %v", err)
+	}
+
+	// Attributes the kernel would refuse as too many: not sent.
+	r.Name = strings.Repeat("n", attrsMax)
+	if _, err := d.Create(r); !errors.Is(err, genl.ErrInvalid) || !strings.Contains(err.Error(), "more than the device takes") {
+		t.Errorf("Create of %d bytes of name: %v", attrsMax, err)
+	}
+	if len(k.creates) != 3 {
+		t.Errorf("%d ioctls, want 3 (none for the request too large)", len(k.creates))
 	}
 }

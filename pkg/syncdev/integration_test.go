@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -423,6 +424,58 @@ func TestIntegrationOwn(t *testing.T) {
 	}
 	if got, err := e.c.Client(bg, cl.ID); !errors.Is(err, genl.ErrNotFound) {
 		t.Errorf("client %d right after its Device's Close: %+v %v, want ErrNotFound", cl.ID, got, err)
+	}
+}
+
+// TestIntegrationCreate: a client created through the device is what
+// Register makes, owned by that Device from the start, synced through it,
+// and gone when it is closed; a refusal carries the kernel's reason.
+func TestIntegrationCreate(t *testing.T) {
+	e := integration(t)
+	bg := context.Background()
+	d, err := syncdev.Open("")
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	closeD := closeOnce(t, d)
+
+	id, err := d.Create(genl.RegisterRequest{Device: e.dev.Name, Name: "syncdev-create", Kind: genl.KindSim})
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := e.c.Unregister(bg, id); err != nil && !errors.Is(err, genl.ErrNotFound) {
+			t.Errorf("clean-up of client %d: %v", id, err)
+		}
+	})
+	cl, err := e.c.Client(bg, id)
+	if err != nil {
+		t.Fatalf("client %d: %v", id, err)
+	}
+	if cl.Name != "syncdev-create" || cl.Kind != genl.KindSim || cl.Flags != genl.FlagFile ||
+		cl.Origin != genl.OriginDevice || cl.OwnerPID != uint32(os.Getpid()) {
+		t.Errorf("created: name %q kind %v flags %v origin %v pid %d; want syncdev-create, sim, file, device, %d",
+			cl.Name, cl.Kind, cl.Flags, cl.Origin, cl.OwnerPID, os.Getpid())
+	}
+	if err := d.Sync(syncdev.SyncRequest{ID: id, Dir: genl.DirToDevice}); err != nil {
+		t.Fatalf("Sync of the created client: %v", err)
+	}
+	if n := e.toDevice(t, id); n != 1 {
+		t.Errorf("to-device syncs after one Sync: %d, want 1", n)
+	}
+
+	_, err = d.Create(genl.RegisterRequest{Device: e.dev.Name, Name: "syncdev-owned", Kind: genl.KindSim,
+		Flags: genl.FlagOwned})
+	var se *syncdev.Error
+	if !errors.As(err, &se) || se.Errno != unix.EINVAL || !strings.Contains(se.Reason, "CLIENT_F_OWNED") {
+		t.Errorf("Create with FlagOwned: %v, want EINVAL with the kernel's reason", err)
+	}
+
+	if err := closeD(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got, err := e.c.Client(bg, id); !errors.Is(err, genl.ErrNotFound) {
+		t.Errorf("client %d right after its Device's Close: %+v %v, want ErrNotFound", id, got, err)
 	}
 }
 

@@ -19,6 +19,8 @@ const (
 	flagAsync   uint32 = 1 << 0 // IB_SYNC_MEM_IOC_F_ASYNC
 	flagInFence uint32 = 1 << 1 // IB_SYNC_MEM_IOC_F_IN_FENCE
 
+	attrsMax = 4096 // IB_SYNC_MEM_IOC_ATTRS_MAX
+
 	iocMagic  = 0xDB // IB_SYNC_MEM_IOC_MAGIC
 	syncMagic = '>'  // SYNC_IOC_MAGIC
 )
@@ -85,6 +87,16 @@ type iocOwn struct {
 	Flags uint32 // 0
 }
 
+// struct ib_sync_mem_ioc_create
+type iocCreate struct {
+	Attrs    uint64 // user pointer to AttrsLen bytes of CLIENT_NEW's attributes
+	AttrsLen uint32
+	Flags    uint32 // 0
+	Msg      uint64 // user pointer to MsgLen bytes for the reason of a failure
+	MsgLen   uint32
+	ID       uint32 // set on success
+}
+
 // struct sync_file_info (linux/sync_file.h)
 type syncFileInfo struct {
 	Name          [32]byte
@@ -102,6 +114,7 @@ var (
 	reqMarkDirty = ioc(iocWrite, iocMagic, 3, unsafe.Sizeof(iocMark{}))               // IB_SYNC_MEM_IOC_MARK_DIRTY
 	reqSyncBatch = ioc(iocRead|iocWrite, iocMagic, 4, unsafe.Sizeof(iocSyncBatch{}))  // IB_SYNC_MEM_IOC_SYNC_BATCH
 	reqOwn       = ioc(iocWrite, iocMagic, 5, unsafe.Sizeof(iocOwn{}))                // IB_SYNC_MEM_IOC_OWN
+	reqCreate    = ioc(iocRead|iocWrite, iocMagic, 6, unsafe.Sizeof(iocCreate{}))     // IB_SYNC_MEM_IOC_CREATE
 	reqFileInfo  = ioc(iocRead|iocWrite, syncMagic, 4, unsafe.Sizeof(syncFileInfo{})) // SYNC_IOC_FILE_INFO
 )
 

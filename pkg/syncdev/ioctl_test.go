@@ -20,6 +20,7 @@ const (
 	cSizeofIocEntry     = 24 // struct ib_sync_mem_ioc_entry
 	cSizeofIocSyncBatch = 40 // struct ib_sync_mem_ioc_sync_batch
 	cSizeofIocOwn       = 8  // struct ib_sync_mem_ioc_own
+	cSizeofIocCreate    = 32 // struct ib_sync_mem_ioc_create
 
 	cIocNop       = 0x0000db00 // IB_SYNC_MEM_IOC_NOP
 	cIocSync      = 0xc028db01 // IB_SYNC_MEM_IOC_SYNC
@@ -28,6 +29,7 @@ const (
 	cIocFileInfo  = 0xc0383e04 // SYNC_IOC_FILE_INFO
 	cIocSyncBatch = 0xc028db04 // IB_SYNC_MEM_IOC_SYNC_BATCH
 	cIocOwn       = 0x4008db05 // IB_SYNC_MEM_IOC_OWN
+	cIocCreate    = 0xc020db06 // IB_SYNC_MEM_IOC_CREATE
 )
 
 // x86IOC is _IOC in the x86-64 layout, written out apart from ioc: dir<<30
@@ -51,6 +53,7 @@ func TestIoctlNumbers(t *testing.T) {
 		{"MARK_DIRTY", reqMarkDirty, x86IOC(1, 0xdb, 3, cSizeofIocMark), cIocMarkDirty},
 		{"SYNC_BATCH", reqSyncBatch, x86IOC(3, 0xdb, 4, cSizeofIocSyncBatch), cIocSyncBatch},
 		{"OWN", reqOwn, x86IOC(1, 0xdb, 5, cSizeofIocOwn), cIocOwn},
+		{"CREATE", reqCreate, x86IOC(3, 0xdb, 6, cSizeofIocCreate), cIocCreate},
 		{"SYNC_IOC_FILE_INFO", reqFileInfo, x86IOC(3, '>', 4, cSizeofSyncFileInfo), cIocFileInfo},
 	} {
 		if tt.layout != tt.c {
@@ -144,6 +147,13 @@ func TestStructLayouts(t *testing.T) {
 	want = expect(8, u32(0, 0x01020304), u32(4, 0x0a0b0c0d))
 	if got := bytesOf(&own); !bytes.Equal(got, want) {
 		t.Errorf("ioc_own\n got % x\nwant % x", got, want)
+	}
+	create := iocCreate{Attrs: 0x7fff_0000_1000, AttrsLen: 48, Flags: 2, Msg: 0x7fff_0000_2000, MsgLen: 256, ID: 7}
+	// ioc_create offsets: attrs 0 attrs_len 8 flags 12 msg 16 msg_len 24 id 28
+	want = expect(cSizeofIocCreate, u64(0, 0x7fff_0000_1000), u32(8, 48), u32(12, 2), u64(16, 0x7fff_0000_2000),
+		u32(24, 256), u32(28, 7))
+	if got := bytesOf(&create); !bytes.Equal(got, want) {
+		t.Errorf("ioc_create\n got % x\nwant % x", got, want)
 	}
 	info := syncFileInfo{Status: -5, Flags: 1, NumFences: 2, Pad: 3, SyncFenceInfo: 4}
 	copy(info.Name[:], "f")
