@@ -363,8 +363,11 @@ static long sm_dev_create(struct file *file, void __user *arg)
 		goto out;
 	}
 	attrs = memdup_user(u64_to_user_ptr(req.attrs), req.attrs_len);
-	if (IS_ERR(attrs))
-		return PTR_ERR(attrs);
+	if (IS_ERR(attrs)) {
+		NL_SET_ERR_MSG(&extack, "cannot read attrs");
+		ret = PTR_ERR(attrs);
+		goto out;
+	}
 	ret = sm_nl_file_create(attrs, req.attrs_len, file, &extack, &req.id);
 	kfree(attrs);
 	if (ret)
@@ -372,7 +375,9 @@ static long sm_dev_create(struct file *file, void __user *arg)
 	if (copy_to_user(arg, &req, sizeof(req))) {
 		/* Its creator would never learn of it. */
 		sm_nl_file_delete(req.id, file);
-		return -EFAULT;
+		NL_SET_ERR_MSG(&extack, "cannot write the id back");
+		ret = -EFAULT;
+		goto out;
 	}
 	return 0;
 out:

@@ -367,14 +367,18 @@ static void test_create(void)
 	ro = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	create_attrs(&m, "made-bad", IB_SYNC_MEM_KIND_SIM, dev_name, ~0u);
 	if (ro != MAP_FAILED) {
-		*ro = (struct ib_sync_mem_ioc_create){ 0 };
+		*ro = (struct ib_sync_mem_ioc_create){
+			.msg = (uintptr_t)msg, .msg_len = sizeof(msg),
+		};
 		set_attrs(ro, &m);
 		mprotect(ro, page, PROT_READ);
+		memset(msg, 'x', sizeof(msg));
 		st = ioc(a, IB_SYNC_MEM_IOC_CREATE, ro);
 		munmap(ro, page);
 	}
-	ktap_result(ro != MAP_FAILED && st == -EFAULT,
-		    "a read-only request: EFAULT (%d)", st);
+	ktap_result(ro != MAP_FAILED && st == -EFAULT && !strcmp(msg, "cannot write t"),
+		    "a read-only request: EFAULT, \"cannot write t\" (%d, \"%.*s\")", st,
+		    (int)strnlen(msg, sizeof(msg)), msg);
 	st = smnl_client_find(&nl, "made-bad", &cl);
 	ktap_result(st == -ENOENT, "no failed CREATE left a client (find: %d)", st);
 

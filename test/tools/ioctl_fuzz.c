@@ -5,9 +5,13 @@
  * with its fields drawn from values that matter (ids of live, deleted and
  * unknown clients; directions 0 to 5; every flag bit; fds of fences, of
  * the device itself, of a pipe, closed and negative; ranges inside, across
- * and past a client; timeouts; bad pointers). Invariants:
+ * and past a client; timeouts; bad pointers; CREATE's attributes, well
+ * formed or not, and its reason buffer). Invariants:
  *
  *   - every ioctl returns 0 or an errno the UAPI documents for it
+ *   - a refused CREATE's reason is NUL-terminated inside its buffer and
+ *     writes nothing past it; every client CREATE made is gone once the
+ *     file is closed
  *   - every fence returned signals, with status 1 or a documented errno
  *   - the module keeps answering: a last NOP and a valid sync succeed
  *   - at the end no fence is pending and, once every fd is closed, none
@@ -25,10 +29,13 @@
 #include <linux/ib_sync_mem_dev.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <linux/genetlink.h>
 
 #include "ktap.h"
 #include "smdebugfs.h"
 #include "smnl.h"
+#include "smnl_raw.h"
 #include "syncfile.h"
 
 #define FUZZ_FENCES	64	/* fences held at once, then waited for */
@@ -39,6 +46,9 @@ static uint32_t ids[4];		/* live sims; the last one is deleted */
 static uint64_t rng;
 static int fences[FUZZ_FENCES], nfences;
 static unsigned long bad, made, by_errno[256];
+static unsigned long created;		/* clients CREATE made */
+static const char *dev_name = "rxe0";
+static void *pages;			/* 4 pages a region may pin */
 
 static uint64_t rnd(void)
 {
@@ -106,6 +116,7 @@ static int documented(int e)
 	case 0: case EINVAL: case ERANGE: case ENOENT: case ENODEV: case EBADF:
 	case EOPNOTSUPP: case ENOTTY: case EFAULT: case ETIMEDOUT: case EIO:
 	case ENXIO: case EMFILE: case ENOMEM: case EBUSY: case EPERM:
+	case E2BIG: case ENOSPC:
 		return 1;
 	}
 	return 0;
@@ -143,9 +154,99 @@ static void drain_fences(void)
 	nfences = 0;
 }
 
+/*
+ * CREATE's attributes in @m: mostly those of a sim or a region client,
+ * each left out, doubled or of a wrong value at times; sometimes bytes.
+ */
+static void fuzz_attrs(struct smnl_msg *m)
+{
+	static const uint32_t kinds[] = {
+		IB_SYNC_MEM_KIND_SIM, IB_SYNC_MEM_KIND_REGION,
+		IB_SYNC_MEM_KIND_DMABUF, 0, 0x7fff,
+	};
+	uint32_t kind = kinds[rnd() % 5];
+	unsigned int i, n;
+	size_t nest;
+
+	smnl_msg_init_family(m, 0, 0, 0, 0);
+	if (rnd() % 8 == 0) {
+		n = rnd() % 256;
+		for (i = 0; i < n; i++)
+			m->buf[m->len + i] = rnd();
+		m->len += n;
+		return;
+	}
+	if (rnd() % 8)
+		smnl_put_str(m, IB_SYNC_MEM_A_CLIENT_NAME, rnd() % 16 ? "fuzz-made" : "");
+	if (rnd() % 8)
+		smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_KIND, kind);
+	if (rnd() % 8)
+		smnl_put_str(m, IB_SYNC_MEM_A_DEV_NAME, rnd() % 8 ? dev_name : "nosuchdev0");
+	else if (rnd() % 2)
+		smnl_put_u32(m, IB_SYNC_MEM_A_DEV_INDEX, rnd() % 4);
+	if (rnd() % 2)
+		smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_FLAGS, rnd() % 4 ? rnd() % 4 : (uint32_t)rnd());
+	if (kind == IB_SYNC_MEM_KIND_SIM && rnd() % 2) {
+		/* No latency: a device's pass runs every client made. */
+		nest = smnl_nest_start(m, IB_SYNC_MEM_A_SIM);
+		smnl_put_u64(m, IB_SYNC_MEM_A_SIM_SIZE, pick_u64());
+		if (rnd() % 2)
+			smnl_put_u32(m, IB_SYNC_MEM_A_SIM_FAIL_NEXT, rnd() % 4);
+		smnl_nest_end(m, nest);
+	} else if (kind == IB_SYNC_MEM_KIND_REGION && rnd() % 4) {
+		nest = smnl_nest_start(m, IB_SYNC_MEM_A_REGION);
+		smnl_put_u64(m, IB_SYNC_MEM_A_REGION_ADDR,
+			     rnd() % 4 ? (uintptr_t)pages + 4096 * (rnd() % 4) : pick_u64());
+		smnl_put_u64(m, IB_SYNC_MEM_A_REGION_LEN, rnd() % 4 ? 4096 * (rnd() % 5) : pick_u64());
+		smnl_nest_end(m, nest);
+	}
+	if (rnd() % 16 == 0)	/* an attribute of another command */
+		smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_ID, rnd());
+}
+
+/* One CREATE through devfd, its reason checked; its errno. */
+static int fuzz_create(void)
+{
+	static struct smnl_msg m;
+	char msg[64 + 16];
+	struct ib_sync_mem_ioc_create c = { 0 };
+	size_t len = NLMSG_HDRLEN + GENL_HDRLEN;
+	unsigned int i;
+	int ret, e;
+
+	fuzz_attrs(&m);
+	c.attrs = (uintptr_t)(m.buf + len);
+	c.attrs_len = m.len - len;
+	if (rnd() % 16 == 0)
+		c.attrs_len = rnd() % 2 ? IB_SYNC_MEM_IOC_ATTRS_MAX + rnd() % 8 : (uint32_t)rnd();
+	if (rnd() % 32 == 0)
+		c.attrs = rnd() % 2 ? 0 : rnd();
+	c.flags = rnd() % 16 ? 0 : (uint32_t)rnd();
+	c.msg_len = rnd() % 4 ? 64 : rnd() % 4;
+	c.msg = rnd() % 8 ? (uintptr_t)msg : rnd() % 2 ? 0 : 16;
+	memset(msg, 'x', sizeof(msg));
+	ret = ioctl(devfd, IB_SYNC_MEM_IOC_CREATE, &c);
+	e = ret ? errno : 0;
+	if (!ret) {
+		created++;
+		return 0;
+	}
+	if (c.msg != (uintptr_t)msg || !c.msg_len)
+		return e;
+	for (i = c.msg_len; i < sizeof(msg); i++)
+		if (msg[i] != 'x')
+			break;
+	if (!memchr(msg, 0, c.msg_len) || i < sizeof(msg)) {
+		ktap_diag("CREATE: %s, its reason not NUL-terminated inside %u bytes, or written past them",
+			  strerror(e), c.msg_len);
+		bad++;
+	}
+	return e;
+}
+
 static void one(void)
 {
-	unsigned int which = rnd() % 7;
+	unsigned int which = rnd() % 8;
 	struct ib_sync_mem_ioc_entry ent[4];
 	union {
 		struct ib_sync_mem_ioc_sync s;
@@ -225,6 +326,14 @@ static void one(void)
 		u.o.id = pick_id();
 		u.o.flags = rnd() % 8 ? 0 : (uint32_t)rnd();
 		break;
+	case 6:
+		e = fuzz_create();
+		by_errno[e & 255]++;
+		if (!documented(e)) {
+			ktap_diag("CREATE: %s (%d)", strerror(e), e);
+			bad++;
+		}
+		return;
 	default:
 		cmd = _IOC(rnd() % 4, IB_SYNC_MEM_IOC_MAGIC, rnd() % 8,
 			   rnd() % 64);
@@ -259,7 +368,6 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'c' },
 		{ 0 }
 	};
-	const char *dev = "rxe0";
 	long count = 20000, i, n;
 	uint64_t seed = 0;
 	int o, e;
@@ -267,7 +375,7 @@ int main(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
 		case 'd':
-			dev = optarg;
+			dev_name = optarg;
 			break;
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -294,11 +402,13 @@ int main(int argc, char **argv)
 		ktap_result(0, "open /dev/%s and a pipe", IB_SYNC_MEM_DEV_NAME);
 		return ktap_finish();
 	}
+	pages = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	closedfd = open("/dev/null", O_RDONLY);
 	close(closedfd);
 	for (i = 0; i < 4; i++) {
 		struct smnl_new req = {
-			.dev = dev, .name = "ioctl-fuzz", .kind = IB_SYNC_MEM_KIND_SIM,
+			.dev = dev_name, .name = "ioctl-fuzz", .kind = IB_SYNC_MEM_KIND_SIM,
 			.flags = (i == 1 ? IB_SYNC_MEM_CLIENT_F_LAZY : 0) |
 				 IB_SYNC_MEM_CLIENT_F_OWNED,
 			.sim_nest = 1, .sim_size = 4096, .sim_latency_us = i == 2 ? 50 : 0,
@@ -306,7 +416,7 @@ int main(int argc, char **argv)
 		};
 
 		o = smnl_register(&nl, &req);
-		if (!ktap_result(o > 0, "sim client %ld on %s (%d)", i, dev, o))
+		if (!ktap_result(o > 0, "sim client %ld on %s (%d)", i, dev_name, o))
 			return ktap_finish();
 		ids[i] = o;
 	}
@@ -323,9 +433,10 @@ int main(int argc, char **argv)
 		  by_errno[ENODEV], by_errno[EBADF], by_errno[ERANGE],
 		  by_errno[ENOTTY], by_errno[EFAULT], by_errno[EIO]);
 	ktap_result(bad == 0, "every ioctl and every fence ended with a documented result (%lu not)", bad);
-	ktap_result(made > 0 && by_errno[0] > 0 && by_errno[EINVAL] > 0 && by_errno[EBADF] > 0,
-		    "the requests reached the paths: %lu fences, %lu ok, %lu EINVAL, %lu EBADF",
-		    made, by_errno[0], by_errno[EINVAL], by_errno[EBADF]);
+	ktap_result(made > 0 && by_errno[0] > 0 && by_errno[EINVAL] > 0 && by_errno[EBADF] > 0 &&
+		    created > 0,
+		    "the requests reached the paths: %lu fences, %lu ok, %lu EINVAL, %lu EBADF, %lu clients created",
+		    made, by_errno[0], by_errno[EINVAL], by_errno[EBADF], created);
 	{
 		struct ib_sync_mem_ioc_sync s = { .id = ids[2], .dir = 1 };
 
@@ -336,6 +447,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < 3; i++)
 		smnl_unregister(&nl, ids[i]);
 	close(devfd);
+	{
+		struct smnl_client c;
+
+		o = smnl_client_find(&nl, "fuzz-made", &c);
+		ktap_result(o == -ENOENT, "the %lu clients CREATE made went with the file (find: %d)",
+			    created, o);
+	}
 	n = sm_debugfs_key("counters", "fences_pending");
 	ktap_result(n == 0, "no fence pending: fences_pending %ld", n);
 	for (i = 0; i < bound_ms(60000) / 20; i++) {

@@ -205,9 +205,10 @@ struct ib_sync_mem_ioc_own {
  *	as from CLIENT_NEW.
  * @attrs_len: their length in bytes, 1 to IB_SYNC_MEM_IOC_ATTRS_MAX
  * @flags: 0
- * @msg: 0, or a user pointer to @msg_len bytes that a failure fills with
- *	its reason, NUL-terminated (what CLIENT_NEW's extended ack says);
- *	an empty string when there is none
+ * @msg: 0, or a user pointer to @msg_len bytes that a failure (once the
+ *	request itself was read) fills with its reason, cut to fit and
+ *	NUL-terminated (what CLIENT_NEW's extended ack says); an empty
+ *	string when there is none. Success leaves it as it was.
  * @msg_len: the size of @msg's buffer
  * @id: set on success: the new client's id (IB_SYNC_MEM_A_CLIENT_ID)
  *
