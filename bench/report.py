@@ -296,6 +296,18 @@ def build(rows):
                 "close, per call", "ns", per["async"], per["ioctl"],
                 "SYNC ioctl", [a / b for a, b in zip(per["async"],
                                                     per["ioctl"])])
+        # Where the SYNC ioctl's time goes beyond the NOP's (absent from
+        # older runs): the request and the lookup (an unknown id), then
+        # the registry's sync around a client whose ->sync is not owed.
+        if "enoent_ns" in rs[0]:
+            for k, what in (("enoent", "SYNC ioctl of an unknown id (the "
+                             "request's copy and the lookup), per call"),
+                            ("clean", "SYNC ioctl of a clean lazy client "
+                             "(no ->sync, clock read or counters), per "
+                             "call")):
+                v = [r[f"{k}_ns"] / r["iters"] for r in rs]
+                rep.add("devpath", what, "ns", v, per["nop"], "NOP ioctl",
+                        [a / b for a, b in zip(v, per["nop"])])
     # 12. Overlap: compute and a sync that leaves the CPU free, in steps;
     # the overlapped loop against max(compute, sync) and the blocking one.
     rs = rep.pick("overlap")

@@ -13,8 +13,17 @@
  *   async   IB_SYNC_MEM_IOC_SYNC with IB_SYNC_MEM_IOC_F_ASYNC, and a poll()
  *           of its sync_file until it signals, then its close()
  *   netlink IB_SYNC_MEM_CMD_SYNC of the client, request to parsed reply
+ *   enoent  IB_SYNC_MEM_IOC_SYNC of an id no client has: the request's
+ *           copy and the lookup, no sync (-ENOENT)
+ *   clean   IB_SYNC_MEM_IOC_SYNC of a lazy sim client never marked dirty:
+ *           all of the sync's path but ->sync, its clock read and its
+ *           counters
  *
  *   devpath rep=N iters=N nop_ns=T ioctl_ns=T async_ns=T netlink_ns=T
+ *           enoent_ns=T clean_ns=T
+ *
+ * The last two split the ioctl's cost beyond the NOP's: the request, the
+ * registry's sync around the client, the client's callback and counters.
  *
  * overlap: a training step shaped as compute then sync: COMPUTE, a CPU
  * loop over a 64 KiB buffer calibrated at start to take about as long as
@@ -66,11 +75,11 @@ static void usage(void)
 	exit(2);
 }
 
-static uint32_t new_sim(const char *name, uint32_t latency_us)
+static uint32_t new_sim(const char *name, uint32_t latency_us, uint32_t flags)
 {
 	struct smnl_new req = {
 		.dev = dev, .name = name, .kind = IB_SYNC_MEM_KIND_SIM,
-		.flags = IB_SYNC_MEM_CLIENT_F_OWNED, .sim_nest = 1,
+		.flags = IB_SYNC_MEM_CLIENT_F_OWNED | flags, .sim_nest = 1,
 		.sim_latency_us = latency_us,
 	};
 	int id = smnl_register(&nl, &req);
@@ -93,6 +102,15 @@ static void dev_sync(uint32_t id)
 
 	if (ioctl(devfd, IB_SYNC_MEM_IOC_SYNC, &r))
 		die("SYNC of client %u: %s", id, strerror(errno));
+}
+
+/* A SYNC of an id no client has: it must fail with ENOENT. */
+static void dev_enoent(void)
+{
+	struct ib_sync_mem_ioc_sync r = { .id = 0x7ffffff0, .dir = 1 };
+
+	if (!ioctl(devfd, IB_SYNC_MEM_IOC_SYNC, &r) || errno != ENOENT)
+		die("SYNC of unknown id %u: %s, want ENOENT", r.id, strerror(errno));
 }
 
 /* An asynchronous sync of @id: its fence fd. */
@@ -128,11 +146,13 @@ static void nl_sync(uint32_t id)
 		    errstr(ret), errstr(err));
 }
 
-enum { DP_NOP, DP_IOCTL, DP_ASYNC, DP_NETLINK, DP_N };
+enum { DP_NOP, DP_IOCTL, DP_ASYNC, DP_NETLINK, DP_ENOENT, DP_CLEAN, DP_N };
 
 static void devpath(int reps, int iters)
 {
-	uint32_t id = new_sim("dev-bench-noop", 0);
+	uint32_t id = new_sim("dev-bench-noop", 0, 0);
+	uint32_t clean = new_sim("dev-bench-clean", 0, IB_SYNC_MEM_CLIENT_F_LAZY);
+	struct smnl_client c;
 	uint64_t ns[DP_N], t0;
 	int r, k, i, j, round = 0;
 
@@ -155,6 +175,12 @@ static void devpath(int reps, int iters)
 					case DP_ASYNC:
 						fence_done(dev_submit(id));
 						break;
+					case DP_ENOENT:
+						dev_enoent();
+						break;
+					case DP_CLEAN:
+						dev_sync(clean);
+						break;
 					default:
 						nl_sync(id);
 					}
@@ -163,12 +189,19 @@ static void devpath(int reps, int iters)
 			}
 		}
 		if (r >= 0)
-			printf("devpath rep=%d iters=%d nop_ns=%llu ioctl_ns=%llu async_ns=%llu netlink_ns=%llu\n",
+			printf("devpath rep=%d iters=%d nop_ns=%llu ioctl_ns=%llu async_ns=%llu netlink_ns=%llu enoent_ns=%llu clean_ns=%llu\n",
 			       r, iters, (unsigned long long)ns[DP_NOP],
 			       (unsigned long long)ns[DP_IOCTL],
 			       (unsigned long long)ns[DP_ASYNC],
-			       (unsigned long long)ns[DP_NETLINK]);
+			       (unsigned long long)ns[DP_NETLINK],
+			       (unsigned long long)ns[DP_ENOENT],
+			       (unsigned long long)ns[DP_CLEAN]);
 	}
+	/* The clean client's syncs must have run nothing. */
+	if (smnl_client_get(&nl, clean, &c) || c.syncs)
+		die("the clean lazy client ran %llu syncs, want 0",
+		    (unsigned long long)c.syncs);
+	smnl_unregister(&nl, clean);
 	smnl_unregister(&nl, id);
 }
 
@@ -225,7 +258,7 @@ enum { OV_COMPUTE, OV_SYNC, OV_BLOCKING, OV_OVERLAP, OV_N };
 
 static void overlap(int reps, int steps, uint32_t latency_us)
 {
-	uint32_t id = new_sim("dev-bench-slow", latency_us);
+	uint32_t id = new_sim("dev-bench-slow", latency_us, 0);
 	uint64_t ns[OV_N], t0;
 	long rounds = calibrate((uint64_t)latency_us * 1000);
 	int r, k, s, fence;
