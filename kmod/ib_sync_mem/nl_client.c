@@ -6,8 +6,8 @@
  *
  * A client created by userspace is kept in sm_nl_objs with who created
  * it, so that it can be deleted by userspace, die with its owning socket
- * or file, or go with its device. Ownership is the socket's, not its port id's:
- * netlink frees a closing socket's port id before NETLINK_URELEASE
+ * or file, or go with its device. Ownership is the socket's, not its port
+ * id's: netlink frees a closing socket's port id before NETLINK_URELEASE
  * arrives, and a new socket (of the same process, most likely) can have
  * that port id meanwhile. The object holds the creating socket and the
  * release deletes the clients of a socket that is dead (SOCK_DEAD is set
