@@ -1493,6 +1493,65 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 	}
 }
 
+/*
+ * One client's sync: whole (@len 0; a lazy client only if it is owed one)
+ * or of [@offset, +@len) (whatever its marks say, and consuming none). The
+ * body of ib_sync_mem_sync() and ib_sync_mem_sync_range(), inlined into
+ * each: a whole sync carries no range code, a range sync no batch's.
+ */
+static __always_inline int sm_sync_one(struct ib_sync_mem_client *client,
+				       enum ib_sync_mem_dir dir, u64 offset,
+				       u64 len, unsigned int timeout_ms)
+{
+	struct ib_sync_mem_domain *dom = client->dom;
+	/* One clock read: the deadline's, the tracepoint's and ->sync's. */
+	u64 t0 = ktime_get_ns(), now = t0;
+	ktime_t deadline = sm_deadline(t0, timeout_ms);
+	bool traced = trace_sync_end_enabled();
+	enum sm_owed owed;
+	struct sm_cover cv __uninitialized;	/* written before read */
+	int idx, err, n = 0;
+
+	sm_sync_might_wait();
+	if (!sm_dir_valid(dir))
+		return -EINVAL;
+	/* Bad input, not a sync that failed: nothing runs or is counted. */
+	if (sm_inbound_refused(client, dir))
+		return -EOPNOTSUPP;
+	if (len) {
+		err = sm_range_check(client, offset, len);
+		if (err)
+			return err;
+	}
+
+	trace_sync_start(dom, client->id, dir);
+	idx = sm_read_lock(dom);
+	if (!sm_client_enter(client)) {
+		err = sm_state_errno(client);
+	} else {
+		err = 0;
+		/* A range is what its caller says was written. */
+		owed = len ? sm_cover_range(&cv, offset, len) :
+			     sm_lazy_owed(client, dir, &cv);
+		if (owed) {
+			err = sm_call_sync(client, dir,
+					   owed == SM_OWED_SPANS ? &cv : NULL,
+					   deadline, 0, sm_timed() ? &now : NULL,
+					   NULL);
+			if (!err && !len)
+				sm_lazy_synced(client, dir, &cv);
+			n = 1;
+		}
+		sm_client_leave(client);
+	}
+	sm_read_unlock(dom, idx);
+	/* Its time is the tracepoint's only: a sync begun untraced has none. */
+	if (traced)
+		trace_sync_end(dom, client->id, dir, n, n && err ? 1 : 0,
+			       ktime_get_ns() - t0, err);
+	return err;
+}
+
 /**
  * ib_sync_mem_sync() - make one client's memory coherent
  * @client: a client the caller holds a reference on
@@ -1511,46 +1570,7 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 int ib_sync_mem_sync(struct ib_sync_mem_client *client,
 		     enum ib_sync_mem_dir dir, unsigned int timeout_ms)
 {
-	struct ib_sync_mem_domain *dom = client->dom;
-	/* One clock read: the deadline's, the tracepoint's and ->sync's. */
-	u64 t0 = ktime_get_ns(), now = t0;
-	ktime_t deadline = sm_deadline(t0, timeout_ms);
-	bool traced = trace_sync_end_enabled();
-	enum sm_owed owed;
-	struct sm_cover cv __uninitialized;	/* written before read */
-	int idx, err, n = 0;
-
-	sm_sync_might_wait();
-	if (!sm_dir_valid(dir))
-		return -EINVAL;
-	/* Bad input, not a sync that failed: nothing runs or is counted. */
-	if (sm_inbound_refused(client, dir))
-		return -EOPNOTSUPP;
-
-	trace_sync_start(dom, client->id, dir);
-	idx = sm_read_lock(dom);
-	if (!sm_client_enter(client)) {
-		err = sm_state_errno(client);
-	} else {
-		err = 0;
-		owed = sm_lazy_owed(client, dir, &cv);
-		if (owed) {
-			err = sm_call_sync(client, dir,
-					   owed == SM_OWED_SPANS ? &cv : NULL,
-					   deadline, 0, sm_timed() ? &now : NULL,
-					   NULL);
-			if (!err)
-				sm_lazy_synced(client, dir, &cv);
-			n = 1;
-		}
-		sm_client_leave(client);
-	}
-	sm_read_unlock(dom, idx);
-	/* Its time is the tracepoint's only: a sync begun untraced has none. */
-	if (traced)
-		trace_sync_end(dom, client->id, dir, n, n && err ? 1 : 0,
-			       ktime_get_ns() - t0, err);
-	return err;
+	return sm_sync_one(client, dir, 0, 0, timeout_ms);
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync);
 
@@ -1667,17 +1687,9 @@ int ib_sync_mem_sync_range(struct ib_sync_mem_client *client,
 			   enum ib_sync_mem_dir dir, u64 offset, u64 len,
 			   unsigned int timeout_ms)
 {
-	struct ib_sync_mem_batch_entry e = {
-		.client = client,
-		.offset = offset,
-		.len = len,
-	};
-	int ret;
-
 	if (!len)
 		return -EINVAL;
-	ret = ib_sync_mem_sync_many(&e, 1, dir, timeout_ms);
-	return ret ?: e.err;
+	return sm_sync_one(client, dir, offset, len, timeout_ms);
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync_range);
 
