@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Ranges of a client: checking one a caller gives, and the dirty spans a
- * ranged lazy client keeps per direction (struct sm_dirty_spans), so that
- * its lazy sync calls ->sync_range over what was marked and nothing more.
+ * Ranges of a client: the dirty spans a ranged lazy client keeps per
+ * direction (struct sm_dirty_spans), so that its lazy sync calls
+ * ->sync_range over what was marked and nothing more. (A range a caller
+ * gives is checked by sm_range_check(), sync_mem.h.)
  *
  * Whether a sync is owed stays the generations' business (client.c): a
  * mark bumps its direction's generation and adds its span under the spans'
@@ -14,30 +15,6 @@
 #include <linux/spinlock.h>
 
 #include "sync_mem.h"
-
-/**
- * sm_range_check() - may @c be synced or marked over [@offset, +@len)?
- * @c: the client
- * @offset: first byte
- * @len: bytes
- *
- * Return: 0; -EINVAL for no length, or a start or end off the client's
- * range alignment (the client's end is always a valid end); -ERANGE for
- * a range that does not lie inside the client.
- */
-int sm_range_check(const struct ib_sync_mem_client *c, u64 offset, u64 len)
-{
-	u64 end;
-
-	if (!len)
-		return -EINVAL;
-	if (check_add_overflow(offset, len, &end) || end > c->size)
-		return -ERANGE;
-	if (!IS_ALIGNED(offset, c->range_align) ||
-	    (!IS_ALIGNED(end, c->range_align) && end != c->size))
-		return -EINVAL;
-	return 0;
-}
 
 /* Do spans @a and @b overlap or touch? */
 static bool sm_span_joins(const struct sm_span *a, const struct sm_span *b)

@@ -385,8 +385,32 @@ extern struct sm_stats __percpu *sm_global_stats;
 extern bool sm_coalesce;
 DECLARE_STATIC_KEY_TRUE(sm_timing_key);	/* client_timing */
 
+/**
+ * sm_range_check() - may @c be synced or marked over [@offset, +@len)?
+ * @c: the client
+ * @offset: first byte
+ * @len: bytes
+ *
+ * Return: 0; -EINVAL for no length, or a start or end off the client's
+ * range alignment (the client's end is always a valid end); -ERANGE for
+ * a range that does not lie inside the client.
+ */
+static inline int sm_range_check(const struct ib_sync_mem_client *c,
+				 u64 offset, u64 len)
+{
+	u64 end;
+
+	if (!len)
+		return -EINVAL;
+	if (check_add_overflow(offset, len, &end) || end > c->size)
+		return -ERANGE;
+	if (!IS_ALIGNED(offset, c->range_align) ||
+	    (!IS_ALIGNED(end, c->range_align) && end != c->size))
+		return -EINVAL;
+	return 0;
+}
+
 /* ranges.c */
-int sm_range_check(const struct ib_sync_mem_client *c, u64 offset, u64 len);
 void sm_spans_mark(struct ib_sync_mem_client *c, unsigned int dirs,
 		   u64 start, u64 end);
 void sm_spans_owed(struct ib_sync_mem_client *c, unsigned int dirs,
