@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <linux/genetlink.h>
 #include <linux/ib_sync_mem.h>
 #include <linux/ib_sync_mem_dev.h>
@@ -398,6 +399,72 @@ out:
 		close(b);
 }
 
+/*
+ * A creator in another pid namespace: OWNER_PID is its pid in the initial
+ * one (the UAPI's word), not the 1 it is in its own. The namespace's
+ * first process creates a client, says its id, and waits; its parent says
+ * its pid outside.
+ */
+static void test_create_pidns(void)
+{
+	int idp[2], pidp[2], gop[2], st, get = -1, rc = -1;
+	static struct smnl_msg m;
+	struct smnl_client cl = { 0 };
+	pid_t child, inner = 0;
+	uint32_t id = 0;
+
+	if (pipe(idp) || pipe(pidp) || pipe(gop)) {
+		ktap_result(0, "CREATE in a pid namespace: pipes");
+		return;
+	}
+	child = fork();
+	if (!child) {
+		struct ib_sync_mem_ioc_create c = { 0 };
+		pid_t g;
+		int fd;
+
+		if (unshare(CLONE_NEWPID))
+			_exit(10);
+		g = fork();
+		if (g > 0) {
+			st = 0;
+			if (write(pidp[1], &g, sizeof(g)) != sizeof(g) ||
+			    waitpid(g, &st, 0) != g)
+				_exit(11);
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 12);
+		}
+		if (g < 0)
+			_exit(13);
+		fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+		create_attrs(&m, "made-in-pidns", IB_SYNC_MEM_KIND_SIM, dev_name, ~0u);
+		if (fd < 0 || create(fd, &m, &c))
+			c.id = 0;
+		if (write(idp[1], &c.id, sizeof(c.id)) != sizeof(c.id) ||
+		    read(gop[0], &st, 1) != 1)
+			_exit(14);
+		_exit(getpid() == 1 ? 0 : 15);
+	}
+	close(idp[1]);
+	close(pidp[1]);
+	close(gop[0]);
+	if (child > 0 && read(pidp[0], &inner, sizeof(inner)) == sizeof(inner) &&
+	    read(idp[0], &id, sizeof(id)) == sizeof(id) && id)
+		get = smnl_client_get(&nl, id, &cl);
+	ktap_result(get == 0 && inner > 1 && cl.owner_pid == (uint32_t)inner,
+		    "CREATE by pid 1 of a pid namespace: owner_pid is its pid outside, %d (got %u, CLIENT_GET %d)",
+		    inner, cl.owner_pid, get);
+	/* Let it exit: its file goes, and the client with it. */
+	if (write(gop[1], "x", 1) == 1 && child > 0 && waitpid(child, &st, 0) == child &&
+	    WIFEXITED(st))
+		rc = WEXITSTATUS(st);
+	get = id ? smnl_client_get(&nl, id, &cl) : -1;
+	ktap_result(rc == 0 && get == -ENOENT,
+		    "it ran as pid 1 there and its client went with it (exit %d, CLIENT_GET %d)", rc, get);
+	close(idp[0]);
+	close(pidp[0]);
+	close(gop[1]);
+}
+
 static void test_permission(uint32_t id)
 {
 	int st, rc = -1;
@@ -732,6 +799,7 @@ int main(int argc, char **argv)
 	test_permission(fast);
 	test_own();
 	test_create();
+	test_create_pidns();
 
 	smnl_unregister(&nl, fast);
 	smnl_unregister(&nl, failing);
