@@ -602,12 +602,20 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 	/* One test on the common path (a branch is dear under emulation). */
 	other = (unsigned long)spans;
 	other |= dir == IB_SYNC_MEM_INBOUND;
-	if (unlikely(other)) {
+	if (likely(!other)) {
+		if (!err)
+			err = c->ops->sync(c, dir, deadline);
+	} else if (dir != IB_SYNC_MEM_INBOUND && spans->n == 1 &&
+		   c->ops->sync_range) {
+		/* One range (a range sync's): no call around the callback. */
+		if (!err)
+			err = c->ops->sync_range(c, dir, spans->span[0].start,
+						 spans->bytes, deadline);
+		bytes = spans->bytes;
+	} else {
 		if (!err)
 			err = sm_sync_other(c, dir, deadline, spans);
 		bytes = sm_other_bytes(c, dir, spans);
-	} else if (!err) {
-		err = c->ops->sync(c, dir, deadline);
 	}
 	if (timed) {
 		t = ktime_get_ns();
