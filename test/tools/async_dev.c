@@ -23,9 +23,8 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <getopt.h>
-#include <linux/capability.h>
 #include <sched.h>
-#include <linux/genetlink.h>
+#include <linux/capability.h>
 #include <linux/ib_sync_mem.h>
 #include <linux/ib_sync_mem_dev.h>
 #include <stdint.h>
@@ -208,7 +207,6 @@ static int drop_caps(void)
 	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
 
-/* In a child without capabilities: what open + NOP + SYNC return. */
 /*
  * CLIENT_NEW's attributes for IB_SYNC_MEM_IOC_CREATE (@m holds them after
  * its headers): a NULL @name or @dev, or a 0 @kind, is left out; so are
@@ -228,11 +226,13 @@ static void create_attrs(struct smnl_msg *m, const char *name, uint32_t kind,
 		smnl_put_u32(m, IB_SYNC_MEM_A_CLIENT_FLAGS, flags);
 }
 
-/* @c's attributes: @m's, after its headers. */
+/* @c's attributes: @m's. */
 static void set_attrs(struct ib_sync_mem_ioc_create *c, const struct smnl_msg *m)
 {
-	c->attrs = (uintptr_t)(m->buf + NLMSG_HDRLEN + GENL_HDRLEN);
-	c->attrs_len = m->len - NLMSG_HDRLEN - GENL_HDRLEN;
+	size_t len;
+
+	c->attrs = (uintptr_t)smnl_msg_attrs(m, &len);
+	c->attrs_len = len;
 }
 
 /* IB_SYNC_MEM_IOC_CREATE through @fd of @m's attributes: 0 or -errno. */
@@ -465,6 +465,7 @@ static void test_create_pidns(void)
 	close(gop[1]);
 }
 
+/* In a child without capabilities: what open + NOP + SYNC + CREATE return. */
 static void test_permission(uint32_t id)
 {
 	int st, rc = -1;

@@ -30,7 +30,6 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <linux/genetlink.h>
 
 #include "ktap.h"
 #include "smdebugfs.h"
@@ -210,13 +209,13 @@ static int fuzz_create(void)
 	static struct smnl_msg m;
 	char msg[64 + 16];
 	struct ib_sync_mem_ioc_create c = { 0 };
-	size_t len = NLMSG_HDRLEN + GENL_HDRLEN;
 	unsigned int i;
+	size_t len;
 	int ret, e;
 
 	fuzz_attrs(&m);
-	c.attrs = (uintptr_t)(m.buf + len);
-	c.attrs_len = m.len - len;
+	c.attrs = (uintptr_t)smnl_msg_attrs(&m, &len);
+	c.attrs_len = len;
 	if (rnd() % 16 == 0)
 		c.attrs_len = rnd() % 2 ? IB_SYNC_MEM_IOC_ATTRS_MAX + rnd() % 8 : (uint32_t)rnd();
 	if (rnd() % 32 == 0)

@@ -43,6 +43,12 @@ void smnl_msg_init(struct smnl *nl, struct smnl_msg *m, uint8_t cmd,
 			     flags);
 }
 
+const void *smnl_msg_attrs(const struct smnl_msg *m, size_t *len)
+{
+	*len = m->len - NLMSG_HDRLEN - GENL_HDRLEN;
+	return m->buf + NLMSG_HDRLEN + GENL_HDRLEN;
+}
+
 void smnl_put(struct smnl_msg *m, uint16_t type, const void *data, size_t len)
 {
 	struct nlattr *a;

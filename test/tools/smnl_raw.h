@@ -40,6 +40,11 @@ void smnl_put_s32(struct smnl_msg *m, uint16_t type, int32_t v);
 void smnl_put_u64(struct smnl_msg *m, uint16_t type, uint64_t v);
 void smnl_put_str(struct smnl_msg *m, uint16_t type, const char *s);
 void smnl_put_flag(struct smnl_msg *m, uint16_t type);
+/*
+ * The attributes put in @m so far, without its headers: a bare attribute
+ * buffer (IB_SYNC_MEM_IOC_CREATE's), *@len bytes.
+ */
+const void *smnl_msg_attrs(const struct smnl_msg *m, size_t *len);
 /* Open a nest (NLA_F_NESTED set); returns its offset for smnl_nest_end(). */
 size_t smnl_nest_start(struct smnl_msg *m, uint16_t type);
 void smnl_nest_end(struct smnl_msg *m, size_t off);
