@@ -15,6 +15,10 @@
  *              completes (its flush waits as for a READ in flight, until
  *              0 is written, its deadline passes, its caller is killed or
  *              the device goes); reads how many devices have one parked
+ *   inbound    one RDMA device per line: name, the READs its inbound
+ *              flusher completed, the pages it registered for them, and
+ *              the 8 bytes the last READ brought back (a u64 in hex, as
+ *              they lie in memory): what the tests check a flush read
  *   region_rechecks  "queued N" and "done N": region re-checks after an
  *              MMU_NOTIFY_CLEAR (equal when none is pending)
  *   dma/ID     the DMA mapping of client ID on its device (a region or a
@@ -86,6 +90,26 @@ static int sm_counters_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sm_counters);
+
+static int sm_inbound_show(struct seq_file *m, void *v)
+{
+	struct ib_sync_mem_domain *dom, *d;
+	struct sm_inbound_stats st;
+	unsigned long index;
+
+	/* Each domain referenced: its stats take its inbound_lock. */
+	xa_for_each(&sm_domains, index, d) {
+		dom = sm_domain_get_by_index(index);
+		if (!dom)
+			continue;
+		sm_inbound_stats(dom, &st);
+		seq_printf(m, "%s %llu %llu %016llx\n", dom->name, st.reads,
+			   st.regs, st.last);
+		sm_domain_put(dom);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sm_inbound);
 
 static int sm_rechecks_show(struct seq_file *m, void *v)
 {
@@ -178,6 +202,8 @@ void sm_debugfs_init(void)
 			    (void *)&sm_dmabuf_hold, &sm_hold_fops);
 	debugfs_create_file("inbound_hold", 0600, sm_debugfs_root,
 			    (void *)&sm_inbound_hold, &sm_hold_fops);
+	debugfs_create_file("inbound", 0444, sm_debugfs_root, NULL,
+			    &sm_inbound_fops);
 	debugfs_create_file("region_rechecks", 0444, sm_debugfs_root, NULL,
 			    &sm_rechecks_fops);
 	sm_debugfs_dma = debugfs_create_dir("dma", sm_debugfs_root);

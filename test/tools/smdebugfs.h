@@ -202,6 +202,34 @@ static inline long sm_debugfs_key(const char *file, const char *key)
 }
 
 /*
+ * What @dev's inbound flusher did (SM_DEBUGFS/inbound): the READs it
+ * completed and the 8 bytes the last one brought back. 0, or -errno;
+ * -ENOENT if no line is @dev's.
+ */
+static inline int sm_inbound_read(const char *dev, uint64_t *reads,
+				  uint64_t *last)
+{
+	char name[64];
+	unsigned long long r, regs, l;
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = fopen(SM_DEBUGFS "/inbound", "r");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%63s %llu %llu %llx", name, &r, &regs, &l) == 4) {
+		if (!strcmp(name, dev)) {
+			*reads = r;
+			*last = l;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
  * dmabuf_hold: hold every dma-buf sync between its fence wait and its CPU
  * access bracket (1), or let them go (0).
  */
