@@ -93,6 +93,15 @@ static inline void smp_mb__after_srcu_read_lock(void)
 #define sm_dma_buf_moved(dmabuf)	dma_buf_move_notify(dmabuf)
 #endif
 
+/*
+ * dma_buf_vmap_unlocked() came with the dma-buf locking rework of 6.2;
+ * before it dma_buf_vmap() took the buffer's lock itself.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+#define dma_buf_vmap_unlocked(dmabuf, map)	dma_buf_vmap(dmabuf, map)
+#define dma_buf_vunmap_unlocked(dmabuf, map)	dma_buf_vunmap(dmabuf, map)
+#endif
+
 /* hrtimer_setup() replaced hrtimer_init() and ->function in 6.13. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
 #include <linux/hrtimer.h>

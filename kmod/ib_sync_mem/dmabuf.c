@@ -24,6 +24,17 @@
  *    reference on the buffer, and a sync is the fence wait and the CPU
  *    access bracket below. These machines reach only this path (rxe).
  *
+ * An inbound sync is the module's read-back through the NIC
+ * (sm_inbound_flush()) of the buffer's first bytes, at their address on
+ * the device: the pinned attachment's, or, on a virtual-DMA device, the
+ * page's address in the kernel's linear map (what such a device's DMA
+ * addresses are), found through a kernel mapping of the buffer
+ * (dma_buf_vmap()) kept while the client is live, so that the exporter
+ * keeps the pages in place. A buffer that can move (a dynamic attachment)
+ * has no fixed address to read, and one the exporter will not map, or
+ * maps as I/O memory, none on a virtual-DMA device: their inbound sync
+ * fails with -EOPNOTSUPP.
+ *
  * A sync waits, bounded by the request's deadline, for the buffer's
  * implicit fences: the writers before the CPU reads (to-cpu), all of them
  * before the device may write (to-device, bidirectional). Then it brackets
@@ -59,12 +70,14 @@
 #include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/fs.h>
+#include <linux/iosys-map.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <net/netlink.h>
 #include <rdma/ib_umem.h>
@@ -103,6 +116,10 @@ struct sm_bracket_wait {
  *	virtual-DMA device, or the device is gone)
  * @lock: serialises the release of @umem with a reader of @dma_file
  * @dma_file: debugfs dma/ID, the attachment's bus addresses
+ * @map: the kernel's mapping of the buffer on a virtual-DMA device (null
+ *	if the exporter gave none, or once released); under @lock
+ * @inbound: the buffer's address on a virtual-DMA device, the inbound
+ *	flush's target (0: none); under @lock
  * @client: its registry client, once registered (set and read under the
  *	buffer's reservation lock: the move notice reads it)
  * @cpu_open: dma_buf_begin_cpu_access() is in effect (the bracket's state:
@@ -120,6 +137,8 @@ struct sm_dmabuf {
 	struct ib_umem_dmabuf *umem;
 	struct mutex lock;	/* @umem's release against a dma/ID reader */
 	struct dentry *dma_file;
+	struct iosys_map map;
+	u64 inbound;
 	struct ib_sync_mem_client *client;
 	bool cpu_open;
 	unsigned long busy;
@@ -195,6 +214,8 @@ static void sm_dmabuf_free(struct kref *ref)
 		dma_buf_end_cpu_access(d->buf, DMA_BIDIRECTIONAL);
 	if (d->umem)
 		ib_umem_release(&d->umem->umem);
+	if (!iosys_map_is_null(&d->map))
+		dma_buf_vunmap_unlocked(d->buf, &d->map);
 	dma_buf_put(d->buf);
 	mutex_destroy(&d->lock);
 	kfree(d);
@@ -232,7 +253,7 @@ static int sm_dmabuf_bracket(struct sm_dmabuf *d, enum ib_sync_mem_dir dir)
 		d->cpu_open = false;
 		break;
 	default:
-		/* Inbound is never a ->sync; a dma-buf has no inbound yet. */
+		/* Inbound is never a ->sync: ->inbound_target. */
 		ret = -EINVAL;
 		break;
 	}
@@ -333,13 +354,19 @@ static int sm_dmabuf_sync(struct ib_sync_mem_client *client,
 static void sm_dmabuf_detach(struct sm_dmabuf *d)
 {
 	struct ib_umem_dmabuf *umem;
+	struct iosys_map map;
 
 	mutex_lock(&d->lock);
 	umem = d->umem;
 	d->umem = NULL;
+	map = d->map;
+	iosys_map_clear(&d->map);
+	d->inbound = 0;
 	mutex_unlock(&d->lock);
 	if (umem)
 		ib_umem_release(&umem->umem);
+	if (!iosys_map_is_null(&map))
+		dma_buf_vunmap_unlocked(d->buf, &map);
 }
 
 static void sm_dmabuf_invalidate(struct ib_sync_mem_client *client,
@@ -413,9 +440,31 @@ static int sm_dmabuf_revalidate(struct ib_sync_mem_client *client, u64 offset,
 	return ret;
 }
 
+/*
+ * The inbound flush's target: the buffer's first byte on the device. The
+ * registry never runs this after ->invalidate: what was mapped is there.
+ */
+static int sm_dmabuf_inbound_target(struct ib_sync_mem_client *client,
+				    u64 *dma_addr)
+{
+	struct sm_dmabuf *d = ib_sync_mem_client_priv(sm_dmabuf_owner, client);
+
+	if (d->umem) {
+		if (dma_buf_is_dynamic(d->buf))
+			return -EOPNOTSUPP;
+		*dma_addr = sg_dma_address(d->umem->umem.sgt_append.sgt.sgl);
+		return 0;
+	}
+	if (!d->inbound)
+		return -EOPNOTSUPP;
+	*dma_addr = d->inbound;
+	return 0;
+}
+
 static const struct ib_sync_mem_ops sm_dmabuf_ops = {
 	.owner = THIS_MODULE,
 	.sync = sm_dmabuf_sync,
+	.inbound_target = sm_dmabuf_inbound_target,
 	.revalidate = sm_dmabuf_revalidate,
 	.invalidate = sm_dmabuf_invalidate,
 	.release = sm_dmabuf_release,
@@ -464,6 +513,31 @@ static struct ib_umem_dmabuf *sm_dmabuf_get_dynamic(struct sm_dmabuf *d,
 		return ERR_PTR(ret);
 	}
 	return umem;
+}
+
+/*
+ * A virtual-DMA device: the buffer mapped by the kernel, and the address of
+ * its first byte in the linear map (the device's DMA address of it), the
+ * inbound flush's target. None if the exporter maps no memory the CPU
+ * reads as such: the client registers, without inbound.
+ */
+static void sm_dmabuf_map_cpu(struct sm_dmabuf *d)
+{
+	struct page *page;
+	void *vaddr;
+
+	if (dma_buf_vmap_unlocked(d->buf, &d->map)) {
+		iosys_map_clear(&d->map);
+		return;
+	}
+	if (d->map.is_iomem)
+		return;
+	vaddr = d->map.vaddr;
+	page = is_vmalloc_addr(vaddr) ? vmalloc_to_page(vaddr) :
+					virt_to_page(vaddr);
+	if (page && page_address(page))
+		d->inbound = (uintptr_t)page_address(page) +
+			     offset_in_page(vaddr);
 }
 
 /*
@@ -545,6 +619,8 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 		ret = sm_dmabuf_attach(d, ibdev, fd, extack);
 		if (ret)
 			goto err_put;
+	} else {
+		sm_dmabuf_map_cpu(d);
 	}
 
 	reg.priv = d;

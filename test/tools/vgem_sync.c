@@ -799,6 +799,47 @@ static int kconfig_has(const char *opt)
 	return r;
 }
 
+/*
+ * An inbound flush of udmabuf client @id (over @memfd): the module's RDMA
+ * READ through the device reads the buffer itself, twice: each brings back
+ * the first 8 bytes the CPU wrote there last (bytes 8 to 15 differ, so a
+ * READ a word off shows).
+ */
+static void test_udmabuf_inbound(int id, int memfd)
+{
+	uint64_t *p, want, reads0, reads1, last;
+	int i, ret, cerr;
+
+	p = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (!ktap_result(p != MAP_FAILED, "udmabuf: map the memfd")) {
+		ktap_diag("mmap: %s", strerror(errno));
+		return;
+	}
+	for (i = 1; i <= 2; i++) {
+		want = 0x5eed0000cafe0000ULL + i;
+		p[0] = want;
+		p[1] = ~want;
+		reads0 = 0;
+		ret = sm_inbound_read(dev, &reads0, &last);
+		ktap_result(ret == 0, "udmabuf: %s has a line in debugfs inbound", dev);
+		ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND, 5000,
+				       &cerr, NULL);
+		ktap_result(ret == 0 && cerr == 0, "udmabuf: sync inbound (%d): 0", i);
+		if (ret || cerr)
+			ktap_diag("sync: %s/%s \"%s\"", errstr(ret), errstr(cerr),
+				  nl.extack);
+		reads1 = last = 0;
+		ret = sm_inbound_read(dev, &reads1, &last);
+		ktap_result(ret == 0 && reads1 == reads0 + 1 && last == want,
+			    "udmabuf: inbound (%d): one READ, of the buffer's first 8 bytes",
+			    i);
+		ktap_diag("READs %llu -> %llu, last %#llx (wrote %#llx)",
+			  (unsigned long long)reads0, (unsigned long long)reads1,
+			  (unsigned long long)last, (unsigned long long)want);
+	}
+	munmap(p, BUF_SIZE);
+}
+
 static void test_udmabuf(void)
 {
 	struct udmabuf_create uc = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = BUF_SIZE };
@@ -852,6 +893,7 @@ static void test_udmabuf(void)
 		ktap_result(sync_unwaited(&t), "udmabuf: sync to-cpu: 0");
 		sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, NO_WAIT_MS);
 		ktap_result(sync_unwaited(&t), "udmabuf: sync to-device: 0");
+		test_udmabuf_inbound(id, memfd);
 		ktap_result(smnl_unregister(&nl, id) == 0, "udmabuf: unregister: 0");
 	} else {
 		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
