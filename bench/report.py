@@ -244,12 +244,16 @@ def build(rows):
     # the suite.
     rs = rep.pick("inbound")
     if rs:
+        # Each flush timed from rest (inbound_bench -g; older runs: back
+        # to back, no gap_us).
+        rest = (f", each after {rs[0]['gap_us']} us of rest"
+                if rs[0].get("gap_us") else "")
         for stat, name, target in (("med", "median", 1.2), ("p99", "p99", None)):
             sm = [r[f"sm_{stat}_ns"] for r in rs]
             fl = [r[f"floor_{stat}_ns"] for r in rs]
             rep.add("inbound", f"flush through the module (netlink SYNC, "
                     f"dir inbound, of a one-page region client), {name} of "
-                    f"{rs[0]['iters']}", "ns", sm, fl,
+                    f"{rs[0]['iters']}{rest}", "ns", sm, fl,
                     "userspace RDMA READ", [a / b for a, b in zip(sm, fl)],
                     target)
         # The same flush through /dev/ib_sync_mem (absent from runs older
@@ -261,7 +265,7 @@ def build(rows):
                 fl = [r[f"floor_{stat}_ns"] for r in rs]
                 rep.add("inbound", "flush through /dev/ib_sync_mem (SYNC "
                         f"ioctl, dir inbound, the same client), {name} of "
-                        f"{rs[0]['iters']}", "ns", io, fl,
+                        f"{rs[0]['iters']}{rest}", "ns", io, fl,
                         "userspace RDMA READ",
                         [a / b for a, b in zip(io, fl)], target)
         kn = [r["kernel_med_ns"] for r in rs]
