@@ -27,17 +27,19 @@
  *           sm_med_ns=T floor_p99_ns=T sm_p99_ns=T kernel_med_ns=T
  *           io_med_ns=T io_p99_ns=T io_kernel_mean_ns=T
  *
- * Each timed flush starts from rest: GAP_US (-g, default 500) of sleep
- * before it, untimed, so that rxe's work of the flush before (its tasks
- * run on in kworkers after the completion is posted) is over and every
- * path begins in the same state. Back to back (-g 0), a flush's time
- * depends on which went before it, not on its own path: two of the three
- * paths share the module's QP, and a READ posted while that QP's task
- * still runs waits for it. In VM runs of 6.12 here, the ioctl's median
- * against the floor's was 1.7x to 2.0x back to back in this order, 0.55x with the
- * floor put between every two of the module's flushes, 1.3x with each path
- * in blocks of 50, and 1.04x to 1.12x from rest with gaps of 300 us to
- * 3 ms (1.2x to 1.3x at 100 us, not yet at rest).
+ * Each timed flush starts with the device at rest: GAP_US (-g, default
+ * 500) before it, untimed, in which this program keeps its CPU busy (as
+ * a net plugin's progress thread polls) while rxe's work of the flush
+ * before (its tasks run on in kworkers after the completion is posted)
+ * ends, so that every path begins in the same state. Back to back (-g 0),
+ * a flush's time depends on which went before it, not on its own path:
+ * two of the three paths share the module's QP, and a READ posted while
+ * that QP's task still runs waits for it. In VM runs of 6.12 here, the
+ * ioctl's median against the floor's was 1.7x to 2.0x back to back in
+ * this order, 0.55x with the floor put between every two of the module's
+ * flushes, 1.3x with each path in blocks of 50; 1.03x to 1.06x after 300
+ * us or 1 ms of busy rest. A rest spent asleep idles the vCPUs: their
+ * wake-up joins every flush, and the p99s take a timer tick.
  *
  * floor_ns and sm_ns are the repeat's totals; *_med_ns and *_p99_ns the
  * median and 99th percentile (nearest rank) of one flush (CLOCK_MONOTONIC
@@ -134,6 +136,15 @@ static void ib_setup(void)
 		die("register a page as a writable region client on %s: %s \"%s\"",
 		    dev, errstr(id), nl.extack);
 	client_id = id;
+}
+
+/* GAP_US on this CPU, busy, untimed: the device comes to rest meanwhile. */
+static void ib_rest(void)
+{
+	uint64_t end = now_ns() + (uint64_t)gap_us * 1000;
+
+	while (gap_us && now_ns() < end)
+		;
 }
 
 /* The floor: one 8-byte RDMA READ of the QP's own page, polled. */
@@ -302,8 +313,7 @@ static void ib_run(int iters, int reps, int warmup)
 		cns = ib_client_ns();
 		for (i = 0; i < iters; i++) {
 			for (k = 0; k < 3; k++) {
-				if (gap_us)
-					usleep(gap_us);
+				ib_rest();
 				switch ((i + k) % 3) {
 				case 0:
 					fl[i] = ib_floor_one();
