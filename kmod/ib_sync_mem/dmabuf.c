@@ -29,11 +29,13 @@
  * the device: the pinned attachment's, or, on a virtual-DMA device, the
  * page's address in the kernel's linear map (what such a device's DMA
  * addresses are), found through a kernel mapping of the buffer
- * (dma_buf_vmap()) kept while the client is live, so that the exporter
- * keeps the pages in place. A buffer that can move (a dynamic attachment)
- * has no fixed address to read, and one the exporter will not map, or
- * maps as I/O memory, none on a virtual-DMA device: their inbound sync
- * fails with -EOPNOTSUPP.
+ * (dma_buf_vmap()) made at the client's first inbound sync and kept while
+ * the client is live, so that the exporter keeps the pages in place (a
+ * client never flushed inbound maps nothing; 6.1's dma_buf_vmap() warns
+ * once when the exporter's vmap fails, as under memory pressure). A
+ * buffer that can move (a dynamic attachment) has no fixed address to
+ * read, and one the exporter will not map, or maps as I/O memory, none on
+ * a virtual-DMA device: their inbound sync fails with -EOPNOTSUPP.
  *
  * A sync waits, bounded by the request's deadline, for the buffer's
  * implicit fences: the writers before the CPU reads (to-cpu), all of them
@@ -114,12 +116,14 @@ struct sm_bracket_wait {
  * @buf: the buffer (a reference of ours)
  * @umem: the pinned attachment on the device's DMA device, or NULL (a
  *	virtual-DMA device, or the device is gone)
- * @lock: serialises the release of @umem with a reader of @dma_file
+ * @lock: serialises the release of @umem with a reader of @dma_file, and
+ *	the mapping of @map with its release
  * @dma_file: debugfs dma/ID, the attachment's bus addresses
- * @map: the kernel's mapping of the buffer on a virtual-DMA device (null
- *	if the exporter gave none, or once released); under @lock
+ * @map: the kernel's mapping of the buffer on a virtual-DMA device, made
+ *	at the first inbound sync (null before, if the exporter gave none,
+ *	or once released); under @lock
  * @inbound: the buffer's address on a virtual-DMA device, the inbound
- *	flush's target (0: none); under @lock
+ *	flush's target (0: none yet, or none); under @lock
  * @client: its registry client, once registered (set and read under the
  *	buffer's reservation lock: the move notice reads it)
  * @cpu_open: dma_buf_begin_cpu_access() is in effect (the bracket's state:
@@ -135,7 +139,7 @@ struct sm_dmabuf {
 	struct kref ref;
 	struct dma_buf *buf;
 	struct ib_umem_dmabuf *umem;
-	struct mutex lock;	/* @umem's release against a dma/ID reader */
+	struct mutex lock;	/* @umem, @map, @inbound */
 	struct dentry *dma_file;
 	struct iosys_map map;
 	u64 inbound;
@@ -441,6 +445,37 @@ static int sm_dmabuf_revalidate(struct ib_sync_mem_client *client, u64 offset,
 }
 
 /*
+ * A virtual-DMA device: the buffer mapped by the kernel, and the address of
+ * its first byte in the linear map (the device's DMA address of it), the
+ * inbound flush's target. 0; -EOPNOTSUPP if the exporter maps no memory
+ * the CPU reads as such (for good: the mapping stays), or the error of a
+ * mapping that failed otherwise (the next flush tries again). Under
+ * d->lock, with no mapping yet.
+ */
+static int sm_dmabuf_map_cpu(struct sm_dmabuf *d)
+{
+	struct page *page;
+	void *vaddr;
+	int ret;
+
+	ret = dma_buf_vmap_unlocked(d->buf, &d->map);
+	if (ret) {
+		iosys_map_clear(&d->map);
+		/* An exporter without ->vmap: -EINVAL. */
+		return ret == -ENOMEM ? ret : -EOPNOTSUPP;
+	}
+	if (d->map.is_iomem)
+		return -EOPNOTSUPP;
+	vaddr = d->map.vaddr;
+	page = is_vmalloc_addr(vaddr) ? vmalloc_to_page(vaddr) :
+					virt_to_page(vaddr);
+	if (!page || !page_address(page))
+		return -EOPNOTSUPP;
+	d->inbound = (uintptr_t)page_address(page) + offset_in_page(vaddr);
+	return 0;
+}
+
+/*
  * The inbound flush's target: the buffer's first byte on the device. The
  * registry never runs this after ->invalidate: what was mapped is there.
  */
@@ -448,6 +483,7 @@ static int sm_dmabuf_inbound_target(struct ib_sync_mem_client *client,
 				    u64 *dma_addr)
 {
 	struct sm_dmabuf *d = ib_sync_mem_client_priv(sm_dmabuf_owner, client);
+	int ret = 0;
 
 	if (d->umem) {
 		if (dma_buf_is_dynamic(d->buf))
@@ -455,10 +491,14 @@ static int sm_dmabuf_inbound_target(struct ib_sync_mem_client *client,
 		*dma_addr = sg_dma_address(d->umem->umem.sgt_append.sgt.sgl);
 		return 0;
 	}
-	if (!d->inbound)
-		return -EOPNOTSUPP;
+	mutex_lock(&d->lock);
+	if (iosys_map_is_null(&d->map))
+		ret = sm_dmabuf_map_cpu(d);
+	else if (!d->inbound)
+		ret = -EOPNOTSUPP;
 	*dma_addr = d->inbound;
-	return 0;
+	mutex_unlock(&d->lock);
+	return ret;
 }
 
 static const struct ib_sync_mem_ops sm_dmabuf_ops = {
@@ -513,31 +553,6 @@ static struct ib_umem_dmabuf *sm_dmabuf_get_dynamic(struct sm_dmabuf *d,
 		return ERR_PTR(ret);
 	}
 	return umem;
-}
-
-/*
- * A virtual-DMA device: the buffer mapped by the kernel, and the address of
- * its first byte in the linear map (the device's DMA address of it), the
- * inbound flush's target. None if the exporter maps no memory the CPU
- * reads as such: the client registers, without inbound.
- */
-static void sm_dmabuf_map_cpu(struct sm_dmabuf *d)
-{
-	struct page *page;
-	void *vaddr;
-
-	if (dma_buf_vmap_unlocked(d->buf, &d->map)) {
-		iosys_map_clear(&d->map);
-		return;
-	}
-	if (d->map.is_iomem)
-		return;
-	vaddr = d->map.vaddr;
-	page = is_vmalloc_addr(vaddr) ? vmalloc_to_page(vaddr) :
-					virt_to_page(vaddr);
-	if (page && page_address(page))
-		d->inbound = (uintptr_t)page_address(page) +
-			     offset_in_page(vaddr);
 }
 
 /*
@@ -619,8 +634,6 @@ sm_dmabuf_create(struct ib_device *ibdev, const char *name, u32 flags,
 		ret = sm_dmabuf_attach(d, ibdev, fd, extack);
 		if (ret)
 			goto err_put;
-	} else {
-		sm_dmabuf_map_cpu(d);
 	}
 
 	reg.priv = d;
