@@ -208,6 +208,29 @@ static int sm_dmabuf_wait(struct sm_dmabuf *d, enum ib_sync_mem_dir dir,
 	return ret ? 0 : -ETIMEDOUT;
 }
 
+/*
+ * Let go of the attachment on the device's DMA device and of the kernel's
+ * mapping, once: when the device goes or the client is deleted, else at
+ * the last reference.
+ */
+static void sm_dmabuf_detach(struct sm_dmabuf *d)
+{
+	struct ib_umem_dmabuf *umem;
+	struct iosys_map map;
+
+	mutex_lock(&d->lock);
+	umem = d->umem;
+	d->umem = NULL;
+	map = d->map;
+	iosys_map_clear(&d->map);
+	d->inbound = 0;
+	mutex_unlock(&d->lock);
+	if (umem)
+		ib_umem_release(&umem->umem);
+	if (!iosys_map_is_null(&map))
+		dma_buf_vunmap_unlocked(d->buf, &map);
+}
+
 static void sm_dmabuf_free(struct kref *ref)
 {
 	struct sm_dmabuf *d = container_of(ref, struct sm_dmabuf, ref);
@@ -216,10 +239,7 @@ static void sm_dmabuf_free(struct kref *ref)
 	debugfs_remove(d->dma_file);
 	if (d->cpu_open)
 		dma_buf_end_cpu_access(d->buf, DMA_BIDIRECTIONAL);
-	if (d->umem)
-		ib_umem_release(&d->umem->umem);
-	if (!iosys_map_is_null(&d->map))
-		dma_buf_vunmap_unlocked(d->buf, &d->map);
+	sm_dmabuf_detach(d);
 	dma_buf_put(d->buf);
 	mutex_destroy(&d->lock);
 	kfree(d);
@@ -352,25 +372,6 @@ static int sm_dmabuf_sync(struct ib_sync_mem_client *client,
 		return ret;
 	sm_dmabuf_window(deadline);
 	return sm_dmabuf_bracket_until(d, dir, deadline);
-}
-
-/* Detach from the device's DMA device, once. */
-static void sm_dmabuf_detach(struct sm_dmabuf *d)
-{
-	struct ib_umem_dmabuf *umem;
-	struct iosys_map map;
-
-	mutex_lock(&d->lock);
-	umem = d->umem;
-	d->umem = NULL;
-	map = d->map;
-	iosys_map_clear(&d->map);
-	d->inbound = 0;
-	mutex_unlock(&d->lock);
-	if (umem)
-		ib_umem_release(&umem->umem);
-	if (!iosys_map_is_null(&map))
-		dma_buf_vunmap_unlocked(d->buf, &map);
 }
 
 static void sm_dmabuf_invalidate(struct ib_sync_mem_client *client,
