@@ -39,7 +39,6 @@
 #include <linux/dma-heap.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "../../kmod/dmadev/dmadev_uapi.h"
@@ -74,17 +73,10 @@ static long first_diff(const unsigned char *a, const unsigned char *b, size_t n)
 	return -1;
 }
 
-static int kernel_major(void)
-{
-	struct utsname u;
-
-	return uname(&u) ? 0 : atoi(u.release);
-}
-
 /* ib_umem maps only coherent DMA here (DMA_ATTR_REQUIRE_COHERENT, 7.x). */
 static int umem_requires_coherent(void)
 {
-	return kernel_major() >= 7;
+	return kernel_at_least(7, 0);
 }
 
 static int bounces(void)
@@ -354,7 +346,7 @@ static int smd_move(int ctl, int fd)
  */
 static int buffers_move(void)
 {
-	return kernel_major() >= 7;
+	return kernel_at_least(7, 0);
 }
 
 /*

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,6 +92,17 @@ static inline double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Is the running kernel @major.@minor or newer? 0 if uname() fails. */
+static inline int kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma, mi;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return 0;
+	return ma > major || (ma == major && mi >= minor);
 }
 
 /* VmPin of this process in kB (its pinned memory), or -1. */

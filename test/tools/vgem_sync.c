@@ -853,17 +853,6 @@ static void test_dmabuf_inbound(const char *what, int id, int map_fd,
 	munmap(p, BUF_SIZE);
 }
 
-/* udmabuf maps its buffers for the kernel (->vmap) since 6.2. */
-static bool udmabuf_has_vmap(void)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return true;
-	return major > 6 || (major == 6 && minor >= 2);
-}
-
 static void test_udmabuf(void)
 {
 	struct udmabuf_create uc = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = BUF_SIZE };
@@ -917,7 +906,8 @@ static void test_udmabuf(void)
 		ktap_result(sync_unwaited(&t), "udmabuf: sync to-cpu: 0");
 		sync_now(&t, id, IB_SYNC_MEM_SYNC_TO_DEVICE, NO_WAIT_MS);
 		ktap_result(sync_unwaited(&t), "udmabuf: sync to-device: 0");
-		test_dmabuf_inbound("udmabuf", id, memfd, !udmabuf_has_vmap());
+		/* udmabuf maps its buffers for the kernel (->vmap) since 6.2. */
+		test_dmabuf_inbound("udmabuf", id, memfd, !kernel_at_least(6, 2));
 		ktap_result(smnl_unregister(&nl, id) == 0, "udmabuf: unregister: 0");
 	} else {
 		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
