@@ -891,7 +891,14 @@ static int storm_registrar(void *arg)
 		}
 		atomic_inc(&storm.regs_ok);
 		tc_unregister(t);
-		if (atomic_read(&t->releases) != 1)
+		/*
+		 * ->release comes with the last reference, which need not be
+		 * unregister's: the removal's, as it invalidates this client,
+		 * or a dump's may outlast it. Wait for it before the private
+		 * data is used again; it must come once.
+		 */
+		if (!KT_WAIT(atomic_read(&t->releases), 60) ||
+		    atomic_read(&t->releases) != 1)
 			atomic_inc(&storm.regs_other);
 		/* Reuse the private data: it was released, rearm it. */
 		atomic_set(&t->releases, 0);
@@ -989,8 +996,12 @@ void test_storm_check(void)
 		KT_EXPECT_EQ(atomic_read(&t->after_inval), 0);
 		KT_EXPECT_EQ(ib_sync_mem_sync(t->client, IB_SYNC_MEM_TO_CPU, 0),
 			     -ENODEV);
-		/* The owner still unregisters its orphaned client. */
+		/*
+		 * The owner still unregisters its orphaned client (a dump
+		 * beside the storm may hold the last reference).
+		 */
 		tc_unregister(t);
+		KT_EXPECT(KT_WAIT(atomic_read(&t->releases) == 1, 60));
 		KT_EXPECT_EQ(atomic_read(&t->releases), 1);
 	}
 	if (!kt_shared)
