@@ -55,6 +55,9 @@ running() { local p n=0; for p; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); don
 rxe1_busy() { [ "$(dev_clients rxe1)" -gt 0 ] 2>/dev/null; }
 rxe1_add() { rdma link add rxe1 type rxe netdev veth1; }
 rxe1_del() { rdma link delete rxe1; }
+# storm_under_way DEV: the in-kernel storm started on DEV and has synced
+# and registered there at least once.
+storm_under_way() { run_step storm_start "$1" && run_step storm_wait; }
 # names_left PATTERN: clients whose name matches PATTERN (awk regex);
 # fails, printing nothing, when the list cannot be had.
 names_left() {
@@ -126,8 +129,8 @@ for round in $(seq "$ROUNDS"); do
 	rm -f "$tmp/stop"
 	has_device rxe1 || rxe1_add
 
-	# rxe1 with clients of every kind.
-	echo "storm_start rxe1" >"$KTFS/run"
+	# rxe1 with clients of every kind, the in-kernel storm's among them.
+	check "round $round: the storm syncs and registers on rxe1" storm_under_way rxe1
 	simid=$(sim_new rxe1 "simfs-$round" latency_us=10)
 	"$BIN/churn" hold --dev rxe1 --tag "hold$round" >"$tmp/hold.$round" 2>&1 &
 	holder=$!
@@ -244,7 +247,7 @@ done
 
 # rxe0 itself, once, under clients of every kind.
 echo "=== rxe0" >&2
-echo "storm_start rxe0" >"$KTFS/run"
+check "the storm syncs and registers on rxe0" storm_under_way rxe0
 simid=$(sim_new rxe0 simfs-rxe0 latency_us=10)
 "$BIN/churn" hold --dev rxe0 --tag hold0 >"$tmp/hold.0" 2>&1 &
 holder=$!
