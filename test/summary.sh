@@ -3,7 +3,7 @@
 # (all *.ktap files, host and VM tiers, every kernel; not those of a first
 # attempt that vm/run.sh booted again, DIR/KVER/boot-1) and print
 #
-#   - the failures;
+#   - the failures, each after the diagnostic lines that precede it;
 #   - the skips by kernel, each checked against test/expected-skips: a skip
 #     that is not listed for that kernel's class, or a listed one that did
 #     not happen, is a failure;
@@ -29,6 +29,23 @@ allow=$top/test/expected-skips
 passed=0 failed=0 skipped=0
 problems=()
 
+# failures FILE: each "not ok" line of FILE, after the diagnostic lines
+# ("# ...", indented or not) just before it, where an in-kernel case
+# (kmod/tests) says which expectation failed: of more than 12, the first 9
+# (the first failure) and the last 2 (its summary line).
+failures() {
+	awk '/^ *#/ { d[n++] = $0; next }
+	     /^not ok / {
+		for (i = 0; i < n; i++) {
+			if (n > 12 && i == 9)
+				printf "   # ... %d lines left out\n", n - 11
+			if (n <= 12 || i < 9 || i >= n - 2)
+				print "   " d[i]
+		}
+		print "   " $0 }
+	     { n = 0 }' "$1"
+}
+
 while IFS= read -r f; do
 	p=$(grep -E '^ok ' "$f" | grep -cvE ' # SKIP( |$)')
 	s=$(grep -cE '^ok .* # SKIP( |$)' "$f")
@@ -36,7 +53,7 @@ while IFS= read -r f; do
 	passed=$((passed + p)) skipped=$((skipped + s)) failed=$((failed + x))
 	if [ "$x" -gt 0 ]; then
 		echo "== ${f#"$dir"/}: $x failed"
-		grep -E '^not ok ' "$f" | sed 's/^/   /'
+		failures "$f"
 	fi
 done < <(find "$dir" -name '*.ktap' -not -path '*/boot-1/*' | sort)
 

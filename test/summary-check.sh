@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# test/summary.sh on a made-up results directory: a failed in-kernel case
+# is printed after the diagnostic lines that say which expectation failed
+# (only its own, not a passing case's; of more than 12 the first 9 and the
+# last 2), a failed shell check with its reason, and the counts and exit
+# status are exact.
+# Exits non-zero on the first wrong answer. Run by the host tier.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+mkdir -p "$tmp/k"
+{
+	echo "KTAP version 1"
+	echo "    # churn: 2 writers"
+	echo "ok 1 churn"
+	echo "    # test_core.c:983: expected regs_other == 0, got 1 != 0"
+	for i in $(seq 12); do echo "    # line $i"; done
+	echo "    # storm: 32 clients"
+	echo "not ok 2 device_removal_storm"
+	echo "not ok 3 a shell check # command failed: false"
+	for i in $(seq 12); do echo "    # all $i"; done
+	echo "not ok 4 twelve lines, all printed"
+	echo "ok 5 skipped one # SKIP why"
+	echo "1..5"
+} >"$tmp/k/kernel-churn.ktap"
+
+out=$("$top/test/summary.sh" "$tmp")
+rc=$?
+want="== k/kernel-churn.ktap: 3 failed
+       # test_core.c:983: expected regs_other == 0, got 1 != 0
+$(for i in $(seq 8); do echo "       # line $i"; done)
+   # ... 3 lines left out
+       # line 12
+       # storm: 32 clients
+   not ok 2 device_removal_storm
+   not ok 3 a shell check # command failed: false
+$(for i in $(seq 12); do echo "       # all $i"; done)
+   not ok 4 twelve lines, all printed"
+got=$(sed -n '/^== k\/kernel-churn.ktap/,/^   not ok 4/p' <<<"$out")
+if [ "$got" != "$want" ]; then
+	echo "summary's failures: want"
+	echo "$want"
+	echo "got"
+	echo "$got"
+	exit 1
+fi
+if [ "$rc" = 0 ]; then
+	echo "summary exited 0 on 3 failures"
+	exit 1
+fi
+last=$(tail -n 1 <<<"$out")
+if [ "$last" != "1 passed, 3 failed, 1 skipped, 0 booted again" ]; then
+	echo "summary's closing line: $last"
+	exit 1
+fi
