@@ -441,6 +441,19 @@ void tc_unregister(struct tc *t)
 	WRITE_ONCE(t->dead, true);
 }
 
+/*
+ * ->release of @t comes with its client's last reference, which need not be
+ * its unregister's: a dump, an async job or the device's removal may hold
+ * one a while longer. Wait for it, 60 s at most.
+ *
+ * Return: how many ->release calls @t has seen (1 is right).
+ */
+int tc_wait_release(struct tc *t)
+{
+	KT_WAIT(atomic_read(&t->releases), 60);
+	return atomic_read(&t->releases);
+}
+
 void tc_unregister_all(struct tc *t, int n)
 {
 	int i;

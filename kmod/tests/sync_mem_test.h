@@ -205,6 +205,7 @@ struct ib_sync_mem_client *tc_register_sized(struct ib_device *ibdev,
 bool tc_register_all(struct ib_device *ibdev, struct tc *t, int n, u32 flags);
 void tc_unregister(struct tc *t);
 void tc_unregister_all(struct tc *t, int n);
+int tc_wait_release(struct tc *t);
 struct ib_sync_mem_domain *test_domain(struct ib_device *ibdev);
 
 /*

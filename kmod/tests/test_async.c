@@ -125,7 +125,7 @@ void test_async(struct ib_device *ibdev)
 	dma_fence_put(in);
 	KT_EXPECT_EQ(atomic_read(&t->syncs), 3);
 	/* The jobs drop their client after the signal. */
-	KT_EXPECT(KT_WAIT(atomic_read(&t->releases) == 1, 60));
+	KT_EXPECT_EQ(tc_wait_release(t), 1);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
 	goto out;
 unreg:
@@ -228,7 +228,7 @@ void test_async_batch(struct ib_device *ibdev)
 	tc_unregister_all(t, KA_BATCH_N);
 	/* The job let its references go: each client released once. */
 	for (i = 0; i < KA_BATCH_N; i++)
-		KT_EXPECT(KT_WAIT(atomic_read(&t[i].releases) == 1, 60));
+		KT_EXPECT_EQ(tc_wait_release(&t[i]), 1);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
 	kvfree(t);
 }
@@ -312,7 +312,7 @@ void test_async_dev_check(void)
 	KT_EXPECT_EQ(atomic_read(&t->syncs), 0);
 	KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
 	tc_unregister(t);
-	KT_EXPECT(KT_WAIT(atomic_read(&t->releases) == 1, 60));
+	KT_EXPECT_EQ(tc_wait_release(t), 1);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending),
 		     async_dev.pending);
 	kvfree(t);

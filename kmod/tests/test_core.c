@@ -812,8 +812,7 @@ void test_churn(struct ib_device *ibdev)
 			if (IS_ERR_OR_NULL(t->client))
 				continue;
 			/* A dump beside the churn may hold the last reference. */
-			KT_EXPECT(KT_WAIT(atomic_read(&t->releases) == 1, 60));
-			KT_EXPECT_EQ(atomic_read(&t->releases), 1);
+			KT_EXPECT_EQ(tc_wait_release(t), 1);
 			KT_EXPECT_EQ(READ_ONCE(t->canary), TC_POISON);
 		}
 	}
@@ -892,13 +891,11 @@ static int storm_registrar(void *arg)
 		atomic_inc(&storm.regs_ok);
 		tc_unregister(t);
 		/*
-		 * ->release comes with the last reference, which need not be
-		 * unregister's: the removal's, as it invalidates this client,
-		 * or a dump's may outlast it. Wait for it before the private
-		 * data is used again; it must come once.
+		 * The removal's reference, as it invalidates this client, or
+		 * a dump's may be the last: wait for ->release before the
+		 * private data is used again.
 		 */
-		if (!KT_WAIT(atomic_read(&t->releases), 60) ||
-		    atomic_read(&t->releases) != 1)
+		if (tc_wait_release(t) != 1)
 			atomic_inc(&storm.regs_other);
 		/* Reuse the private data: it was released, rearm it. */
 		atomic_set(&t->releases, 0);
@@ -1001,8 +998,7 @@ void test_storm_check(void)
 		 * beside the storm may hold the last reference).
 		 */
 		tc_unregister(t);
-		KT_EXPECT(KT_WAIT(atomic_read(&t->releases) == 1, 60));
-		KT_EXPECT_EQ(atomic_read(&t->releases), 1);
+		KT_EXPECT_EQ(tc_wait_release(t), 1);
 	}
 	if (!kt_shared)
 		KT_EXPECT_EQ(atomic_read(&sm_counters.clients), storm.before);

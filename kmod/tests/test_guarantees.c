@@ -563,7 +563,7 @@ void test_invalidate_unregister(struct ib_device *ibdev)
 		goto out;
 	for (i = 0; i < 2; i++)
 		ib_sync_mem_invalidate(kt_owner, t[i].client, IB_SYNC_MEM_INVAL_MEMORY);
-	KT_EXPECT(KT_WAIT(atomic_read(&t[1].releases) == 1, 60));
+	KT_EXPECT_EQ(tc_wait_release(&t[1]), 1);
 	flush_work(&t[1].unreg_work);
 	for (i = 0; i < 2; i++) {
 		KT_EXPECT_EQ(atomic_read(&t[i].invalidates), 1);
@@ -847,7 +847,7 @@ void test_inval_dev_check(void)
 			kt_fail++;
 			tc_unregister(t);
 		}
-		KT_EXPECT(KT_WAIT(atomic_read(&t->releases) == 1, 60));
+		KT_EXPECT_EQ(tc_wait_release(t), 1);
 		KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
 	}
 	kvfree(inval_dev.t);
@@ -927,7 +927,7 @@ void test_inval_race_check(void)
 	KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
 	tc_unregister(t);
 	/* The removal's reference may be the last one, dropped after it woke. */
-	KT_EXPECT(KT_WAIT(atomic_read(&t->releases) == 1, 60));
+	KT_EXPECT_EQ(tc_wait_release(t), 1);
 	kvfree(t);
 	inval_race.active = false;
 }
@@ -1161,7 +1161,7 @@ out_open:
 	else
 		tc_unregister(fillt.t);
 	/* The dump's reference may be the last one. */
-	KT_EXPECT(KT_WAIT(atomic_read(&fillt.t->releases) == 1, 60));
+	KT_EXPECT_EQ(tc_wait_release(fillt.t), 1);
 	kvfree(fillt.t);
 	fillt.active = false;
 }
