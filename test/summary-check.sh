@@ -2,8 +2,9 @@
 # test/summary.sh on a made-up results directory: a failed in-kernel case
 # is printed after the diagnostic lines that say which expectation failed
 # (only its own, not a passing case's; of more than 12 the first 9 and the
-# last 2), a failed shell check with its reason, and the counts and exit
-# status are exact.
+# last 2), a failed shell check with its reason and its own section of the
+# suite's log (of two checks of one name, the second's), and the counts and
+# exit status are exact.
 # Exits non-zero on the first wrong answer. Run by the host tier.
 set -uo pipefail
 
@@ -27,6 +28,33 @@ mkdir -p "$tmp/k"
 	echo "1..5"
 } >"$tmp/k/kernel-churn.ktap"
 
+# A shell suite: its log has a section per check; "again" runs twice and
+# fails the second time, whose section has 13 lines (2 left out).
+{
+	echo "ok 1 again"
+	echo "ok 2 other: not a prefix"
+	echo "not ok 3 again # command failed: waits_in 7 f"
+	echo "not ok 4 refused # command unexpectedly succeeded: true"
+	echo "1..4"
+} >"$tmp/k/10-shell.ktap"
+{
+	echo "--- [1s] again: waits_in 5 f"
+	echo "first run's output"
+	echo "--- [2s] other: not a prefix: true"
+	echo "--- [3s] again: waits_in 7 f"
+	for i in $(seq 12); do echo "out $i"; done
+	echo "--- [4s] refused (must fail): true"
+} >"$tmp/k/10-shell.log"
+want_shell="== k/10-shell.ktap: 2 failed
+   not ok 3 again # command failed: waits_in 7 f
+     | --- [3s] again: waits_in 7 f
+$(for i in $(seq 8); do echo "     | out $i"; done)
+     | ... 2 lines left out
+     | out 11
+     | out 12
+   not ok 4 refused # command unexpectedly succeeded: true
+     | --- [4s] refused (must fail): true"
+
 out=$("$top/test/summary.sh" "$tmp")
 rc=$?
 want="== k/kernel-churn.ktap: 3 failed
@@ -47,12 +75,20 @@ if [ "$got" != "$want" ]; then
 	echo "$got"
 	exit 1
 fi
+got=$(sed -n '/^== k\/10-shell.ktap/,/^     | --- \[4s\]/p' <<<"$out")
+if [ "$got" != "$want_shell" ]; then
+	echo "summary's failures of a shell suite: want"
+	echo "$want_shell"
+	echo "got"
+	echo "$got"
+	exit 1
+fi
 if [ "$rc" = 0 ]; then
-	echo "summary exited 0 on 3 failures"
+	echo "summary exited 0 on 5 failures"
 	exit 1
 fi
 last=$(tail -n 1 <<<"$out")
-if [ "$last" != "1 passed, 3 failed, 1 skipped, 0 booted again" ]; then
+if [ "$last" != "3 passed, 5 failed, 1 skipped, 0 booted again" ]; then
 	echo "summary's closing line: $last"
 	exit 1
 fi

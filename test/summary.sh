@@ -3,7 +3,8 @@
 # (all *.ktap files, host and VM tiers, every kernel; not those of a first
 # attempt that vm/run.sh booted again, DIR/KVER/boot-1) and print
 #
-#   - the failures, each after the diagnostic lines that precede it;
+#   - the failures, each after the diagnostic lines that precede it, and a
+#     shell check's with what its command printed (the suite's log);
 #   - the skips by kernel, each checked against test/expected-skips: a skip
 #     that is not listed for that kernel's class, or a listed one that did
 #     not happen, is a failure;
@@ -31,19 +32,62 @@ problems=()
 
 # failures FILE: each "not ok" line of FILE, after the diagnostic lines
 # ("# ...", indented or not) just before it, where an in-kernel case
-# (kmod/tests) says which expectation failed: of more than 12, the first 9
-# (the first failure) and the last 2 (its summary line).
+# (kmod/tests) says which expectation failed; then, for a check of a shell
+# suite, what its command printed: its section of the suite's log beside
+# FILE (FILE.log: "--- [Ns] NAME: CMD", or "NAME (must fail): CMD", and
+# the lines up to the next "--- "), the one of the check's Kth result of
+# that NAME, each line after "| ". Of more than 12 lines, the first 9 (the
+# first failure, the command) and the last 2 (the summary, the last word).
 failures() {
-	awk '/^ *#/ { d[n++] = $0; next }
-	     /^not ok / {
+	awk -v logf="${1%.ktap}.log" '
+	function show(a, n, pre, gap,   i) {
 		for (i = 0; i < n; i++) {
 			if (n > 12 && i == 9)
-				printf "   # ... %d lines left out\n", n - 11
+				printf "   %s%s... %d lines left out\n", pre, gap, n - 11
 			if (n <= 12 || i < 9 || i >= n - 2)
-				print "   " d[i]
+				print "   " pre a[i]
 		}
-		print "   " $0 }
-	     { n = 0 }' "$1"
+	}
+	# The section of the kth check named nm in the log, in sec[] (its
+	# length returned; 0 if there is none).
+	function section(nm, k,   h, i, m, t) {
+		for (h = 1; h <= nh; h++) {
+			t = hdr[h]
+			sub(/^--- (\[[0-9]+s\] )?/, "", t)
+			if (index(t, nm ": ") != 1 && index(t, nm " (must fail): ") != 1)
+				continue
+			if (++m < k)
+				continue
+			sec[0] = hdr[h]
+			for (i = 0; i < len[h]; i++)
+				sec[i + 1] = body[h, i]
+			return len[h] + 1
+		}
+		return 0
+	}
+	BEGIN {
+		while ((getline line < logf) > 0) {
+			if (line ~ /^--- /) {
+				hdr[++nh] = line
+				len[nh] = 0
+			} else if (nh) {
+				body[nh, len[nh]++] = line
+			}
+		}
+	}
+	/^ *#/ { d[n++] = $0; next }
+	/^(not )?ok [0-9]+ / {
+		nm = $0
+		sub(/^(not )?ok [0-9]+ /, "", nm)
+		sub(/ # .*/, "", nm)
+		k = ++seen[nm]
+	}
+	/^not ok / {
+		show(d, n, "", "# ")
+		print "   " $0
+		show(sec, section(nm, k), "  | ", "")
+	}
+	{ n = 0 }' "$1"
 }
 
 while IFS= read -r f; do
