@@ -106,6 +106,9 @@ freeze_guard() {
 	vm/kernels.sh --is-debug "$kver" && slow=$((slow * DEBUG_SLOW))
 	stall=$(stall_secs "$slow")
 	bound=$((stall + ${FREEZE_GRACE:-300}))
+	# Not the lock's holder: its sleep, left running when the guard is
+	# killed, would hold vm.lock for the next run's first seconds.
+	exec 9>&-
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 10
 		[ -f "$dir/booted" ] || continue
