@@ -22,7 +22,11 @@
  *                to_device, to_cpu, bidirectional, inbound, prepares,
  *                finishes, invalidations (ro), dirty (w: mark dirty:
  *                "to-device", the default, "to-cpu" or "bidirectional"),
- *                view (ro, a client with memory: its device's view)
+ *                view (ro, a client with memory: its device's view),
+ *                hold (w: N: its next N syncs in the caller's task stop
+ *                once counted, until 0 is written or 120 s pass; the
+ *                client's deletion writes 0), held (ro: how many are
+ *                stopped there now)
  *
  * An asynchronous sync of a whole sim client (not lazy) runs on the sim's
  * own engine (->sync_async): the same counts and failures, its latency an
@@ -67,19 +71,12 @@ static struct ib_sync_mem_owner *sim_owner;
 static u32 sim_last_id;
 
 /*
- * A test window in the netlink kind's path: the next @armed calls stop at
- * it (@held counts those stopped) until the window is opened again.
- * hold_create: after a creation registered, before the family records it.
+ * Test windows (struct sim_hold, sim.h). In the netlink kind's path,
+ * hold_create: after a creation registered, before the family records it;
  * hold_destroy: after a deletion unregistered, before it returns, as a
  * kind that releases what it holds of the device there (a region's umem).
+ * And each client's own, in its syncs in the caller's task (sim_work()).
  */
-struct sim_hold {
-	atomic_t armed;
-	atomic_t held;
-	bool open;
-	wait_queue_head_t wq;
-};
-
 #define SIM_HOLD_INIT(h) {						\
 	.open = true,							\
 	.wq = __WAIT_QUEUE_HEAD_INITIALIZER((h).wq),			\
@@ -97,6 +94,35 @@ static void sim_hold_wait(struct sim_hold *h)
 	wait_event_timeout(h->wq, READ_ONCE(h->open), 120 * HZ);
 	atomic_dec(&h->held);
 }
+
+/* The next @n calls stop at @h; 0: none, and those stopped go on. */
+static void sim_hold_set(struct sim_hold *h, u32 n)
+{
+	WRITE_ONCE(h->open, !n);
+	atomic_set(&h->armed, n);
+	if (!n)
+		wake_up_all(&h->wq);
+}
+
+static ssize_t sim_hold_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	u32 n;
+	int ret;
+
+	ret = kstrtou32_from_user(ubuf, count, 0, &n);
+	if (ret)
+		return ret;
+	sim_hold_set(file->private_data, n);
+	return count;
+}
+
+static const struct file_operations sim_hold_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = sim_hold_write,
+	.llseek = noop_llseek,
+};
 
 /*
  * Sleep until @end on the monotonic clock, the clock the core times clients
@@ -150,6 +176,8 @@ static int sim_work(struct sim_client *s, enum ib_sync_mem_dir dir,
 	ktime_t now, end;
 	int err = sim_begin(s, dir, deadline, &now, &end);
 
+	/* Counted, not over: a test window (its time is the latency's). */
+	sim_hold_wait(&s->hold);
 	if (end)
 		sim_sleep_until(end);
 	return err;
@@ -471,6 +499,8 @@ static void sim_debugfs_add(struct sim_client *s)
 	debugfs_create_atomic_t("invalidations", 0444, s->dir,
 				&s->invalidations);
 	debugfs_create_file("dirty", 0200, s->dir, s, &sim_dirty_fops);
+	debugfs_create_file("hold", 0200, s->dir, &s->hold, &sim_hold_fops);
+	debugfs_create_atomic_t("held", 0444, s->dir, &s->hold.held);
 	debugfs_create_u64("to_device", 0444, s->dir,
 			   (u64 *)&s->calls[IB_SYNC_MEM_TO_DEVICE]);
 	debugfs_create_u64("to_cpu", 0444, s->dir,
@@ -547,6 +577,8 @@ struct sim_client *sim_client_create(struct ib_device *ibdev, const char *name,
 	s->fail_errno = cfg->fail_errno ?: EIO;
 	atomic_set(&s->fail_next, cfg->fail_next);
 	mutex_init(&s->view_lock);
+	s->hold.open = true;
+	init_waitqueue_head(&s->hold.wq);
 	reg.priv = s;
 	if (cfg->addr) {
 		ret = sim_mem_pin(s, cfg->addr);
@@ -582,6 +614,8 @@ void sim_client_destroy(struct sim_client *s)
 	mutex_lock(&sim_lock);
 	list_del_init(&s->node);
 	mutex_unlock(&sim_lock);
+	/* A sync held in it would keep the unregister waiting. */
+	sim_hold_set(&s->hold, 0);
 	ib_sync_mem_unregister(sim_owner, s->client);
 }
 EXPORT_SYMBOL_GPL(sim_client_destroy);
@@ -690,30 +724,6 @@ static ssize_t sim_del_write(struct file *file, const char __user *ubuf,
 static const struct file_operations sim_del_fops = {
 	.owner = THIS_MODULE,
 	.write = sim_del_write,
-	.llseek = noop_llseek,
-};
-
-static ssize_t sim_hold_write(struct file *file, const char __user *ubuf,
-			      size_t count, loff_t *ppos)
-{
-	struct sim_hold *h = file->private_data;
-	u32 n;
-	int ret;
-
-	ret = kstrtou32_from_user(ubuf, count, 0, &n);
-	if (ret)
-		return ret;
-	WRITE_ONCE(h->open, !n);
-	atomic_set(&h->armed, n);
-	if (!n)
-		wake_up_all(&h->wq);
-	return count;
-}
-
-static const struct file_operations sim_hold_fops = {
-	.owner = THIS_MODULE,
-	.open = simple_open,
-	.write = sim_hold_write,
 	.llseek = noop_llseek,
 };
 

@@ -5,6 +5,7 @@
 
 #include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/wait.h>
 #include <rdma/ib_sync_mem.h>
 
 /**
@@ -33,6 +34,21 @@ struct sim_config {
 };
 
 /**
+ * struct sim_hold - a test window: the next @armed calls that reach it stop
+ *	there until it is opened again (or 120 s pass)
+ * @armed: calls still to stop
+ * @held: calls stopped there now
+ * @open: no call stops
+ * @wq: where they wait
+ */
+struct sim_hold {
+	atomic_t armed;
+	atomic_t held;
+	bool open;
+	wait_queue_head_t wq;
+};
+
+/**
  * struct sim_client - one simulated accelerator buffer
  * @client: its registry client
  * @node: entry in the module's list
@@ -51,6 +67,8 @@ struct sim_config {
  * @prepares: ->prepare calls
  * @finishes: ->finish calls
  * @invalidations: ->invalidate calls
+ * @hold: its syncs in the caller's task stop there, counted, before their
+ *	latency
  */
 struct sim_client {
 	struct ib_sync_mem_client *client;
@@ -70,6 +88,7 @@ struct sim_client {
 	atomic_t prepares;
 	atomic_t finishes;
 	atomic_t invalidations;
+	struct sim_hold hold;
 };
 
 struct ib_device;
