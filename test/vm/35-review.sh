@@ -30,10 +30,12 @@ calls_below() {
 # SLEEPING: where a task sleeps inside a sim client's ->sync (its wchan:
 # sim_sleep_until, or the function it is inlined into, sim_work, itself
 # inlined into sim_sync or not, as the kernel's compiler chose).
-# waiting_or_gone PID FUNC...: PID sleeps in one of FUNC, or has ended (a
-# removal that does not wait returns: the check after says so).
+# HELD: where it waits in a sim client's hold (clients/ID/hold), the same
+# way. waiting_or_gone PID FUNC...: PID sleeps in one of FUNC, or has ended
+# (a removal that does not wait returns: the check after says so).
 waiting_or_gone() { gone "$1" || waits_in "$@"; }
 SLEEPING="sim_sleep_until sim_work sim_sync"
+HELD="sim_hold_wait sim_work sim_sync"
 
 check "load ib_sync_mem" sm_load
 check "load ib_sync_mem_sim" sim_load
@@ -74,7 +76,8 @@ check "unregister rv-nxio" ctl unregister id "$nxio"
 # built: rv-px fails that pass with EIO; while the pass still runs rv-py
 # (slow), a sync of rv-px alone succeeds (before: the reply said ok).
 # rv-py's latency scales with SYNCMEM_SLOW up to the sim's 10 s; the pass
-# waits for it (a 60 s timeout, past the module's default).
+# waits for it (a 60 s timeout, past the module's default). The pass is in
+# rv-py once rv-py's count moved: rv-slow (100 ms) and rv-px come first.
 py_ms=$((2000 * SYNCMEM_SLOW))
 [ "$py_ms" -le 10000 ] || py_ms=10000
 px=$(ctl register --dev rxe0 --name rv-px --fail-next 1 --fail-errno EIO)
@@ -82,8 +85,9 @@ py=$(ctl register --dev rxe0 --name rv-py --latency "${py_ms}ms")
 check "rv-px (fails its next sync) and rv-py (${py_ms} ms) registered" is_id "$px" "$py"
 syncmemctl sync --dev rxe0 --timeout 60s -j >"$tmp/pass.json" 2>"$tmp/pass.err" &
 pass=$!
+check "the device pass reached rv-py" wait_until 60 calls_from "$py" 1
 # shellcheck disable=SC2086
-check "the device pass is in rv-py" wait_until 60 waits_in "$pass" $SLEEPING
+check "... and sleeps in it" wait_until 60 waits_in "$pass" $SLEEPING
 check "... rv-px failed in it" expect "rv-px's syncs" "$(sim_calls "$px")" 1
 check "a sync of rv-px alone meanwhile succeeds" ctl sync --id "$px"
 ended_within "$pass" 60
@@ -146,24 +150,29 @@ check "... the removal waited for at most the sync in flight" \
 	test "$ran" -ge $((c1 - c0)) -a "$ran" -le $((c1 - c0 + 1))
 check "... every other entry failed with ENODEV" expect "ENODEV entries" "$enodev" $((10 - ran))
 
-# Caller A runs a device pass (2 s in rv-slow); caller B arrives and waits
-# for the next pass. An unregister of rv-x meanwhile waits for neither: not
-# for B (before issue 31, a waiter held the read side), and not for A's
-# pass over the others (before issue 32, the wait was for the device).
-echo $((2000000 * SYNCMEM_SLOW)) > "$SIMFS/clients/$slow/latency_us"
+# Caller A runs a device pass that stops in rv-slow (the client's hold);
+# caller B arrives and waits for the next pass. An unregister of rv-x
+# meanwhile waits for neither: not for B (before issue 31, a waiter held
+# the read side), and not for A's pass over the others (before issue 32,
+# the wait was for the device). The hold, not a latency, keeps A there
+# while the checks run: each starts a process, and on TCG those took all
+# of a 2 s latency.
+echo 0 > "$SIMFS/clients/$slow/latency_us"
 x=$(ctl register --dev rxe0 --name rv-x)
 check "rv-x registered" is_id "$x"
 c1=$(sim_calls "$slow")
+echo 1 > "$SIMFS/clients/$slow/hold"
 syncmemctl sync --dev rxe0 --timeout 60s >"$tmp/a.out" 2>&1 &
 a=$!
-check "pass A is in rv-slow" wait_until 60 calls_from "$slow" $((c1 + 1))
+check "pass A is held in rv-slow" wait_until 60 sim_held "clients/$slow/held" 1
 syncmemctl sync --dev rxe0 --timeout 60s >"$tmp/b.out" 2>&1 &
 b=$!
 check "caller B waits for the next pass" wait_until 60 waits_in "$b" sm_sync_coalesced sm_sync_domain
 check "unregister rv-x" ctl unregister id "$x"
 # shellcheck disable=SC2086
-check "... it returned while A's pass is still in rv-slow" waits_in "$a" $SLEEPING
+check "... it returned while A's pass is still in rv-slow" waits_in "$a" $HELD
 check "... and B still waits for the next pass" waits_in "$b" sm_sync_coalesced sm_sync_domain
+echo 0 > "$SIMFS/clients/$slow/hold"
 check "A ends 0" ended_ok "$a" 60
 check "B ends 0" ended_ok "$b" 60
 check "rv-slow synced once by each pass" calls_are "$slow" $((c1 + 2))
