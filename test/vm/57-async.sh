@@ -68,9 +68,10 @@ check "a sim client for a file to own" is_id "$own_id"
 owner=$!
 check "the program's file owns it (flags: file)" \
 	wait_until 30 jq_list "any(.[]; .id == $own_id and .flags == [\"file\"])"
+# Its word comes after the ioctl the flag shows: waited for before the kill.
+check "... and the program says so (own: 0)" wait_until 30 grep -qx 'own: 0' /tmp/own.out
 kill -KILL "$owner"
 wait "$owner" || true
-check "killed: its file owned the client (own: 0)" grep -qx 'own: 0' /tmp/own.out
 check "killed and reaped: the client it owned is gone already" lacks_client "$own_id"
 no_client_left "no client left behind" || "$SYNCMEM_BIN/smnlctl" del-netlink >&2
 check "no fence left: fences 0, fences_pending 0" \
