@@ -44,16 +44,24 @@ if [ "${SYNCMEM_SWIOTLB_FORCE:-0}" = 1 ]; then
 fi
 if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")
-	# 7.x under TCG: the TSC passes the kernel's checks, sched_clock is
-	# marked stable about 1.3 s into boot (and unstable again whenever
-	# the clocksource watchdog sees a skew on a loaded host), and each
-	# change flips a static key inside sched_clock_cpu(). The other vCPU,
-	# taking an interrupt there, runs the patch's int3 after the kernel
-	# has finished the patch: "Oops: int3" in sched_clock_cpu, "Fatal
-	# exception in interrupt" (2 boots in 17 here, and one CI run 15 s in).
+	# 6.12 and 7.x under TCG: the TSC passes the kernel's checks,
+	# sched_clock is marked stable 1.3 to 2 s into boot (and unstable
+	# again whenever the clocksource watchdog sees a skew on a loaded
+	# host), and each change flips a static key inside sched_clock_cpu().
+	# The other vCPU, taking an interrupt there, runs the patch's int3
+	# after the kernel has finished the patch: "Oops: int3" in
+	# sched_clock_cpu, "Fatal exception in interrupt" (7.3: 2 boots in 17
+	# here, one CI run 15 s in; 6.12: a pre-flight 295 s in, right after
+	# the watchdog's "Marking clocksource 'tsc' as unstable").
 	# tsc=unstable keeps sched_clock unstable from the start, as 6.1
-	# already is ("TSCs unsynchronized"): the key is never flipped.
-	if [ "$("$top/vm/kernels.sh" --class "$kver")" = 7.x ]; then
+	# already is ("TSCs unsynchronized"): the key is never flipped. The
+	# guest then clocks on the HPET, each read an exit to QEMU: the
+	# benches (SYNCMEM_TSC=keep, vm/run.sh --bench) keep 6.12 on the TSC
+	# with its watchdog off (tsc=nowatchdog: the boot's flip is left).
+	if [ "${SYNCMEM_TSC:-}" = keep ] &&
+		[ "$("$top/vm/kernels.sh" --class "$kver")" != 7.x ]; then
+		args+=(--append tsc=nowatchdog)
+	else
 		args+=(--append tsc=unstable)
 	fi
 fi

@@ -360,7 +360,7 @@ test_lane() {
 		# seconds. The kernel's console (vm/boot.sh) shows why: an
 		# "Oops: int3" in sched_clock_cpu 1.2 s into boot, a static
 		# key's text patch that another vCPU under TCG still ran into
-		# (vm/boot.sh now keeps that key still with tsc=unstable).
+		# (vm/boot.sh keeps that key still with tsc=unstable).
 		if [ ! -s "$dir/console.log" ]; then
 			why="never started (vng exit $rc, no console output)"
 			reason=never-started
@@ -523,7 +523,7 @@ for kver in $kernels; do
 		;;
 	bench)
 		mkdir -p "$results"
-		timeout --kill-after=20 "$limit" \
+		SYNCMEM_TSC=keep timeout --kill-after=20 "$limit" \
 			vm/boot.sh "$kver" "$results" \
 			"vm/guest.sh cmd '$results' $(printf '%q' "bash bench/guest.sh $bench_opts '$results'")" \
 			</dev/null >"$results/console.log" 2>&1
