@@ -67,22 +67,16 @@ $(for i in $(seq 8); do echo "       # line $i"; done)
    not ok 3 a shell check # command failed: false
 $(for i in $(seq 12); do echo "       # all $i"; done)
    not ok 4 twelve lines, all printed"
-got=$(sed -n '/^== k\/kernel-churn.ktap/,/^   not ok 4/p' <<<"$out")
-if [ "$got" != "$want" ]; then
-	echo "summary's failures: want"
-	echo "$want"
-	echo "got"
-	echo "$got"
+# same WHAT WANT SED_RANGE: the lines of the summary in SED_RANGE are WANT.
+same() {
+	local got
+	got=$(sed -n "$3p" <<<"$out")
+	[ "$got" = "$2" ] && return 0
+	printf '%s: want\n%s\ngot\n%s\n' "$1" "$2" "$got"
 	exit 1
-fi
-got=$(sed -n '/^== k\/10-shell.ktap/,/^     | --- \[4s\]/p' <<<"$out")
-if [ "$got" != "$want_shell" ]; then
-	echo "summary's failures of a shell suite: want"
-	echo "$want_shell"
-	echo "got"
-	echo "$got"
-	exit 1
-fi
+}
+same "summary's failures" "$want" '/^== k\/kernel-churn.ktap/,/^   not ok 4/'
+same "summary's failures of a shell suite" "$want_shell" '/^== k\/10-shell.ktap/,/^     | --- \[4s\]/'
 if [ "$rc" = 0 ]; then
 	echo "summary exited 0 on 5 failures"
 	exit 1
