@@ -52,8 +52,7 @@ failures() {
 	# length returned; 0 if there is none).
 	function section(nm, k,   h, i, m, t) {
 		for (h = 1; h <= nh; h++) {
-			t = hdr[h]
-			sub(/^--- (\[[0-9]+s\] )?/, "", t)
+			t = what[h]
 			if (index(t, nm ": ") != 1 && index(t, nm " (must fail): ") != 1)
 				continue
 			if (++m < k)
@@ -70,6 +69,9 @@ failures() {
 			if (line ~ /^--- /) {
 				hdr[++nh] = line
 				len[nh] = 0
+				# "NAME: CMD", "NAME (must fail): CMD"
+				what[nh] = line
+				sub(/^--- (\[[0-9]+s\] )?/, "", what[nh])
 			} else if (nh) {
 				body[nh, len[nh]++] = line
 			}
