@@ -153,12 +153,8 @@ for round in $(seq "$ROUNDS"); do
 	fi
 	# The netlink-created clients went with the device; the debugfs sim
 	# client is invalidated and stays until the sim module deletes it.
-	left=$(names_left "^hold$round-")
-	if [ "$left" = 0 ]; then
-		ok "round $round: the holder's clients went with rxe1"
-	else
-		not_ok "round $round: the holder's clients went with rxe1 # $left left"
-	fi
+	check "round $round: the holder's clients went with rxe1" \
+		names_left_are "^hold$round-" 0
 	check "round $round: delete the invalidated debugfs sim client" sim_del "$simid"
 	kill -KILL "$holder" && kills=$((kills + 1))
 	wait "$holder" 2>/dev/null
