@@ -9,12 +9,14 @@
  * reference to the fence goes. While a job is pending its work item holds
  * one reference. A job with an in-fence waits for it by a callback, never
  * by blocking a worker; while it waits it is on its domain's
- * async_waiting list, so that the device's removal can take it off the
- * in-fence and signal it with -ENODEV at once (sm_async_domain_removed()).
- * Exactly one of the in-fence's callback (it queues the work), the removal
- * (it signals -ENODEV itself) and the submitter (in-fence already
- * signalled: it queues the work) ends the wait: whoever takes the
- * callback off the in-fence or is called by it.
+ * async_waiting list, so that the device's removal, and the unregister or
+ * invalidation of a one-client job's client, can take it off the in-fence
+ * and signal it at once (sm_async_domain_removed(), sm_async_client_gone():
+ * -ENODEV, or what a sync of the invalidated client returns). Exactly one
+ * of the in-fence's callback (it queues the work), the canceller (it
+ * signals itself) and the submitter (in-fence already signalled: it queues
+ * the work) ends the wait: whoever takes the callback off the in-fence or
+ * is called by it.
  *
  * The signalling path: the work item runs the sync like any caller (it
  * may wait for fences: a dma-buf client's ->sync waits for its
@@ -156,7 +158,7 @@ static void sm_async_release(struct sm_async *job)
 		ib_sync_mem_put(job->client);
 	while (job->n)
 		ib_sync_mem_put(job->batch[--job->n].client);
-	kfree(job->batch);
+	kvfree(job->batch);
 	if (job->dom)
 		sm_domain_put(job->dom);
 	/* The work item's reference. */
@@ -270,15 +272,16 @@ static void sm_async_in_signalled(struct dma_fence *in, struct dma_fence_cb *cb)
 }
 
 /*
- * A job whose device went: if it still waits for its in-fence, take it off
- * and signal -ENODEV here and now; otherwise the callback queued its work.
- * Lock order: an in-fence's lock, then dom->async_lock (its callback); so
- * this takes the in-fence's lock only with async_lock dropped.
+ * A job whose device or client went: if it still waits for its in-fence,
+ * take it off and signal @err here and now; otherwise the callback queued
+ * its work. Lock order: an in-fence's lock, then dom->async_lock (its
+ * callback); so this takes the in-fence's lock only with async_lock
+ * dropped.
  */
-static void sm_async_cancel(struct sm_async *job)
+static void sm_async_cancel(struct sm_async *job, int err)
 {
 	if (dma_fence_remove_callback(job->in, &job->cb))
-		sm_async_signal(job, -ENODEV);
+		sm_async_signal(job, err);
 }
 
 /**
@@ -309,7 +312,44 @@ void sm_async_domain_removed(struct ib_sync_mem_domain *dom)
 		spin_unlock_irq(&dom->async_lock);
 		if (!job)
 			break;
-		sm_async_cancel(job);
+		sm_async_cancel(job, -ENODEV);
+		dma_fence_put(&job->base);
+	}
+}
+
+/**
+ * sm_async_client_gone() - @c was unregistered or invalidated
+ * @c: the client; its state is no longer SM_LIVE
+ *
+ * Its one-client jobs that wait for their in-fence are signalled before
+ * this returns, with what a sync of @c returns now (sm_state_errno():
+ * -ENODEV, or -ENXIO for its memory gone), without waiting for the
+ * in-fence, which may never signal; the jobs let @c go. Jobs past the
+ * wait see @c's state when they run. Process context.
+ */
+void sm_async_client_gone(struct ib_sync_mem_client *c)
+{
+	struct ib_sync_mem_domain *dom = c->dom;
+	struct sm_async *job, *j;
+
+	for (;;) {
+		job = NULL;
+		spin_lock_irq(&dom->async_lock);
+		list_for_each_entry(j, &dom->async_waiting, node) {
+			if (j->client == c) {
+				job = j;
+				break;
+			}
+		}
+		if (job) {
+			/* One at a time: its callback may unlink it meanwhile. */
+			list_del_init(&job->node);
+			dma_fence_get(&job->base);
+		}
+		spin_unlock_irq(&dom->async_lock);
+		if (!job)
+			break;
+		sm_async_cancel(job, sm_state_errno(c));
 		dma_fence_put(&job->base);
 	}
 }
@@ -318,7 +358,7 @@ void sm_async_domain_removed(struct ib_sync_mem_domain *dom)
 static void sm_async_submit(struct sm_async *job)
 {
 	struct ib_sync_mem_domain *dom = job->dom;
-	bool dead;
+	int err = 0;
 
 	/* No in-fence: on the client's engine, if it has one, from here. */
 	if (!job->in && sm_async_kind(job))
@@ -332,13 +372,20 @@ static void sm_async_submit(struct sm_async *job)
 	/* A batch's devices do not end its wait: it has none of its own. */
 	if (!dom)
 		return;
+	/*
+	 * Under async_lock, which the cancellers take after they changed
+	 * the state: either one finds the job listed or it sees the state.
+	 */
 	spin_lock_irq(&dom->async_lock);
-	dead = dom->async_dead;
-	if (!dead && !job->in_done)
+	if (dom->async_dead)
+		err = -ENODEV;
+	else if (job->client)
+		err = sm_state_errno(job->client);
+	if (!err && !job->in_done)
 		list_add_tail(&job->node, &dom->async_waiting);
 	spin_unlock_irq(&dom->async_lock);
-	if (dead)
-		sm_async_cancel(job);
+	if (err)
+		sm_async_cancel(job, err);
 }
 
 static struct sm_async *sm_async_new(struct ib_sync_mem_domain *dom,
@@ -384,12 +431,15 @@ static struct sm_async *sm_async_new(struct ib_sync_mem_domain *dom,
  * @timeout_ms: bounds the sync from when it begins; 0 for the module's
  *	sync_timeout_ms
  * @in: optional; the sync begins once it signalled (its error, if any,
- *	becomes the fence's and no sync runs)
+ *	becomes the fence's and no sync runs). The caller keeps its
+ *	reference; the sync takes its own.
  *
  * Return: a fence (the caller's reference) signalled once when the sync
  * completed, with its error (dma_fence_get_status()): what
- * ib_sync_mem_sync() or ib_sync_mem_sync_range() would have returned, or
- * -ENODEV if the device went while the sync waited for @in. Bad input is
+ * ib_sync_mem_sync() or ib_sync_mem_sync_range() would have returned. If
+ * @client is unregistered or invalidated, or its device goes, while the
+ * sync waits for @in, the fence signals then, before that call returns:
+ * -ENODEV, or -ENXIO for the client's memory gone. Bad input is
  * refused here: ERR_PTR(-EINVAL) (direction, range), -ERANGE, -EOPNOTSUPP
  * (inbound of a client that cannot), -ENOMEM.
  */
@@ -497,12 +547,13 @@ ib_sync_mem_sync_many_async(const struct ib_sync_mem_batch_entry *e,
 	err = sm_batch_refused(e, n, dir);
 	if (err)
 		return ERR_PTR(err);
-	batch = kmalloc_array(n, sizeof(*batch), GFP_KERNEL);
+	/* Up to 80 KiB. */
+	batch = kvmalloc_array(n, sizeof(*batch), GFP_KERNEL);
 	if (!batch)
 		return ERR_PTR(-ENOMEM);
 	job = sm_async_new(NULL, "batch", dir, timeout_ms, in);
 	if (!job) {
-		kfree(batch);
+		kvfree(batch);
 		return ERR_PTR(-ENOMEM);
 	}
 	for (i = 0; i < n; i++)

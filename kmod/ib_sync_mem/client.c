@@ -1076,7 +1076,11 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_register);
  *
  * ib_sync_mem_register() of each, all or nothing: if one fails, the ones
  * registered before it are unregistered again (a device-wide pass may have
- * synced them meanwhile) and @clients is left untouched.
+ * synced them meanwhile) and @clients is left untouched. Their ->release
+ * is called as for any unregistered client, once its last reference goes
+ * (before this returns unless a lookup still holds one): a caller must not
+ * free their private data itself after the failure, only that of the
+ * requests from the failed one on, which were never registered.
  *
  * Context: process context; may sleep.
  * Return: 0, or the error of the first registration that failed.
@@ -1219,6 +1223,8 @@ static bool sm_unregister_begin(struct ib_sync_mem_client *client)
 	mutex_unlock(&dom->lock);
 
 	xa_erase(&sm_clients, client->id);
+	/* Its asynchronous syncs waiting for an in-fence end now. */
+	sm_async_client_gone(client);
 	return true;
 }
 
@@ -1444,6 +1450,7 @@ int ib_sync_mem_invalidate(struct ib_sync_mem_owner *owner,
 	WRITE_ONCE(client->state, SM_INVALIDATED);
 	mutex_unlock(&dom->lock);
 
+	sm_async_client_gone(client);
 	sm_client_wait_idle(client);
 	sm_call_invalidate(client);
 	return 0;
@@ -1454,10 +1461,13 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_invalidate);
  * sm_domain_invalidate_all() - the device is going away
  * @dom: its domain, already unreachable by lookups
  *
- * Refuses new registrations and passes, waits for syncs in flight, then
- * takes every client off the list and calls its ->invalidate (outside the
- * lock: it may unregister its client). The clients stay valid for their
- * owners, who still unregister them.
+ * Refuses new registrations and passes, ends what only the removal would
+ * end (inbound READs in flight, asynchronous syncs waiting for their
+ * in-fence: a sync in flight may be waiting for such a sync's fence),
+ * waits for syncs in flight, then takes every client off the list and,
+ * once its own syncs are over (those on its kind's engine too), calls its
+ * ->invalidate (outside the lock: it may unregister its client). The
+ * clients stay valid for their owners, who still unregister them.
  */
 void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 {
@@ -1479,7 +1489,13 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 	/* Inbound flushes in flight end now, with -ENODEV. */
 	sm_inbound_stop(dom);
 	/*
-	 * Every callback runs inside a read-side section: passes and syncs
+	 * Asynchronous syncs waiting for an in-fence end now (-ENODEV),
+	 * before the waits below: a sync in flight may wait for one's fence
+	 * (a dma-buf's reservation holds it), until its deadline otherwise.
+	 */
+	sm_async_domain_removed(dom);
+	/*
+	 * Every ->sync runs inside a read-side section: passes and syncs
 	 * that saw the clients live are over after this.
 	 */
 	synchronize_srcu_expedited(&dom->srcu);
@@ -1496,6 +1512,11 @@ void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom)
 		mutex_unlock(&dom->lock);
 		if (!c)
 			break;
+		/*
+		 * A sync on its kind's engine counts in the client, outside
+		 * any read-side section, until the engine's fence signalled.
+		 */
+		sm_client_wait_idle(c);
 		sm_call_invalidate(c);
 		ib_sync_mem_put(c);
 	}

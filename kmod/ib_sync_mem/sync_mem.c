@@ -318,10 +318,11 @@ static void sm_remove_one(struct ib_device *ibdev, void *client_data)
 	 * sm_domain_invalidate_all() waits for them)...
 	 */
 	synchronize_rcu();
-	/* ...and every client is invalidated once in-flight syncs are done. */
+	/*
+	 * ...and every client is invalidated once in-flight syncs are done
+	 * (asynchronous syncs waiting for an in-fence end first, -ENODEV).
+	 */
 	sm_domain_invalidate_all(dom);
-	/* Asynchronous syncs waiting for an in-fence end now (-ENODEV). */
-	sm_async_domain_removed(dom);
 	/* Clients userspace created on the device go with it. */
 	sm_event_domain_removed(dom);
 

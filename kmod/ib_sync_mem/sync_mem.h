@@ -601,6 +601,7 @@ void sm_inbound_stats(struct ib_sync_mem_domain *dom,
 int sm_async_init(void);
 void sm_async_exit(void);
 void sm_async_domain_removed(struct ib_sync_mem_domain *dom);
+void sm_async_client_gone(struct ib_sync_mem_client *c);
 struct dma_fence *sm_sync_domain_async(struct ib_sync_mem_domain *dom,
 				       enum ib_sync_mem_dir dir,
 				       unsigned int timeout_ms,

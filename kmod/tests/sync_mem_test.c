@@ -29,7 +29,8 @@
  *	(test_async.c)
  *   dump_window_start DEV, `rdma link delete DEV`, a dump's first part,
  *	dump_window_flip, the rest of the dump, dump_window_check
- *   bulk_register N, ..., bulk_unregister    (no result of their own)
+ *   bulk_register N, bulk_invalidate I, ..., bulk_unregister
+ *					      (no result of their own)
  *   urelease_hold PORTID, urelease_release   (no result of their own)
  *   splat_atomic, splat_signalling           (the debug kernel's report is
  *                                             the result; test_splats.c)
@@ -122,6 +123,17 @@ static int tc_sync(struct ib_sync_mem_client *client, enum ib_sync_mem_dir dir,
 			return -ETIMEDOUT;
 	} else if (gate) {
 		wait_for_completion(gate);
+	}
+	if (t->wait_fence) {
+		left = dma_fence_wait_timeout(t->wait_fence, true,
+					      ib_sync_mem_jiffies_left(deadline));
+		if (left < 0)
+			return left;
+		if (!left)
+			return -ETIMEDOUT;
+		left = dma_fence_get_status(t->wait_fence);
+		if (left < 0)
+			return left;
 	}
 	if (t->sleep_us)
 		fsleep(t->sleep_us);
@@ -607,6 +619,7 @@ static const struct kt_case kt_cases[] = {
 	{ "async_device", test_async_device },
 	{ "async_batch", test_async_batch },
 	{ "async_kind", test_async_kind },
+	{ "async_invalidate", test_async_invalidate },
 	{ "churn", test_churn },
 };
 
@@ -700,6 +713,22 @@ static int kt_run(char *cmd)
 				async_dev_start(cmd + strlen("async_dev_start ")));
 	if (!strcmp(cmd, "async_dev_check"))
 		return kt_step("async_across_removal", test_async_dev_check);
+	if (str_has_prefix(cmd, "kind_removal_start "))
+		return kt_begin("removal_waits_for_engine",
+				kind_removal_start(cmd + strlen("kind_removal_start ")));
+	if (!strcmp(cmd, "kind_removal_engine")) {
+		test_kind_removal_engine();
+		return 0;
+	}
+	if (!strcmp(cmd, "kind_removal_check"))
+		return kt_step("removal_waits_for_engine",
+			       test_kind_removal_check);
+	if (str_has_prefix(cmd, "fence_removal_start "))
+		return kt_begin("removal_cancels_before_waiting",
+				fence_removal_start(cmd + strlen("fence_removal_start ")));
+	if (!strcmp(cmd, "fence_removal_check"))
+		return kt_step("removal_cancels_before_waiting",
+			       test_fence_removal_check);
 	if (str_has_prefix(cmd, "dump_window_start "))
 		return kt_begin("dump_across_removal",
 				dump_window_start(cmd + strlen("dump_window_start ")));
@@ -715,6 +744,8 @@ static int kt_run(char *cmd)
 		ib_device_put(ibdev);
 		return i;
 	}
+	if (sscanf(cmd, "bulk_invalidate %u", &n) == 1)
+		return bulk_invalidate(n);
 	if (!strcmp(cmd, "bulk_unregister")) {
 		bulk_unregister();
 		return 0;

@@ -130,6 +130,8 @@ enum tc_inval_mode {
  *	test's reference), signalled by the test (kt_fence_signal())
  * @async_calls: ->sync_async calls
  * @async_fail: errno ->sync_async returns (as an ERR_PTR), negative
+ * @wait_fence: ->sync waits for it if set, until its deadline (its error,
+ *	or -ETIMEDOUT), as a dma-buf client waits for its reservation's
  * @client: the registry client
  */
 struct tc {
@@ -180,6 +182,7 @@ struct tc {
 	struct dma_fence *engine;
 	atomic_t async_calls;
 	int async_fail;
+	struct dma_fence *wait_fence;
 	struct ib_sync_mem_client *client;
 };
 
@@ -283,6 +286,7 @@ int dump_window_start(const char *name);
 int dump_window_flip(void);
 void test_dump_window_check(void);
 int bulk_register(struct ib_device *ibdev, unsigned int n);
+int bulk_invalidate(unsigned int i);
 void bulk_unregister(void);
 int urelease_hold(u32 portid);
 int urelease_held(void);
@@ -305,5 +309,11 @@ void test_async_batch(struct ib_device *ibdev);
 void test_async_kind(struct ib_device *ibdev);
 int async_dev_start(const char *name);
 void test_async_dev_check(void);
+void test_async_invalidate(struct ib_device *ibdev);
+int kind_removal_start(const char *name);
+void test_kind_removal_engine(void);
+void test_kind_removal_check(void);
+int fence_removal_start(const char *name);
+void test_fence_removal_check(void);
 
 #endif /* _IB_SYNC_MEM_TEST_H */

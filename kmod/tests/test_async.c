@@ -101,9 +101,10 @@ void test_async(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&t->syncs), 3);
 
 	/*
-	 * Unregistered while it waits for its in-fence: it still signals,
-	 * once, with the unregistered client's errno. A second one, chained
-	 * on the first, gets the first's error and runs nothing.
+	 * Unregistered while it waits for its in-fence: it signals -ENODEV
+	 * before the unregister returns, once, without waiting for the
+	 * in-fence (which may never signal). A second one, chained on the
+	 * first, gets the first's error and runs nothing.
 	 */
 	in = kt_fence_new();
 	if (!in) {
@@ -115,6 +116,10 @@ void test_async(struct ib_device *ibdev)
 	    ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_CPU, 0, 0, 0, f);
 	KT_EXPECT(!IS_ERR(g));
 	tc_unregister(t);
+	if (!IS_ERR(f)) {
+		KT_EXPECT(dma_fence_is_signaled(f));
+		KT_EXPECT_EQ(dma_fence_get_status(f), -ENODEV);
+	}
 	kt_fence_signal(in, 0);
 	if (!IS_ERR(f))
 		KT_EXPECT_EQ(ka_wait(f), -ENODEV);
@@ -131,6 +136,47 @@ void test_async(struct ib_device *ibdev)
 unreg:
 	tc_unregister(t);
 out:
+	kvfree(t);
+}
+
+/*
+ * A client whose memory goes (ib_sync_mem_invalidate()) while one of its
+ * asynchronous syncs waits for an in-fence: the fence signals with what a
+ * sync of the client now returns (-ENXIO) before the invalidation
+ * returns, without waiting for the in-fence; the job lets its client go.
+ */
+void test_async_invalidate(struct ib_device *ibdev)
+{
+	int pending = atomic_read(&sm_counters.fences_pending);
+	struct dma_fence *f = ERR_PTR(-ENOMEM), *in;
+	struct tc *t = tc_alloc(1);
+
+	if (!t || IS_ERR(tc_register(ibdev, t, 0))) {
+		kt_fail++;
+		kvfree(t);
+		return;
+	}
+	in = kt_fence_new();
+	if (in)
+		f = ib_sync_mem_sync_async(t->client, IB_SYNC_MEM_TO_CPU, 0, 0,
+					   0, in);
+	KT_EXPECT(!IS_ERR(f));
+	KT_EXPECT_EQ(ib_sync_mem_invalidate(kt_owner, t->client,
+					    IB_SYNC_MEM_INVAL_MEMORY), 0);
+	if (!IS_ERR(f)) {
+		KT_EXPECT(dma_fence_is_signaled(f));
+		KT_EXPECT_EQ(dma_fence_get_status(f), -ENXIO);
+		dma_fence_put(f);
+	}
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
+	if (in) {
+		kt_fence_signal(in, 0);
+		dma_fence_put(in);
+	}
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 0);
+	KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
+	tc_unregister(t);
+	KT_EXPECT_EQ(tc_wait_release(t), 1);
 	kvfree(t);
 }
 
@@ -450,4 +496,204 @@ out:
 	if (t[0].engine)
 		dma_fence_put(t[0].engine);
 	kvfree(t);
+}
+
+/* ---- removal while a kind's engine syncs a client (three steps) ---- */
+
+static struct {
+	struct tc *t;
+	struct dma_fence *f;
+	int pending;
+	int inval_before;	/* ->invalidate calls before the engine ended */
+	bool signalled_before;	/* the sync's fence signalled before that */
+	bool active;
+} kind_rm;
+
+/*
+ * A client of a kind with its own engine (->sync_async), its sync running
+ * there (the engine's fence is the test's to signal): the device's removal
+ * must not call ->invalidate until that sync is over, as unregister and
+ * ib_sync_mem_invalidate() do not (the header's word: ->invalidate never
+ * runs beside a sync; a real engine would be unmapped under its DMA).
+ */
+int kind_removal_start(const char *name)
+{
+	struct ib_device *ibdev = ib_sync_mem_device_get(name);
+	int ret = -EIO;
+
+	if (!ibdev)
+		return -ENODEV;
+	if (kind_rm.active) {
+		ib_device_put(ibdev);
+		return -EBUSY;
+	}
+	kind_rm.pending = atomic_read(&sm_counters.fences_pending);
+	kind_rm.t = tc_alloc(1);
+	if (!kind_rm.t) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (IS_ERR(tc_register_ops(ibdev, kind_rm.t, &tc_async_ops, 0)))
+		goto err;
+	kind_rm.f = ib_sync_mem_sync_async(kind_rm.t->client,
+					   IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, NULL);
+	if (IS_ERR(kind_rm.f) || !kind_rm.t->engine) {
+		if (!IS_ERR(kind_rm.f))
+			dma_fence_put(kind_rm.f);
+		tc_unregister(kind_rm.t);
+		goto err;
+	}
+	kind_rm.active = true;
+	ret = 0;
+	goto out;
+err:
+	kvfree(kind_rm.t);
+out:
+	ib_device_put(ibdev);
+	return ret;
+}
+
+/* The removal waits, or has returned: its engine's sync still runs. */
+void test_kind_removal_engine(void)
+{
+	struct tc *t = kind_rm.t;
+
+	if (!kind_rm.active) {
+		kt_fail++;
+		kt_diag("kind_removal_engine without kind_removal_start");
+		return;
+	}
+	/* Checked by kind_removal_check: a step reports no result. */
+	kind_rm.signalled_before = dma_fence_is_signaled(kind_rm.f);
+	kind_rm.inval_before = atomic_read(&t->invalidates);
+	/* The engine's sync ends: the removal may go on. */
+	kt_fence_signal(t->engine, 0);
+}
+
+/* The removal returned: ->invalidate once, after the engine's sync. */
+void test_kind_removal_check(void)
+{
+	struct tc *t = kind_rm.t;
+
+	if (!kind_rm.active) {
+		kt_fail++;
+		kt_diag("kind_removal_check without kind_removal_start");
+		return;
+	}
+	KT_EXPECT(!kind_rm.signalled_before);
+	KT_EXPECT_EQ(kind_rm.inval_before, 0);
+	KT_EXPECT_EQ(ka_wait(kind_rm.f), 1);
+	dma_fence_put(kind_rm.f);
+	KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
+	KT_EXPECT_EQ(atomic_read(&t->client->busy), 0);
+	tc_unregister(t);
+	KT_EXPECT_EQ(tc_wait_release(t), 1);
+	dma_fence_put(t->engine);
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending),
+		     kind_rm.pending);
+	kvfree(t);
+	kind_rm.active = false;
+}
+
+/* ---- removal while a sync waits for a fence only it cancels (two steps) */
+
+static struct {
+	struct tc *t;
+	struct dma_fence *in;
+	struct dma_fence *j;
+	struct kt_caller k;
+	int pending;
+	bool active;
+} fence_rm;
+
+/*
+ * Client Y's asynchronous sync J waits for an in-fence that signals only
+ * at fence_removal_check; client X's blocking sync (a kthread, 60 s
+ * timeout) waits for J in its ->sync, as a dma-buf client whose
+ * reservation holds J's fence does. The device's removal must cancel J
+ * (-ENODEV) before it waits for the syncs in flight: X's ->sync then
+ * ends with J's error, not at its own deadline (-ETIMEDOUT).
+ */
+int fence_removal_start(const char *name)
+{
+	struct ib_device *ibdev = ib_sync_mem_device_get(name);
+	struct tc *t;
+	int ret = -ENOMEM;
+
+	if (!ibdev)
+		return -ENODEV;
+	if (fence_rm.active) {
+		ib_device_put(ibdev);
+		return -EBUSY;
+	}
+	fence_rm.pending = atomic_read(&sm_counters.fences_pending);
+	t = tc_alloc(2);
+	fence_rm.t = t;
+	fence_rm.in = kt_fence_new();
+	if (!t || !fence_rm.in)
+		goto err;
+	ret = -EIO;
+	if (!tc_register_all(ibdev, t, 2, 0))
+		goto err;
+	fence_rm.j = ib_sync_mem_sync_async(t[1].client, IB_SYNC_MEM_TO_DEVICE,
+					    0, 0, 0, fence_rm.in);
+	if (IS_ERR(fence_rm.j))
+		goto err_unreg;
+	t[0].wait_fence = fence_rm.j;
+	fence_rm.k = (struct kt_caller){
+		.client = t[0].client,
+		.dir = IB_SYNC_MEM_TO_CPU,
+		.timeout_ms = 60000,
+	};
+	if (!kt_start(kt_sync_client_fn, &fence_rm.k))
+		goto err_fence;
+	/* X's ->sync waits for J when this returns. */
+	if (!wait_for_completion_timeout(&t[0].entered, 60 * HZ))
+		kt_diag("X's ->sync was not entered in 60 s");
+	fence_rm.active = true;
+	ib_device_put(ibdev);
+	return 0;
+err_fence:
+	kt_fence_signal(fence_rm.in, 0);
+	dma_fence_put(fence_rm.j);
+err_unreg:
+	tc_unregister_all(t, 2);
+err:
+	if (fence_rm.in) {
+		kt_fence_signal(fence_rm.in, 0);
+		dma_fence_put(fence_rm.in);
+	}
+	kvfree(t);
+	ib_device_put(ibdev);
+	return ret;
+}
+
+void test_fence_removal_check(void)
+{
+	struct tc *t = fence_rm.t;
+
+	if (!fence_rm.active) {
+		kt_fail++;
+		kt_diag("fence_removal_check without fence_removal_start");
+		return;
+	}
+	/* J was cancelled by the removal; X's sync ended with its error. */
+	KT_EXPECT(dma_fence_is_signaled(fence_rm.j));
+	KT_EXPECT_EQ(dma_fence_get_status(fence_rm.j), -ENODEV);
+	wait_for_completion(&fence_rm.k.done);
+	KT_EXPECT_EQ(fence_rm.k.ret, -ENODEV);
+	KT_EXPECT_EQ(atomic_read(&t[1].syncs), 0);
+	KT_EXPECT_EQ(atomic_read(&t[0].invalidates), 1);
+	KT_EXPECT_EQ(atomic_read(&t[1].invalidates), 1);
+	kt_fence_signal(fence_rm.in, 0);
+	dma_fence_put(fence_rm.in);
+	t[0].wait_fence = NULL;
+	dma_fence_put(fence_rm.j);
+	tc_unregister_all(t, 2);
+	KT_EXPECT_EQ(tc_wait_release(&t[0]), 1);
+	KT_EXPECT_EQ(tc_wait_release(&t[1]), 1);
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending),
+		     fence_rm.pending);
+	kvfree(t);
+	fence_rm.active = false;
 }

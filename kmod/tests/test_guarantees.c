@@ -1245,6 +1245,15 @@ int bulk_register(struct ib_device *ibdev, unsigned int n)
 	return 0;
 }
 
+/* The memory of bulk client @i went: ib_sync_mem_invalidate(), once. */
+int bulk_invalidate(unsigned int i)
+{
+	if (i >= bulk.n)
+		return -EINVAL;
+	return ib_sync_mem_invalidate(kt_owner, bulk.t[i].client,
+				      IB_SYNC_MEM_INVAL_MEMORY);
+}
+
 void bulk_unregister(void)
 {
 	tc_unregister_all(bulk.t, bulk.n);

@@ -249,6 +249,35 @@ check "race: then the removal returns" ended_ok "$del" 120
 check "race: the in-kernel checks passed" kt_case_ok removal_waits_for_invalidate
 check "race: rxe1 is gone" lacks_device rxe1
 
+# A client whose sync runs on its kind's own engine (->sync_async: a fence
+# the test signals) when its device goes: the removal waits for that sync
+# before it calls ->invalidate (before: it waited only for the SRCU readers,
+# and called ->invalidate while the engine still ran).
+check "rdma link add rxe1 (an engine's sync)" rdma link add rxe1 type rxe netdev veth1
+check "engine: a client's sync runs on its kind's engine on rxe1" run_step kind_removal_start rxe1
+rdma link delete rxe1 >"$tmp/del.out" 2>&1 &
+del=$!
+IDLE_WAIT="sm_client_wait_idle sm_domain_invalidate_all"
+# shellcheck disable=SC2086
+check "engine: the removal reaches the wait, or returns" wait_until 120 waiting_or_gone "$del" $IDLE_WAIT
+check "engine: the engine's sync ends" run_step kind_removal_engine
+check "engine: then the removal returns" ended_ok "$del" 120
+check "engine: no ->invalidate before the engine's sync ended, one after" run_step kind_removal_check
+check "engine: the in-kernel checks passed" kt_case_ok removal_waits_for_engine
+check "engine: rxe1 is gone" lacks_device rxe1
+
+# A blocking sync of client X waits in its ->sync for the fence of client
+# Y's asynchronous sync J, which waits for an in-fence nobody signals (a
+# dma-buf client whose reservation holds J's fence). The removal cancels J
+# (-ENODEV) before it waits for X's sync, which ends with J's error (before:
+# it waited for X's sync first, which ended only at its own deadline).
+check "rdma link add rxe1 (a sync waiting for a job)" rdma link add rxe1 type rxe netdev veth1
+check "cancel: X's sync waits for J, J for an in-fence" run_step fence_removal_start rxe1
+check "cancel: rdma link delete rxe1" timeout $((120 * SYNCMEM_SLOW)) rdma link delete rxe1
+check "cancel: J signalled -ENODEV, X's sync ended with it, nothing run" run_step fence_removal_check
+check "cancel: the in-kernel checks passed" kt_case_ok removal_cancels_before_waiting
+check "cancel: rxe1 is gone" lacks_device rxe1
+
 # A dump across a device's removal. 2,000 clients on rxe2 and a sync in
 # flight that the removal waits for; the test module holds the device's
 # domain lock, so the removal stops after it took the device off the list
@@ -278,6 +307,28 @@ check "dump: ... and does not call itself consistent" grep -qE ' consistent no$'
 check "dump: the in-kernel checks, then the removal returns" run_step dump_window_check
 check "dump: the removal returns" ended_ok "$del" 120
 check "dump: the in-kernel checks passed" kt_case_ok dump_across_removal
+# A dump across one client's invalidation (its memory went): 2,000 clients
+# of a driver on rxe0, a dump stopped after its first part; the first of
+# them is invalidated; the dump reads the rest.
+# The registry changed under it: it must not call itself consistent (a
+# careless edit: an invalidation that does not move the generation).
+n0=$(ctl list --dev rxe0 -j | jq 'length')
+check "inval: rxe0's clients counted" is_num "$n0"
+check "inval: 2,000 clients of a driver on rxe0" run_step bulk_register 2000
+mkfifo "$tmp/go-inval"
+"$SYNCMEM_BIN/dump_window" rxe0 <"$tmp/go-inval" >"$tmp/dwi.out" 2>"$tmp/dwi.err" &
+dw=$!
+exec 7>"$tmp/go-inval"
+check "inval: the dump's first part is read" wait_until 30 grep -qx paused "$tmp/dwi.out"
+check "inval: the first client's memory goes" run_step bulk_invalidate 0
+echo go >&7
+exec 7>&-
+check "inval: the dump ends" ended_ok "$dw" 60
+cat "$tmp/dwi.out" "$tmp/dwi.err" >&2
+check "inval: ... it saw each of rxe0's clients once" \
+	expect clients "$(awk '$1 == "live" { print $2 + $4 }' "$tmp/dwi.out")" $((n0 + 2000))
+check "inval: ... and does not call itself consistent" grep -qE ' consistent no$' "$tmp/dwi.out"
+check "inval: the driver unregisters them" run_step bulk_unregister
 check "unload ib_sync_mem_test" rmmod ib_sync_mem_test
 
 check "no client left" counters_zero

@@ -120,11 +120,18 @@
  * blocking), and signals the fence exactly once with the sync's result as
  * its error: also when the client was unregistered (-ENODEV) or
  * invalidated meanwhile (-ENXIO for its memory, -ENODEV for its device),
- * or when its device goes while the sync waits for the in-fence (-ENODEV,
- * at once, not when the in-fence signals; not for a batch, which may span
- * devices). The ->sync runs outside the fence's signalling section,
- * because a ->sync may wait for fences: a client's ->sync must never wait
- * for a fence that depends on an asynchronous sync of the same client.
+ * or when its device goes. A one-client sync still waiting for its
+ * in-fence is signalled by the unregister, the invalidation or the removal
+ * itself, before it returns, not when the in-fence signals (which it may
+ * never do); so is a device's sync by the removal. A batch, which may
+ * span devices, is not: its clients fail once its in-fence signalled. The
+ * caller keeps its reference to the in-fence; the sync takes its own. A
+ * fence signals within its timeout of the sync's start whatever the sync
+ * waits for: a sync that waits for its own fence (imported into the
+ * dma-buf it syncs) ends with -ETIMEDOUT at its deadline. The ->sync
+ * runs outside the fence's signalling section, because a ->sync may wait
+ * for fences: a client's ->sync must never wait for a fence that depends
+ * on an asynchronous sync of the same client.
  * Each fence holds a reference on this module until it is freed. A kind
  * with its own engine implements ->sync_async: an asynchronous sync of one
  * of its clients (whole, not lazy, not inbound, not moved since its last
