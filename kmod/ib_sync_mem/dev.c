@@ -96,6 +96,16 @@ static int sm_dev_fence_fd(struct dma_fence *f, void __user *arg,
 	return 0;
 }
 
+/*
+ * The flags and timeout every sync request carries: known flags, and the
+ * family's bound on a timeout (0 is the module's default).
+ */
+static bool sm_dev_req_ok(u32 flags, u32 timeout_ms)
+{
+	return !(flags & ~IB_SYNC_MEM_IOC_F_ALL) &&
+	       timeout_ms <= IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS;
+}
+
 static long sm_dev_sync(void __user *arg)
 {
 	struct ib_sync_mem_ioc_sync req;
@@ -105,7 +115,7 @@ static long sm_dev_sync(void __user *arg)
 
 	if (copy_from_user(&req, arg, sizeof(req)))
 		return -EFAULT;
-	if (req.flags & ~IB_SYNC_MEM_IOC_F_ALL)
+	if (!sm_dev_req_ok(req.flags, req.timeout_ms))
 		return -EINVAL;
 	c = sm_client_lookup(req.id);
 	if (!c)
@@ -151,9 +161,7 @@ static long sm_dev_sync_dev(void __user *arg)
 
 	if (copy_from_user(&req, arg, sizeof(req)))
 		return -EFAULT;
-	if (req.flags & ~IB_SYNC_MEM_IOC_F_ALL)
-		return -EINVAL;
-	if (!sm_dir_valid(req.dir))
+	if (!sm_dev_req_ok(req.flags, req.timeout_ms) || !sm_dir_valid(req.dir))
 		return -EINVAL;
 	dom = sm_domain_get_by_index(req.dev_index);
 	if (!dom)
@@ -200,13 +208,15 @@ sm_dev_batch_get(const struct ib_sync_mem_ioc_sync_batch *req,
 
 	if (!req->n || req->n > IB_SYNC_MEM_SYNC_BATCH_MAX)
 		return ERR_PTR(-EINVAL);
-	u = memdup_array_user(u64_to_user_ptr(req->entries), req->n,
-			      sizeof(*u));
+	/* Up to 48 KiB, 80 KiB and 8 KiB: kv, not kmalloc. */
+	u = vmemdup_array_user(u64_to_user_ptr(req->entries), req->n,
+			       sizeof(*u));
 	if (IS_ERR(u))
 		return ERR_CAST(u);
 	e = kvcalloc(req->n, sizeof(*e), GFP_KERNEL);
 	ids = kvmalloc_array(req->n, sizeof(*ids), GFP_KERNEL);
 	if (!e || !ids) {
+		kvfree(e);
 		e = ERR_PTR(-ENOMEM);
 		goto out;
 	}
@@ -221,7 +231,7 @@ sm_dev_batch_get(const struct ib_sync_mem_ioc_sync_batch *req,
 	}
 out:
 	if (IS_ERR(e)) {
-		kfree(u);
+		kvfree(u);
 		u = NULL;
 	}
 	kvfree(ids);
@@ -240,7 +250,7 @@ static long sm_dev_sync_batch(void __user *arg)
 
 	if (copy_from_user(&req, arg, sizeof(req)))
 		return -EFAULT;
-	if (req.flags & ~IB_SYNC_MEM_IOC_F_ALL)
+	if (!sm_dev_req_ok(req.flags, req.timeout_ms))
 		return -EINVAL;
 	e = sm_dev_batch_get(&req, &u);
 	if (IS_ERR(e))
@@ -280,7 +290,7 @@ out:
 	for (i = 0; i < req.n; i++)
 		ib_sync_mem_put(e[i].client);
 	kvfree(e);
-	kfree(u);
+	kvfree(u);
 	return ret;
 }
 

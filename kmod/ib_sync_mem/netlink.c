@@ -18,7 +18,7 @@ static struct netlink_range_validation sm_latency_range = {
 
 static struct netlink_range_validation sm_timeout_range = {
 	.min = 1,
-	.max = 600 * MSEC_PER_SEC,
+	.max = IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS,
 };
 
 static const struct nla_policy sm_sim_policy[IB_SYNC_MEM_A_SIM_MAX + 1] = {

@@ -203,9 +203,6 @@ func deadlineTimeout(ctx context.Context, timeout *time.Duration) *time.Duration
 	if timeout != nil && *timeout <= left {
 		return timeout
 	}
-	ms := min(max((left+time.Millisecond-1)/time.Millisecond, 1), maxSyncTimeoutMS)
+	ms := min(max((left+time.Millisecond-1)/time.Millisecond, 1), SyncTimeoutMaxMS)
 	return new(time.Duration(ms) * time.Millisecond)
 }
-
-// maxSyncTimeoutMS is the longest timeout the kernel takes (10 min).
-const maxSyncTimeoutMS = 600 * 1000

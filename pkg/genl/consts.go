@@ -20,6 +20,9 @@ const (
 	// DevClientsMax is the most clients one device may have (the
 	// module's max_clients_per_dev is at most this).
 	DevClientsMax = 2048
+	// SyncTimeoutMaxMS is the longest timeout a sync may be given, in
+	// milliseconds (10 min), over netlink and through /dev/ib_sync_mem.
+	SyncTimeoutMaxMS = 600000
 )
 
 // enum ib_sync_mem_cmd

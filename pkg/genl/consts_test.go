@@ -23,6 +23,7 @@ var uapi = []struct {
 	{"IB_SYNC_MEM_NAME_LEN", "NameLen", NameLen},
 	{"IB_SYNC_MEM_SYNC_BATCH_MAX", "SyncBatchMax", SyncBatchMax},
 	{"IB_SYNC_MEM_DEV_CLIENTS_MAX", "DevClientsMax", DevClientsMax},
+	{"IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS", "SyncTimeoutMaxMS", SyncTimeoutMaxMS},
 
 	{"IB_SYNC_MEM_CMD_UNSPEC", "cmdUnspec", int64(cmdUnspec)},
 	{"IB_SYNC_MEM_CMD_DEV_GET", "cmdDevGet", int64(cmdDevGet)},

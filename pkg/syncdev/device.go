@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"syscall"
@@ -265,8 +264,8 @@ func (d *Device) Create(r genl.RegisterRequest) (uint32, error) {
 
 // timeoutMS is a request's timeout_ms: whole milliseconds that fit a u32.
 func timeoutMS(op string, d time.Duration) (uint32, error) {
-	if d < 0 || d%time.Millisecond != 0 || d/time.Millisecond > math.MaxUint32 {
-		return 0, invalid(op, "timeout %v is not a whole number of milliseconds from 0 to 2^32-1", d)
+	if d < 0 || d%time.Millisecond != 0 || d/time.Millisecond > genl.SyncTimeoutMaxMS {
+		return 0, invalid(op, "timeout %v is not a whole number of milliseconds from 0 to %d", d, genl.SyncTimeoutMaxMS)
 	}
 	return uint32(d / time.Millisecond), nil
 }

@@ -280,7 +280,10 @@ func TestRefusedBeforeTheKernel(t *testing.T) {
 		is   error
 	}{
 		{"negative timeout", func() error { return d.Sync(SyncRequest{ID: 1, Dir: 1, Timeout: -time.Millisecond}) },
-			"syncdev: sync id 1: invalid argument: timeout -1ms is not a whole number of milliseconds from 0 to 2^32-1", genl.ErrInvalid},
+			"syncdev: sync id 1: invalid argument: timeout -1ms is not a whole number of milliseconds from 0 to 600000", genl.ErrInvalid},
+		{"timeout past the most", func() error {
+			return d.Sync(SyncRequest{ID: 1, Dir: 1, Timeout: (genl.SyncTimeoutMaxMS + 1) * time.Millisecond})
+		}, "syncdev: sync id 1: invalid argument: timeout 10m0.001s is not a whole number of milliseconds from 0 to 600000", genl.ErrInvalid},
 		{"sub-millisecond timeout", func() error { return d.Sync(SyncRequest{ID: 1, Dir: 1, Timeout: 1500 * time.Microsecond}) },
 			"timeout 1.5ms is not a whole number", genl.ErrInvalid},
 		{"timeout past u32", func() error {

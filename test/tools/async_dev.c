@@ -466,6 +466,84 @@ static void test_create_pidns(void)
 }
 
 /* In a child without capabilities: what open + NOP + SYNC + CREATE return. */
+/* A child's exit status, or -1. */
+static int child_rc(pid_t pid)
+{
+	int st;
+
+	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return -1;
+}
+
+/*
+ * Root of a user namespace of its own (uid 0 mapped to 0, every
+ * capability there, CAP_NET_ADMIN included, none in the initial one): it
+ * may open the node (it is root's), but every ioctl other than NOP is
+ * refused (EPERM): the rule is CAP_NET_ADMIN in the initial namespace.
+ * The child first shows it holds CAP_NET_ADMIN where it is, so that the
+ * refusals are the namespace's doing.
+ */
+static void test_userns(uint32_t id)
+{
+	struct ib_sync_mem_ioc_sync_dev d = { .dev_index = 0, .dir = 1 };
+	struct ib_sync_mem_ioc_entry e = { .id = id };
+	struct ib_sync_mem_ioc_sync_batch b = {
+		.entries = (uintptr_t)&e, .n = 1, .dir = 1,
+	};
+	struct ib_sync_mem_ioc_sync r = { .id = id, .dir = 1 };
+	struct ib_sync_mem_ioc_mark m = { .id = id, .dir = 1 };
+	struct ib_sync_mem_ioc_own o = { .id = id };
+	struct ib_sync_mem_ioc_create c = { 0 };
+	static struct smnl_msg msg;
+	struct smnl_client info;
+	int rc, fd, map;
+	pid_t pid;
+
+	if (!smnl_client_get(&nl, id, &info))
+		d.dev_index = info.dev_index;
+	create_attrs(&msg, "made-in-userns", IB_SYNC_MEM_KIND_SIM, dev_name, ~0u);
+	pid = fork();
+	if (!pid) {
+		struct __user_cap_header_struct h = {
+			.version = _LINUX_CAPABILITY_VERSION_3,
+		};
+		struct __user_cap_data_struct cap[2] = { 0 };
+
+		if (unshare(CLONE_NEWUSER))
+			_exit(10);
+		map = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+		if (map < 0 || write(map, "0 0 1", 5) != 5)
+			_exit(11);
+		close(map);
+		if (syscall(SYS_capget, &h, cap) ||
+		    !(cap[0].effective & (1u << CAP_NET_ADMIN)))
+			_exit(12);
+		fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(13);
+		if (ioc(fd, IB_SYNC_MEM_IOC_NOP, NULL))
+			_exit(14);
+		if (ioc(fd, IB_SYNC_MEM_IOC_SYNC, &r) != -EPERM)
+			_exit(20);
+		if (ioc(fd, IB_SYNC_MEM_IOC_SYNC_DEV, &d) != -EPERM)
+			_exit(21);
+		if (ioc(fd, IB_SYNC_MEM_IOC_SYNC_BATCH, &b) != -EPERM)
+			_exit(22);
+		if (ioc(fd, IB_SYNC_MEM_IOC_MARK_DIRTY, &m) != -EPERM)
+			_exit(23);
+		if (ioc(fd, IB_SYNC_MEM_IOC_OWN, &o) != -EPERM)
+			_exit(24);
+		if (create(fd, &msg, &c) != -EPERM)
+			_exit(25);
+		_exit(0);
+	}
+	rc = child_rc(pid);
+	ktap_result(rc == 0,
+		    "root of another user namespace (CAP_NET_ADMIN there, not in the initial one): NOP works; SYNC, SYNC_DEV, SYNC_BATCH, MARK_DIRTY, OWN and CREATE are EPERM (child exit %d: 10-14 set-up, 20-25 the ioctl that was not refused)",
+		    rc);
+}
+
 static void test_permission(uint32_t id)
 {
 	int st, rc = -1;
@@ -506,6 +584,7 @@ static void test_permission(uint32_t id)
 	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
 		rc = WEXITSTATUS(st);
 	ktap_result(rc == 0, "a file opened with CAP_NET_ADMIN syncs in a child without it (child exit %d)", rc);
+	test_userns(id);
 }
 
 static int sync_batch(struct ib_sync_mem_ioc_entry *e, uint32_t n,
@@ -562,7 +641,7 @@ static void test_batch(uint32_t fast)
 	smnl_unregister(&nl, bfail);
 }
 
-static void test_bad_input(uint32_t id, uint32_t lazy_id)
+static void test_bad_input(uint32_t id, uint32_t lazy_id, uint32_t dev_index)
 {
 	struct ib_sync_mem_ioc_sync r = { .id = id, .dir = 1 };
 	struct ib_sync_mem_ioc_sync_dev d = { .dev_index = 1u << 30, .dir = 1 };
@@ -602,8 +681,42 @@ static void test_bad_input(uint32_t id, uint32_t lazy_id)
 	m.dir = 7;
 	ret = ioc(devfd, IB_SYNC_MEM_IOC_MARK_DIRTY, &m);
 	ktap_result(ret == -EINVAL, "MARK_DIRTY in direction 7: EINVAL (got %d)", ret);
+	/* The family's bound on a timeout: 0 (the default) to the most. */
+	r = (struct ib_sync_mem_ioc_sync){ .id = id, .dir = 1,
+		.timeout_ms = IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS + 1 };
+	ret = ioc(devfd, IB_SYNC_MEM_IOC_SYNC, &r);
+	ktap_result(ret == -EINVAL, "SYNC with timeout_ms %u: EINVAL (got %d)",
+		    r.timeout_ms, ret);
+	r.timeout_ms = UINT32_MAX;
+	r.flags = IB_SYNC_MEM_IOC_F_ASYNC;
+	r.out_fence = -1;
+	ret = ioc(devfd, IB_SYNC_MEM_IOC_SYNC, &r);
+	ktap_result(ret == -EINVAL && r.out_fence == -1,
+		    "async SYNC with timeout_ms %u: EINVAL, no fence (got %d)",
+		    r.timeout_ms, ret);
+	d = (struct ib_sync_mem_ioc_sync_dev){ .dev_index = dev_index, .dir = 1,
+		.timeout_ms = IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS + 1 };
+	ret = ioc(devfd, IB_SYNC_MEM_IOC_SYNC_DEV, &d);
+	ktap_result(ret == -EINVAL, "SYNC_DEV with timeout_ms %u: EINVAL (got %d)",
+		    d.timeout_ms, ret);
+	{
+		struct ib_sync_mem_ioc_entry e = { .id = id };
+		struct ib_sync_mem_ioc_sync_batch b = {
+			.entries = (uintptr_t)&e, .n = 1, .dir = 1,
+			.timeout_ms = IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS + 1,
+		};
+
+		ret = ioc(devfd, IB_SYNC_MEM_IOC_SYNC_BATCH, &b);
+		ktap_result(ret == -EINVAL, "SYNC_BATCH with timeout_ms %u: EINVAL (got %d)",
+			    b.timeout_ms, ret);
+	}
 	ktap_result(syncs_of(id) == before, "bad input ran no sync (syncs %llu, before %llu)",
 		    (unsigned long long)syncs_of(id), (unsigned long long)before);
+	r = (struct ib_sync_mem_ioc_sync){ .id = id, .dir = 1,
+		.timeout_ms = IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS };
+	ret = ioc(devfd, IB_SYNC_MEM_IOC_SYNC, &r);
+	ktap_result(ret == 0 && syncs_of(id) == before + 1,
+		    "SYNC with timeout_ms %u, the most: synced (got %d)", r.timeout_ms, ret);
 }
 
 int main(int argc, char **argv)
@@ -796,7 +909,7 @@ int main(int argc, char **argv)
 		close(d.out_fence);
 
 	test_batch(fast);
-	test_bad_input(fast, lazy);
+	test_bad_input(fast, lazy, info.dev_index);
 	test_permission(fast);
 	test_own();
 	test_create();

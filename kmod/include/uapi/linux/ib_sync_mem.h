@@ -5,9 +5,14 @@
  *
  * Family IB_SYNC_MEM_GENL_NAME ("ib_sync_mem"), version 1, multicast group
  * IB_SYNC_MEM_GENL_MCGRP_EVENTS ("events"). Every command is strictly
- * validated by the family's policy: unknown attributes and wrong types are
- * rejected with -EINVAL, values out of the documented ranges with -ERANGE,
- * each with an extack message and the offset of the offending attribute.
+ * validated by the family's policy, one for all commands: attributes the
+ * family does not know and wrong types are rejected with -EINVAL, values
+ * out of the documented ranges with -ERANGE, each with an extack message
+ * and the offset of the offending attribute. An attribute the family knows
+ * that a command does not use (IB_SYNC_MEM_A_SYNC_DIR in CLIENT_NEW) is
+ * validated and then ignored. A nest (IB_SYNC_MEM_A_SIM, _REGION, _DMABUF,
+ * _SYNC_CLIENTS) must carry NLA_F_NESTED in its type, as strict validation
+ * requires of every nest (-EINVAL without it).
  * Errors below are negative errnos returned in the netlink ack, each with
  * an extack message.
  *
@@ -86,9 +91,10 @@
  * Reply: the new client, as IB_SYNC_MEM_CMD_CLIENT_GET describes it. A
  * client whose reply cannot be delivered (the caller's receive buffer is
  * full) is deleted again: the caller, who never learnt its id, gets the
- * error. Errors: -ENODEV no such device, -EOPNOTSUPP kind not available (its
- * module is not loaded), or IB_SYNC_MEM_CLIENT_F_LAZY on a kind nothing can
- * mark dirty (region, dma-buf), -ENOSPC past the module's max_clients or
+ * error. IB_SYNC_MEM_CLIENT_F_LAZY is taken by every kind (a lazy client
+ * syncs only after IB_SYNC_MEM_CMD_MARK_DIRTY). Errors: -ENODEV no such
+ * device, -EOPNOTSUPP kind not available (its
+ * module is not loaded), -ENOSPC past the module's max_clients or
  * max_clients_per_dev (at most IB_SYNC_MEM_DEV_CLIENTS_MAX), -EINVAL bad
  * or missing attribute (an empty or over-long name too; for a region:
  * unaligned, zero or too long, wrapping around, or not user memory),
@@ -174,7 +180,8 @@
  *
  *    IB_SYNC_MEM_A_SYNC_DIR: NLA_U32, enum ib_sync_mem_sync_dir (required)
  *    IB_SYNC_MEM_A_SYNC_TIMEOUT_MS: NLA_U32, bound on each client's waits,
- *       1..600000; default: the module's sync_timeout_ms
+ *       1..IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS; default: the module's
+ *       sync_timeout_ms
  *    IB_SYNC_MEM_A_SYNC_OFFSET: NLA_U64, IB_SYNC_MEM_A_SYNC_LEN: NLA_U64,
  *       with IB_SYNC_MEM_A_CLIENT_ID only: sync the LEN bytes from OFFSET
  *       (default 0) of the client, not all of it (see "Ranges" below)
@@ -228,13 +235,16 @@
  * client whose kind cannot flush inbound, -EPERM.
  *
  * Ranges: a range must lie inside the client (-ERANGE otherwise), have a
- * length (LEN 1 or more, required with OFFSET) and start and end on the
+ * length (LEN 1 or more: 0 is -ERANGE) and start and end on the
  * client's range alignment if its kind has one (-EINVAL; a sim client's is
  * 64 bytes, a cache line). A kind that syncs ranges (region, sim) syncs
  * only those bytes, and its byte counters count them; another syncs the
  * whole client (and counts it all). A range sync runs whatever the client's
  * laziness: its caller says what was written. An inbound flush makes every
- * write the NIC completed visible, whatever the range.
+ * write the NIC completed visible, whatever the range. One rule here and
+ * in the ioctls of linux/ib_sync_mem_dev.h: no length means the whole
+ * client, and an offset needs a length (-EINVAL); here no length is LEN
+ * absent (OFFSET absent too), there it is len 0 (offset 0 too).
  *
  * IB_SYNC_MEM_CMD_MARK_DIRTY (CAP_NET_ADMIN)
  * ------------------------------------------
@@ -334,6 +344,11 @@
 #define IB_SYNC_MEM_SYNC_BATCH_MAX	2048
 /* Most clients one device may have (the module's max_clients_per_dev). */
 #define IB_SYNC_MEM_DEV_CLIENTS_MAX	2048
+/*
+ * The longest timeout a sync may be given, in ms (IB_SYNC_MEM_A_SYNC_TIMEOUT_MS,
+ * and the timeout_ms of the /dev/ib_sync_mem ioctls).
+ */
+#define IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS	600000
 
 enum ib_sync_mem_cmd {
 	IB_SYNC_MEM_CMD_UNSPEC,
@@ -472,8 +487,8 @@ enum ib_sync_mem_region_attr {
 
 /*
  * IB_SYNC_MEM_A_REGION_ACCESS. Without IB_SYNC_MEM_REGION_F_WRITE the pages
- * are pinned for reading and the device only reads them: a to-cpu or
- * bidirectional sync of such a region fails with EACCES.
+ * are pinned for reading and the device only reads them: a to-cpu,
+ * bidirectional or inbound sync of such a region fails with EACCES.
  */
 #define IB_SYNC_MEM_REGION_F_WRITE	(1U << 0)	/* the device writes it */
 

@@ -26,9 +26,12 @@
  * poll() on it works as for every sync_file. Each fence signals exactly
  * once, whatever happens: a client deleted (-ENODEV) or invalidated
  * meanwhile (-ENXIO for its memory gone, -ENODEV for its device), a
- * device removed while the sync waited for its in-fence (-ENODEV at once,
- * not when the in-fence signals), an in-fence that signalled with an
- * error (that error, and no sync runs). Closing /dev/ib_sync_mem or the
+ * client deleted or invalidated, or a device removed, while the sync
+ * waited for its in-fence (that errno at once, not when the in-fence
+ * signals; a batch's wait is ended by neither), an in-fence that signalled
+ * with an error (that error, and no sync runs). Once it runs, a sync ends
+ * within its timeout whatever it waits for: one that waits for its own
+ * fence (imported into the dma-buf it syncs) ends with -ETIMEDOUT. Closing /dev/ib_sync_mem or the
  * sync_file, or the death of the program, does not cancel a sync (it may
  * delete the client, IB_SYNC_MEM_IOC_OWN: then -ENODEV). A fence
  * keeps the module loaded until its last reference is gone.
@@ -37,7 +40,8 @@
  * bounded by its timeout; an asynchronous one returns at once.
  *
  * Errors (negative errno from ioctl()): -EINVAL for a bad direction,
- * flags or reserved field, or an in_fence that is not a sync_file;
+ * flags, timeout_ms or reserved field, or an in_fence that is not a
+ * sync_file;
  * -EBADF for an in_fence that is not an open fd; -ENOENT for an unknown
  * client id, -ENODEV for an unknown device index (as the family's);
  * -EINVAL or -ERANGE for a bad range (as the family's); -ENOTTY for an
@@ -63,11 +67,13 @@
  * struct ib_sync_mem_ioc_sync - IB_SYNC_MEM_IOC_SYNC: one client
  * @id: the client (IB_SYNC_MEM_A_CLIENT_ID)
  * @dir: enum ib_sync_mem_sync_dir
- * @offset: with @len, sync [@offset, @offset + @len) only
+ * @offset: with @len, sync [@offset, @offset + @len) only; 0 without
+ *	(-EINVAL otherwise: the family's rule for ranges)
  * @len: 0 for the whole client
  * @flags: IB_SYNC_MEM_IOC_F_*
- * @timeout_ms: the client's ->sync deadline from when it begins; 0 for
- *	the module's sync_timeout_ms
+ * @timeout_ms: the client's ->sync deadline from when it begins, 1 to
+ *	IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS (linux/ib_sync_mem.h; more is
+ *	-EINVAL); 0 for the module's sync_timeout_ms
  * @in_fence: with IB_SYNC_MEM_IOC_F_IN_FENCE, a sync_file fd
  * @out_fence: set with IB_SYNC_MEM_IOC_F_ASYNC: a new sync_file fd
  */
@@ -203,7 +209,8 @@ struct ib_sync_mem_ioc_own {
  *	message after the genetlink header: struct nlattr each, NLA_ALIGNed.
  *	The family's policy validates them, strictly; the kinds read them
  *	as from CLIENT_NEW.
- * @attrs_len: their length in bytes, 1 to IB_SYNC_MEM_IOC_ATTRS_MAX
+ * @attrs_len: their length in bytes, 1 to IB_SYNC_MEM_IOC_ATTRS_MAX (0 is
+ *	-EINVAL, more -E2BIG)
  * @flags: 0
  * @msg: 0, or a user pointer to @msg_len bytes that a failure (once the
  *	request itself was read) fills with its reason, cut to fit and
@@ -220,7 +227,8 @@ struct ib_sync_mem_ioc_own {
  * Errors: CLIENT_NEW's (-EINVAL for a missing or malformed attribute,
  * -EOPNOTSUPP for a kind not loaded, -ENODEV, -ENOSPC, ...), and -EINVAL
  * for IB_SYNC_MEM_CLIENT_F_OWNED (a socket's ownership: the file owns it)
- * or a flag, -E2BIG for @attrs_len, -EFAULT for @attrs, @msg or the
+ * or a flag, -EINVAL for an @attrs_len of 0 and -E2BIG for one past
+ * IB_SYNC_MEM_IOC_ATTRS_MAX, -EFAULT for @attrs, @msg or the
  * request (no client is left: one whose @id cannot be written is deleted).
  */
 struct ib_sync_mem_ioc_create {
