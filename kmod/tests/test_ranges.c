@@ -271,6 +271,34 @@ void test_dirty_spans(struct ib_device *ibdev)
 	KT_EXPECT_EQ(ib_sync_mem_sync(c, TD, 0), 0);
 	KT_EXPECT_EQ(atomic_read(&t->nranges), 2);
 
+	/*
+	 * Written again over, or right next to, the span its sync covers,
+	 * while that sync ran: the span the mark joins carries the newer
+	 * generation and survives the sync's completion, whole.
+	 */
+	rg_reset(t);
+	ib_sync_mem_mark_dirty_range(c, TD, 0, 64);
+	t->remark.start = 0;
+	t->remark.end = 64;
+	t->remark_dir = TD;
+	KT_EXPECT_EQ(ib_sync_mem_sync(c, TD, 0), 0);
+	KT_EXPECT_EQ(ib_sync_mem_sync(c, TD, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->nranges), 2);
+	RG_EXPECT_SPAN(t, 1, 0, 64);
+	KT_EXPECT_EQ(ib_sync_mem_sync(c, TD, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->nranges), 2);
+	rg_reset(t);
+	ib_sync_mem_mark_dirty_range(c, TD, 0, 64);
+	t->remark.start = 64;
+	t->remark.end = 128;
+	t->remark_dir = TD;
+	KT_EXPECT_EQ(ib_sync_mem_sync(c, TD, 0), 0);
+	KT_EXPECT_EQ(ib_sync_mem_sync(c, TD, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->nranges), 2);
+	RG_EXPECT_SPAN(t, 1, 0, 128);
+	KT_EXPECT_EQ(ib_sync_mem_sync(c, TD, 0), 0);
+	KT_EXPECT_EQ(atomic_read(&t->nranges), 2);
+
 	/* A failed sync leaves its spans owed. */
 	rg_reset(t);
 	ib_sync_mem_mark_dirty_range(c, TD, 300, 10);
