@@ -18,6 +18,9 @@
  *                client is registered, before the netlink family records
  *                it, until 0 is written (or 120 s pass): a window for tests
  *   held         how many creations are stopped there now
+ *   fail_create  write N (a positive errno): the next netlink creation
+ *                fails with it after that window (its client, registered,
+ *                is deleted again), as a kind whose set-up fails late
  *   clients/ID/  latency_us (rw), fail_next (rw), fail_errno (rw, positive),
  *                to_device, to_cpu, bidirectional, inbound, prepares,
  *                finishes, invalidations (ro), dirty (w: mark dirty:
@@ -84,6 +87,8 @@ static u32 sim_last_id;
 
 static struct sim_hold sim_hold_create = SIM_HOLD_INIT(sim_hold_create);
 static struct sim_hold sim_hold_destroy = SIM_HOLD_INIT(sim_hold_destroy);
+/* fail_create: the errno the next netlink creation fails with, late. */
+static atomic_t sim_fail_create;
 
 /* Stop at @h if it is armed, for at most 120 s. */
 static void sim_hold_wait(struct sim_hold *h)
@@ -116,6 +121,29 @@ static ssize_t sim_hold_write(struct file *file, const char __user *ubuf,
 	sim_hold_set(file->private_data, n);
 	return count;
 }
+
+static ssize_t sim_fail_create_write(struct file *file,
+				     const char __user *ubuf, size_t count,
+				     loff_t *ppos)
+{
+	u32 n;
+	int ret;
+
+	ret = kstrtou32_from_user(ubuf, count, 0, &n);
+	if (ret)
+		return ret;
+	if (n > MAX_ERRNO)
+		return -EINVAL;
+	atomic_set(&sim_fail_create, n);
+	return count;
+}
+
+static const struct file_operations sim_fail_create_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = sim_fail_create_write,
+	.llseek = noop_llseek,
+};
 
 static const struct file_operations sim_hold_fops = {
 	.owner = THIS_MODULE,
@@ -790,6 +818,12 @@ sim_nl_create(struct ib_device *ibdev, const char *name, u32 flags,
 		return ERR_CAST(s);
 	/* Registered, not yet recorded by the netlink family: a test window. */
 	sim_hold_wait(&sim_hold_create);
+	ret = atomic_xchg(&sim_fail_create, 0);
+	if (ret) {
+		sim_client_destroy(s);
+		NL_SET_ERR_MSG(extack, "sim: the creation failed late (fail_create)");
+		return ERR_PTR(-ret);
+	}
 	return s->client;
 }
 
@@ -829,6 +863,8 @@ static int __init sim_init(void)
 	debugfs_create_file("hold_create", 0200, sim_root, &sim_hold_create,
 			    &sim_hold_fops);
 	debugfs_create_atomic_t("held", 0444, sim_root, &sim_hold_create.held);
+	debugfs_create_file("fail_create", 0200, sim_root, NULL,
+			    &sim_fail_create_fops);
 	debugfs_create_file("hold_destroy", 0200, sim_root, &sim_hold_destroy,
 			    &sim_hold_fops);
 	debugfs_create_atomic_t("held_destroy", 0444, sim_root,

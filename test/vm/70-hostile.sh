@@ -224,6 +224,33 @@ window_round() {
 for r in 1 2 3; do
 	check "creation window, round $r: the client goes with its device, nothing left" window_round "$r"
 done
+# The same window, the creation failing there (fail_create: the kind undoes
+# its client and fails late, EIO) while the removal waits for it: the
+# removal still returns (a failed creation wakes it), the creation fails
+# with its reason, nothing is left.
+failed_window() {
+	local creator remover
+	rdma link add rxe1 type rxe netdev veth1 || return 1
+	echo 1 > "$SIMFS/hold_create"
+	echo 5 > "$SIMFS/fail_create"
+	syncmemctl register --dev rxe1 --name in-window-failed -j >"$tmp/window.json" 2>"$tmp/window.err" &
+	creator=$!
+	wait_until 60 sim_held held 1 || { echo 0 > "$SIMFS/hold_create"; return 1; }
+	rdma link delete rxe1 >"$tmp/window-del.err" 2>&1 &
+	remover=$!
+	wait_until 30 waits_in "$remover" sm_nl_domain_removed disable_device __ib_unregister_device ||
+		{ echo 0 > "$SIMFS/hold_create"; echo "the removal is not waiting"; return 1; }
+	echo 0 > "$SIMFS/hold_create"
+	ended_within "$creator" 60 || return 1
+	cat "$tmp/window.json" "$tmp/window.err" >&2
+	[ "$ENDED_RC" != 0 ] || { echo "the creation succeeded"; return 1; }
+	grep -q 'the creation failed late (fail_create)' "$tmp/window.err" ||
+		{ echo "the creation failed without its reason"; return 1; }
+	ended_ok "$remover" 120 || { echo "the removal did not complete"; return 1; }
+	jq_list 'all(.[]; .name != "in-window-failed")' || { echo "its client stayed"; return 1; }
+	wait_until 30 counters_zero
+}
+check "creation window, failing there: the removal still returns, nothing left" failed_window
 
 # Owned clients belong to their socket: a late NETLINK_URELEASE of a
 # closed socket whose port id a new socket already reuses (ib_sync_mem_test
