@@ -32,9 +32,22 @@ struct smd_stat {
 	__u64 moves;
 };
 
+/*
+ * SMD_IOC_HOLD: @on 1: a worker takes the reservation lock of the buffer
+ * behind @fd and keeps it (an exporter busy with the buffer) until @on 0
+ * on the same file, the file's release, or 60 s; one hold at a time
+ * (EBUSY). @on 0 returns 0 if the lock was still held then, ETIMEDOUT if
+ * the 60 s had passed, EINVAL if there is no hold.
+ */
+struct smd_hold {
+	__s32 fd;
+	__u32 on;
+};
+
 #define SMD_IOC_EXPORT	_IOWR('S', 1, struct smd_export)
 /* Move the buffer behind the dma-buf fd (an __s32) to new pages: EBUSY if pinned. */
 #define SMD_IOC_MOVE	_IOW('S', 2, __s32)
 #define SMD_IOC_STAT	_IOWR('S', 3, struct smd_stat)
+#define SMD_IOC_HOLD	_IOW('S', 4, struct smd_hold)
 
 #endif /* _SMD_DMADEV_UAPI_H */

@@ -31,6 +31,7 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include "../ib_sync_mem/compat.h"
 #include "dmadev.h"
@@ -403,11 +404,92 @@ static long smx_stat(struct smd_stat __user *uarg)
 	return copy_to_user(uarg, &st, sizeof(st)) ? -EFAULT : 0;
 }
 
+/*
+ * SMD_IOC_HOLD: an exporter busy with a buffer holds its reservation lock
+ * (a move waiting for its fences). One hold at a time, of one file.
+ */
+static struct {
+	struct mutex lock;	/* the fields below */
+	struct file *file;	/* compared, never used */
+	struct dma_buf *dmabuf;
+	struct work_struct work;
+	struct completion held;
+	struct completion release;
+	bool timed_out;
+} smx_hold = { .lock = __MUTEX_INITIALIZER(smx_hold.lock) };
+
+static void smx_hold_work(struct work_struct *work)
+{
+	struct dma_resv *resv = smx_hold.dmabuf->resv;
+
+	dma_resv_lock(resv, NULL);
+	complete(&smx_hold.held);
+	smx_hold.timed_out = !wait_for_completion_timeout(&smx_hold.release,
+							  60 * HZ);
+	dma_resv_unlock(resv);
+}
+
+/* Let the hold go. Under smx_hold.lock. */
+static int smx_hold_end(void)
+{
+	lockdep_assert_held(&smx_hold.lock);
+	complete(&smx_hold.release);
+	flush_work(&smx_hold.work);
+	dma_buf_put(smx_hold.dmabuf);
+	smx_hold.dmabuf = NULL;
+	smx_hold.file = NULL;
+	return smx_hold.timed_out ? -ETIMEDOUT : 0;
+}
+
+static long smx_hold_ioctl(struct file *file, struct smd_hold __user *uarg)
+{
+	struct dma_buf *dmabuf;
+	struct smd_hold h;
+	long ret;
+
+	if (copy_from_user(&h, uarg, sizeof(h)))
+		return -EFAULT;
+	mutex_lock(&smx_hold.lock);
+	if (!h.on) {
+		ret = smx_hold.file == file ? smx_hold_end() : -EINVAL;
+		goto out;
+	}
+	ret = -EBUSY;
+	if (smx_hold.dmabuf)
+		goto out;
+	dmabuf = smx_get(h.fd);
+	ret = PTR_ERR_OR_ZERO(dmabuf);
+	if (ret)
+		goto out;
+	smx_hold.dmabuf = dmabuf;
+	smx_hold.file = file;
+	init_completion(&smx_hold.held);
+	init_completion(&smx_hold.release);
+	INIT_WORK(&smx_hold.work, smx_hold_work);
+	queue_work(system_unbound_wq, &smx_hold.work);
+	wait_for_completion(&smx_hold.held);
+out:
+	mutex_unlock(&smx_hold.lock);
+	return ret;
+}
+
+/* A file that still holds a buffer's lock lets it go. */
+static int smx_file_release(struct inode *inode, struct file *file)
+{
+	mutex_lock(&smx_hold.lock);
+	if (smx_hold.file == file)
+		smx_hold_end();
+	mutex_unlock(&smx_hold.lock);
+	return 0;
+}
+
 static long smx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
+	case SMD_IOC_HOLD:
+		return smx_hold_ioctl(file, uarg);
 	case SMD_IOC_EXPORT:
 		return smx_export(uarg);
 	case SMD_IOC_MOVE:
@@ -421,6 +503,7 @@ static long smx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static const struct file_operations smx_fops = {
 	.owner = THIS_MODULE,
+	.release = smx_file_release,
 	.unlocked_ioctl = smx_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,

@@ -69,6 +69,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/fs.h>
@@ -420,10 +421,29 @@ static int sm_dmabuf_dma_show(struct seq_file *m, void *v)
 DEFINE_SHOW_ATTRIBUTE(sm_dmabuf_dma);
 
 /*
+ * The reservation lock of @resv, by @deadline (-ETIMEDOUT): its holder may
+ * be the exporter, busy with the buffer for as long as it likes. A
+ * ww_mutex has no timed lock: tries, between naps that double up to 1 ms.
+ */
+static int sm_dmabuf_lock_until(struct dma_resv *resv, ktime_t deadline)
+{
+	unsigned long nap = 20;
+
+	while (!dma_resv_trylock(resv)) {
+		if (!ktime_before(ktime_get(), deadline))
+			return -ETIMEDOUT;
+		usleep_range(nap, nap + nap / 4);
+		nap = min(2 * nap, 1000UL);
+	}
+	return 0;
+}
+
+/*
  * ->revalidate of a dynamic attachment that moved: map it again, once the
  * exporter's fences of the move signalled (bounded here:
  * ib_umem_dmabuf_map_pages() would wait for them without a limit; with the
- * lock held no new one comes).
+ * lock held no new one comes). The lock itself is waited for until the
+ * deadline too.
  */
 static int sm_dmabuf_revalidate(struct ib_sync_mem_client *client, u64 offset,
 				u64 len, ktime_t deadline)
@@ -433,7 +453,9 @@ static int sm_dmabuf_revalidate(struct ib_sync_mem_client *client, u64 offset,
 	long t;
 	int ret;
 
-	dma_resv_lock(resv, NULL);
+	ret = sm_dmabuf_lock_until(resv, deadline);
+	if (ret)
+		return ret;
 	t = dma_resv_wait_timeout(resv, DMA_RESV_USAGE_KERNEL, false,
 				  ib_sync_mem_jiffies_left(deadline));
 	if (t <= 0)

@@ -350,6 +350,36 @@ static int buffers_move(void)
 }
 
 /*
+ * The buffer moved, and its exporter is busy with it (it holds the
+ * reservation lock, SMD_IOC_HOLD) when the next sync must map it again:
+ * the sync gives up at its deadline (-ETIMEDOUT, 300 ms), while the lock
+ * is still held, not when the exporter lets go (at most 60 s later). Once
+ * it let go, the next sync maps the new pages.
+ */
+static void test_move_held(int ctl, int fd, int id)
+{
+	struct smd_hold h = { .fd = fd, .on = 1 };
+	struct smd_stat st;
+	int ret, hold, cerr = 0;
+
+	ret = ioctl(ctl, SMD_IOC_HOLD, &h) ? -errno : 0;
+	if (!ktap_result(!ret, "moves: the exporter holds the buffer's reservation lock (%s)",
+			 errstr(ret)))
+		return;
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 300, &cerr, NULL);
+	h.on = 0;
+	hold = ioctl(ctl, SMD_IOC_HOLD, &h) ? -errno : 0;
+	ktap_result(!ret && cerr == -ETIMEDOUT && hold == 0,
+		    "moves: a sync that must map it again gives up at its deadline, the lock still held: ETIMEDOUT (%s/%s, the hold: %s)",
+		    errstr(ret), errstr(cerr), errstr(hold));
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 1000, &cerr, NULL);
+	smd_stat_of(ctl, fd, &st);
+	ktap_result(!ret && !cerr && st.mapped == 1 && st.maps == 3,
+		    "moves: once the exporter let go, the next sync maps the new pages (%s/%s, maps %llu)",
+		    errstr(ret), errstr(cerr), (unsigned long long)st.maps);
+}
+
+/*
  * A buffer of the test exporter, which moves its pages: the client's
  * attachment is dynamic; told of a move it lets go of its mapping there
  * (the move succeeds only if every importer did), and maps the new pages
@@ -414,6 +444,7 @@ static void test_moves(void)
 		    (unsigned long long)st.maps);
 	ret = smd_move(ctl, ex.fd);
 	ktap_result(ret == 0, "moves: a second move: 0");
+	test_move_held(ctl, ex.fd, id);
 out:
 	if (id > 0) {
 		ret = smnl_unregister(&nl, id);
