@@ -466,7 +466,7 @@ static long smx_hold_ioctl(struct file *file, struct smd_hold __user *uarg)
 	init_completion(&smx_hold.held);
 	init_completion(&smx_hold.release);
 	INIT_WORK(&smx_hold.work, smx_hold_work);
-	queue_work(system_unbound_wq, &smx_hold.work);
+	queue_work(system_dfl_wq, &smx_hold.work);
 	wait_for_completion(&smx_hold.held);
 out:
 	mutex_unlock(&smx_hold.lock);

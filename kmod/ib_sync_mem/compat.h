@@ -102,6 +102,15 @@ static inline void smp_mb__after_srcu_read_lock(void)
 #define dma_buf_vunmap_unlocked(dmabuf, map)	dma_buf_vunmap(dmabuf, map)
 #endif
 
+/*
+ * system_dfl_wq, the unbound workqueue, came in 6.17 (Debian's 6.12 has it
+ * too); 7.x warns at every work queued on system_unbound_wq, its old name.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 17, 0)
+#include <linux/workqueue.h>
+#define system_dfl_wq system_unbound_wq
+#endif
+
 /* hrtimer_setup() replaced hrtimer_init() and ->function in 6.13. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
 #include <linux/hrtimer.h>

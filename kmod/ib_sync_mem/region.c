@@ -329,7 +329,7 @@ static void sm_region_inval_work(struct work_struct *work)
 
 static void sm_region_recheck_queue(struct sm_region *r)
 {
-	if (queue_work(system_unbound_wq, &r->recheck_work))
+	if (queue_work(system_dfl_wq, &r->recheck_work))
 		atomic_inc(&sm_rechecks_queued);
 }
 
@@ -402,7 +402,7 @@ static void sm_region_gone(struct sm_region *r)
 	/* Pairs with the barrier in sm_region_create() after registering. */
 	smp_mb();
 	if (READ_ONCE(r->client))
-		queue_work(system_unbound_wq, &r->inval_work);
+		queue_work(system_dfl_wq, &r->inval_work);
 }
 
 static void sm_region_recheck_work(struct work_struct *work)
@@ -618,7 +618,7 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 	/* Pairs with sm_region_notify(): one of us sees the other. */
 	smp_mb();
 	if (READ_ONCE(r->gone))
-		queue_work(system_unbound_wq, &r->inval_work);
+		queue_work(system_dfl_wq, &r->inval_work);
 	else if (READ_ONCE(r->cleared))
 		sm_region_recheck_queue(r);
 	return c;
