@@ -57,7 +57,9 @@ SPLAT+='possible circular locking dependency|possible recursive locking|'
 SPLAT+='inconsistent lock state|suspicious RCU usage|refcount_t:|'
 SPLAT+='list_add corruption|list_del corruption|Call Trace:|'
 SPLAT+='sleeping function called from invalid context|unreferenced object|'
-SPLAT+='blocked for more than'
+SPLAT+='blocked for more than|'
+# 7.x names each work item of ours queued on a workqueue it deprecates.
+SPLAT+='\[ib_sync_mem[a-z_]*\] enqueued on deprecated workqueue'
 
 # The marker vm/guest.sh writes to the kernel log once the set-up is done
 # and before the first suite: a splat above it is the kernel's own (boot,
