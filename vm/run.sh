@@ -506,9 +506,13 @@ for kver in $kernels; do
 	limit=$(limit_for "$kver")
 	case $mode in
 	demo)
+		# Through pipes, as the test runs: QEMU reopens our stdout and
+		# stderr with O_TRUNC, which would cut what came before (make
+		# demo > demo.log lost its set-up lines).
 		tmp=$(mktemp -d)
 		timeout --kill-after=20 "$limit" \
-			vm/boot.sh "$kver" "$tmp" "vm/guest.sh demo '$tmp'" </dev/null
+			vm/boot.sh "$kver" "$tmp" "vm/guest.sh demo '$tmp'" </dev/null \
+			2> >(cat >&2) | cat
 		rc=$?
 		rm -rf "$tmp"
 		[ $rc -eq 0 ] || status=$rc
@@ -516,7 +520,8 @@ for kver in $kernels; do
 	cmd)
 		tmp=$(mktemp -d)
 		timeout --kill-after=20 "$limit" \
-			vm/boot.sh "$kver" "$tmp" "vm/guest.sh cmd '$tmp' $(printf '%q' "$cmd")" </dev/null
+			vm/boot.sh "$kver" "$tmp" "vm/guest.sh cmd '$tmp' $(printf '%q' "$cmd")" </dev/null \
+			2> >(cat >&2) | cat
 		rc=$?
 		rm -rf "$tmp"
 		[ $rc -eq 0 ] || status=$rc
