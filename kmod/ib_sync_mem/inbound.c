@@ -58,8 +58,6 @@
 #define SM_INBOUND_CQ	(SM_INBOUND_SQ + 4)
 /* What a flush reads. */
 #define SM_INBOUND_LEN	8
-/* Pages kept registered: a few receive buffers of a net plugin. */
-#define SM_INBOUND_MRS	4
 /* Most a flush polls busily for its READ before it naps between polls. */
 #define SM_INBOUND_SPIN_NS	(500 * NSEC_PER_USEC)
 /* Its first nap (each a quarter longer than the last) and its longest. */
@@ -223,12 +221,14 @@ void sm_inbound_set_hold(bool hold)
 	}
 	xa_unlock(&sm_domains);
 }
+EXPORT_SYMBOL_NS_GPL(sm_inbound_set_hold, "IB_SYNC_MEM_INTERNAL");
 
 /* How many flushers have a READ parked. */
 int sm_inbound_parked(void)
 {
 	return atomic_read(&sm_inbound_nparked);
 }
+EXPORT_SYMBOL_NS_GPL(sm_inbound_parked, "IB_SYNC_MEM_INTERNAL");
 
 /* Only an unsignalled WR that failed gets here (or a drained one). */
 static void sm_inbound_wr_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -705,6 +705,7 @@ void sm_inbound_stats(struct ib_sync_mem_domain *dom,
 		      struct sm_inbound_stats *st)
 {
 	struct sm_inbound *f;
+	int i;
 
 	memset(st, 0, sizeof(*st));
 	mutex_lock(&dom->inbound_lock);
@@ -714,6 +715,12 @@ void sm_inbound_stats(struct ib_sync_mem_domain *dom,
 		st->reads = f->reads;
 		st->regs = f->regs;
 		st->last = f->last;
+		st->inflight = f->inflight || f->parked;
+		st->broken = f->broken;
+		for (i = 0; i < SM_INBOUND_MRS; i++)
+			st->held[i] = f->mrs[i].held ? f->mrs[i].page : 0;
+		st->buf = f->buf;
+		st->buf_size = SM_INBOUND_LEN;
 		spin_unlock_irq(&f->lock);
 	}
 	mutex_unlock(&dom->inbound_lock);

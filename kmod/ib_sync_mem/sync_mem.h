@@ -576,6 +576,8 @@ void sm_nl_exit(void);
 #include "kinds.h"
 
 /* inbound.c: the module's inbound flush, an RDMA READ through the NIC */
+/* Pages a device's flusher keeps registered: a few receive buffers. */
+#define SM_INBOUND_MRS	4
 int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline);
 void sm_inbound_stop(struct ib_sync_mem_domain *dom);
 void sm_inbound_destroy(struct ib_sync_mem_domain *dom);
@@ -587,11 +589,24 @@ int sm_inbound_parked(void);
  * @regs: pages registered for them (a READ of a page kept registered
  *	needs none)
  * @last: the 8 bytes the last READ brought back
+ * @recoveries: times its QP was reset and connected again after a WR
+ *	failed
+ * @inflight: a READ is in flight (or parked by inbound_hold)
+ * @broken: a WR failed and the QP has not been recovered yet
+ * @held: the pages its MRs hold registered, 0 for an MR that holds none
+ * @buf: where its READs land, and @buf_size: the bytes allocated there
+ * @buf_size: see @buf
  */
 struct sm_inbound_stats {
 	u64 reads;
 	u64 regs;
 	u64 last;
+	u64 recoveries;
+	bool inflight;
+	bool broken;
+	u64 held[SM_INBOUND_MRS];
+	const void *buf;
+	size_t buf_size;
 };
 
 void sm_inbound_stats(struct ib_sync_mem_domain *dom,
