@@ -10,8 +10,8 @@
  *
  * Per RDMA device, made at its first flush and gone with the device: a PD,
  * a CQ the flushes poll, an RC QP connected to itself (loopback),
- * SM_INBOUND_MRS one-page fast-register MRs and an 8-byte buffer the reads
- * land in. A flush posts an RDMA READ of 8 bytes of the client's target
+ * SM_INBOUND_MRS one-page fast-register MRs and a buffer the reads land
+ * in, alone in its cache lines. A flush posts an RDMA READ of 8 bytes of the client's target
  * (ops->inbound_target(): a DMA address on the device) and waits for the
  * READ's completion, until the caller's deadline (killable). The MRs keep
  * the pages last flushed registered: a flush of a page one of them holds
@@ -42,9 +42,12 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cache.h>
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
 #include <linux/ipv6.h>
+#include <linux/log2.h>
 #include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -90,7 +93,9 @@ struct sm_inbound_mr {
  * @flushes: READs posted (the LRU clock of @mrs)
  * @regs: registrations posted
  * @rtt_ns: the last successful READ's round trip, as its flush saw it
- * @buf: where READs land (@buf_dma on the device)
+ * @buf: where READs land (@buf_dma on the device), alone in its cache
+ *	lines: @buf_size bytes, aligned to them
+ * @buf_size: see @buf
  * @buf_dma: DMA address of @buf
  * @port: the port @qp uses
  * @read_cqe: the READ's completion
@@ -115,6 +120,7 @@ struct sm_inbound {
 	u64 regs;
 	u64 rtt_ns;
 	u64 *buf;
+	size_t buf_size;
 	u64 buf_dma;
 	u32 port;
 	struct ib_cqe read_cqe;
@@ -388,7 +394,14 @@ static struct sm_inbound *sm_inbound_create(struct ib_device *ibdev)
 		f->pd = NULL;
 		goto err;
 	}
-	f->buf = kzalloc(SM_INBOUND_LEN, GFP_KERNEL);
+	/*
+	 * The device writes here: nothing else may share its cache lines (a
+	 * kmalloc of a power of two is aligned to its size).
+	 */
+	f->buf_size = max_t(size_t, SM_INBOUND_LEN, L1_CACHE_BYTES);
+	f->buf_size = roundup_pow_of_two(max_t(size_t, f->buf_size,
+					       dma_get_cache_alignment()));
+	f->buf = kzalloc(f->buf_size, GFP_KERNEL);
 	if (!f->buf)
 		goto err;
 	dma = ib_dma_map_single(ibdev, f->buf, SM_INBOUND_LEN,
@@ -720,7 +733,7 @@ void sm_inbound_stats(struct ib_sync_mem_domain *dom,
 		for (i = 0; i < SM_INBOUND_MRS; i++)
 			st->held[i] = f->mrs[i].held ? f->mrs[i].page : 0;
 		st->buf = f->buf;
-		st->buf_size = SM_INBOUND_LEN;
+		st->buf_size = f->buf_size;
 		spin_unlock_irq(&f->lock);
 	}
 	mutex_unlock(&dom->inbound_lock);
