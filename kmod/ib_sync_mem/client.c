@@ -794,7 +794,11 @@ static void sm_client_wait_idle(struct ib_sync_mem_client *c)
 {
 	/* The state change before the count: pairs with sm_client_hold(). */
 	smp_mb();
+	/* Its inbound flush waiting for another client's ends now. */
+	sm_inbound_unqueue(c);
 	wait_event(c->dom->idle_wq, !atomic_read(&c->busy));
+	/* No READ of its memory in flight, no MR over it, from here on. */
+	sm_inbound_forget(c);
 }
 
 /**

@@ -18,7 +18,8 @@
  *   inbound    one RDMA device per line: name, the READs its inbound
  *              flusher completed, the pages it registered for them, and
  *              the 8 bytes the last READ brought back (a u64 in hex, as
- *              they lie in memory): what the tests check a flush read
+ *              they lie in memory): what the tests check a flush read;
+ *              and the times its QP was reset after a WR failed
  *   region_rechecks  "queued N" and "done N": region re-checks after an
  *              MMU_NOTIFY_CLEAR (equal when none is pending)
  *   dma/ID     the DMA mapping of client ID on its device (a region or a
@@ -103,8 +104,8 @@ static int sm_inbound_show(struct seq_file *m, void *v)
 		if (!dom)
 			continue;
 		sm_inbound_stats(dom, &st);
-		seq_printf(m, "%s %llu %llu %016llx\n", dom->name, st.reads,
-			   st.regs, st.last);
+		seq_printf(m, "%s %llu %llu %016llx %llu\n", dom->name,
+			   st.reads, st.regs, st.last, st.recoveries);
 		sm_domain_put(dom);
 	}
 	return 0;

@@ -10,41 +10,63 @@
  *
  * Per RDMA device, made at its first flush and gone with the device: a PD,
  * a CQ the flushes poll, an RC QP connected to itself (loopback),
- * SM_INBOUND_MRS one-page fast-register MRs and an 8-byte buffer the reads
- * land in. A flush posts an RDMA READ of 8 bytes of the client's target
- * (ops->inbound_target(): a DMA address on the device) and waits for the
- * READ's completion, until the caller's deadline (killable). The MRs keep
- * the pages last flushed registered: a flush of a page one of them holds
- * is that READ alone (the floor a program's own READ has); another page
- * takes the least recently used MR (a local invalidation if it held one, a
- * registration, then the READ, chained). A registration is used only by
- * this QP's own READs, and only while a caller whose target lies in that
- * page waits for one, so one left behind by a client that went is never
- * read through. Flushes on one device run one at a time (they are one
- * round trip each); a flush that gave up at its deadline leaves its READ
- * in flight, and the next one waits for it first. A flush polls the CQ
- * itself, as a program's flush does (IB_POLL_DIRECT: no interrupt, no
- * softirq between the completion and the flush): busily for up to four
- * times the last round trip (at most SM_INBOUND_SPIN_NS), then between
- * naps that grow by a quarter up to SM_INBOUND_NAP_MAX_US, until its
- * deadline (killable).
+ * SM_INBOUND_MRS one-page fast-register MRs and a buffer the reads land
+ * in, alone in its cache lines. A flush posts an RDMA READ of 8 bytes of
+ * the client's target (ops->inbound_target(): a DMA address on the
+ * device) and waits for the READ's completion, until the caller's deadline
+ * (killable). The MRs keep the pages last flushed registered: a flush of a
+ * page one of them holds is that READ alone (the floor a program's own
+ * READ has); another page takes the least recently used MR (a local
+ * invalidation if it held one, a registration, then the READ, chained;
+ * each signalled, so that what an MR holds is what its completions said,
+ * also after a failure).
+ *
+ * Flushes on one device take turns (one READ in flight at a time): the
+ * one that owns the flusher posts and polls; the others wait for it, each
+ * until its own deadline, its kill, the device's removal or its client's
+ * unregister or invalidation (sm_inbound_unqueue() wakes them): a wait is
+ * never longer than its caller asked, and an unregister never waits for
+ * another client's flush. A flush that gave up at its deadline (or was
+ * killed) leaves its READ in flight; the next one waits for it first, and
+ * the teardown of its client (sm_inbound_forget(), after the client's
+ * busy count is zero, before its memory goes) waits for it too, polling
+ * the CQ itself when no flush owns the flusher, then deregisters every MR
+ * whose registration is that client's (another takes its place): no READ
+ * of the client's memory is in flight, and no MR gives remote read of it,
+ * once its unregister or invalidation returns.
+ *
+ * A WR that fails (the port went down, the GID went with it) leaves the
+ * QP in the error state; it is logged, and the next flush recovers as a
+ * ULP does: drains the QP, resets it and connects it again (to the GIDs
+ * the port has then), says so in the log and counts it; if that fails
+ * (the port still down), that flush fails with the errno and the next
+ * tries again. A flush polls the CQ itself, as a program's flush does
+ * (IB_POLL_DIRECT: no interrupt, no softirq between the completion and
+ * the flush): busily for up to four times the last round trip (at most
+ * SM_INBOUND_SPIN_NS), then between naps that grow by a quarter up to
+ * SM_INBOUND_NAP_MAX_US, until its deadline (killable).
  *
  * When the device goes (sm_domain_invalidate_all()), the flusher is
  * stopped and the QP moved to the error state before the wait for syncs
  * in flight: a flush polling for its READ ends with -ENODEV at its next
- * poll. Once no sync runs, the QP is drained and everything is freed,
- * before the ib_client remove hook returns.
+ * poll, one waiting for its turn at once. Once no sync runs, the QP is
+ * drained and everything is freed, before the ib_client remove hook
+ * returns.
  *
  * rxe completes a READ of its own memory at once, so a test cannot catch
  * one in flight: debugfs inbound_hold parks the READs that complete while
  * it is set (their flushes wait as for a READ in flight) until it is let
- * go, for the tests of a removal, a deadline and a kill during a READ.
+ * go, for the tests of a removal, a deadline, a kill and a teardown during
+ * a READ.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cache.h>
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
 #include <linux/ipv6.h>
+#include <linux/log2.h>
 #include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -58,24 +80,50 @@
 #define SM_INBOUND_CQ	(SM_INBOUND_SQ + 4)
 /* What a flush reads. */
 #define SM_INBOUND_LEN	8
-/* Pages kept registered: a few receive buffers of a net plugin. */
-#define SM_INBOUND_MRS	4
 /* Most a flush polls busily for its READ before it naps between polls. */
 #define SM_INBOUND_SPIN_NS	(500 * NSEC_PER_USEC)
 /* Its first nap (each a quarter longer than the last) and its longest. */
 #define SM_INBOUND_NAP_US	20UL
 #define SM_INBOUND_NAP_MAX_US	1000UL
 
+struct sm_inbound;
+
 /**
  * struct sm_inbound_mr - a fast-register MR and the page it holds
- * @mr: the MR
+ * @mr: the MR; NULL if a teardown retired it and could not allocate
+ *	another (the slot is left unused)
+ * @f: its flusher
+ * @inv_cqe: the completion of its local invalidation
+ * @reg_cqe: the completion of its registration
+ * @client: the client whose READ went through it last: its registration
+ *	is that client's until another flush takes it over
+ * @inv_client: the client whose registration an invalidation posted and
+ *	not yet completed ends (NULL: none)
+ * @reg_posted: a registration is posted and has not completed
  * @page: the DMA address of the page registered (valid if @held)
+ * @rkey: the key of that registration (valid if @held)
+ * @reg_page: the page of the registration posted last
+ * @reg_rkey: its key
  * @used: the flush count when a READ last went through it (LRU)
  * @held: a registration is in place (it must be invalidated first)
+ *
+ * Every field but @f and the cqes is under the flusher's lock. @held,
+ * @page and @rkey change only when a WR completed successfully (each
+ * invalidation and registration is signalled), so they say what the
+ * device holds, also after a WR failed.
  */
 struct sm_inbound_mr {
 	struct ib_mr *mr;
+	struct sm_inbound *f;
+	struct ib_cqe inv_cqe;
+	struct ib_cqe reg_cqe;
+	const struct ib_sync_mem_client *client;
+	const struct ib_sync_mem_client *inv_client;
+	bool reg_posted;
 	u64 page;
+	u32 rkey;
+	u64 reg_page;
+	u32 reg_rkey;
 	u64 used;
 	bool held;
 };
@@ -83,29 +131,38 @@ struct sm_inbound_mr {
 /**
  * struct sm_inbound - the inbound flusher of one RDMA device
  * @pd: its protection domain
- * @cq: the completion queue of @qp, polled by the flushes (under the
- *	domain's inbound_lock) and by ib_drain_qp() when no flush runs
+ * @cq: the completion queue of @qp, polled only by the task that owns
+ *	the flusher (@owner)
  * @qp: an RC QP connected to itself
- * @mrs: the fast-register MRs of the pages READs target (this and the
- *	three fields below, to @rtt_ns, are under the domain's inbound_lock,
- *	which every flush holds)
- * @flushes: READs posted (the LRU clock of @mrs)
- * @regs: registrations posted
+ * @mrs: the fast-register MRs of the pages READs target
+ * @flushes: READs posted (the LRU clock of @mrs; the owner's)
  * @rtt_ns: the last successful READ's round trip, as its flush saw it
- * @buf: where READs land (@buf_dma on the device)
+ *	(the owner's)
+ * @buf: where READs land (@buf_dma on the device), alone in its cache
+ *	lines: @buf_size bytes, aligned to them
+ * @buf_size: see @buf
  * @buf_dma: DMA address of @buf
  * @port: the port @qp uses
  * @read_cqe: the READ's completion
- * @wr_cqe: the completion of the unsignalled WRs (only on error)
- * @lock: protects the fields below
+ * @wq: flushes waiting for the flusher, teardowns waiting for a READ or
+ *	an invalidation of their client
+ * @lock: protects the fields below, and those of @mrs
+ * @owner: the task that owns the flusher (posts, polls the CQ, recovers
+ *	the QP), NULL if none
+ * @read_client: the client whose READ is in flight (NULL: none)
  * @inflight: a READ is posted and has not completed
  * @stopped: the device is going away: no more READs
- * @broken: a WR completed in error: the QP is unusable
+ * @broken: a WR completed in error: the QP must be reset before a READ
+ * @drainable: the QP was connected since its last reset (a drain moves
+ *	it to the error state, which a QP in reset cannot go to)
+ * @draining: a drain runs: no READ is parked
  * @status: the completion status of the last READ
  * @parked: a READ completed while inbound_hold was set, with status
  *	@parked_status: it stays in flight until the hold is let go
  * @parked_status: see @parked
  * @reads: READs that completed successfully
+ * @regs: registrations that completed successfully
+ * @recoveries: times the QP was reset and connected again
  * @last: the 8 bytes the last successful READ brought back
  */
 struct sm_inbound {
@@ -114,38 +171,48 @@ struct sm_inbound {
 	struct ib_qp *qp;
 	struct sm_inbound_mr mrs[SM_INBOUND_MRS];
 	u64 flushes;
-	u64 regs;
 	u64 rtt_ns;
 	u64 *buf;
+	size_t buf_size;
 	u64 buf_dma;
 	u32 port;
 	struct ib_cqe read_cqe;
-	struct ib_cqe wr_cqe;
+	wait_queue_head_t wq;
 	spinlock_t lock;	/* see above */
+	struct task_struct *owner;
+	const struct ib_sync_mem_client *read_client;
 	bool inflight;
 	bool stopped;
 	bool broken;
+	bool drainable;
+	bool draining;
 	bool parked;
 	enum ib_wc_status status;
 	enum ib_wc_status parked_status;
 	u64 reads;
+	u64 regs;
+	u64 recoveries;
 	u64 last;
 };
 
+/* debugfs inbound_hold: park the READs that complete while it is set. */
 /* debugfs inbound_hold: park the READs that complete while it is set. */
 static bool sm_inbound_hold;
 /* Flushers with a READ parked. */
 static atomic_t sm_inbound_nparked;
 
-/* A WR failed: the QP is in the error state for good. Under f->lock. */
+/*
+ * A WR failed: the QP is in the error state until the next flush resets
+ * it (sm_inbound_recover()). Under f->lock.
+ */
 static void sm_inbound_failed(struct sm_inbound *f, const char *what,
 			      enum ib_wc_status status)
 {
 	/* A removal's flush of the WRs in flight is no failure. */
 	if (!f->broken && !f->stopped)
-		pr_err("%s: inbound flushes: %s failed: %s (%d); none after it\n",
-		       dev_name(&f->pd->device->dev), what,
-		       ib_wc_status_msg(status), status);
+		pr_warn("%s: inbound flushes: %s failed: %s (%d); the next flush resets the QP\n",
+			dev_name(&f->pd->device->dev), what,
+			ib_wc_status_msg(status), status);
 	f->broken = true;
 }
 
@@ -155,6 +222,7 @@ static void sm_inbound_read_complete(struct sm_inbound *f,
 {
 	f->status = status;
 	f->inflight = false;
+	f->read_client = NULL;
 	if (status == IB_WC_SUCCESS) {
 		f->reads++;
 		f->last = READ_ONCE(*f->buf);
@@ -173,27 +241,41 @@ static void sm_inbound_read_done(struct ib_cq *cq, struct ib_wc *wc)
 				   DMA_FROM_DEVICE);
 	spin_lock_irqsave(&f->lock, flags);
 	/* Read under the lock: sm_inbound_set_hold() unparks after it. */
-	if (unlikely(READ_ONCE(sm_inbound_hold)) && !f->stopped) {
+	if (unlikely(READ_ONCE(sm_inbound_hold)) && !f->stopped &&
+	    !f->draining) {
 		f->parked = true;
 		f->parked_status = wc->status;
 		atomic_inc(&sm_inbound_nparked);
 		spin_unlock_irqrestore(&f->lock, flags);
+		/* A teardown waiting for it takes it as done. */
+		wake_up_all(&f->wq);
 		return;
 	}
 	sm_inbound_read_complete(f, wc->status);
 	spin_unlock_irqrestore(&f->lock, flags);
+	wake_up_all(&f->wq);
 }
 
-/* Let @f's parked READ complete, if it has one. */
+/* Let @f's parked READ complete, if it has one. Under f->lock. */
+static bool sm_inbound_unpark_locked(struct sm_inbound *f)
+{
+	if (!f->parked)
+		return false;
+	f->parked = false;
+	atomic_dec(&sm_inbound_nparked);
+	sm_inbound_read_complete(f, f->parked_status);
+	return true;
+}
+
 static void sm_inbound_unpark(struct sm_inbound *f)
 {
+	bool woke;
+
 	spin_lock_irq(&f->lock);
-	if (f->parked) {
-		f->parked = false;
-		atomic_dec(&sm_inbound_nparked);
-		sm_inbound_read_complete(f, f->parked_status);
-	}
+	woke = sm_inbound_unpark_locked(f);
 	spin_unlock_irq(&f->lock);
+	if (woke)
+		wake_up_all(&f->wq);
 }
 
 /**
@@ -202,7 +284,8 @@ static void sm_inbound_unpark(struct sm_inbound *f)
  *
  * A flush whose READ is parked waits as for a READ in flight: until the
  * hold is let go, its deadline passes, its caller is killed or the device
- * goes (-ENODEV). For the tests.
+ * goes (-ENODEV). The teardown of its client takes it as completed (it
+ * did). For the tests.
  */
 void sm_inbound_set_hold(bool hold)
 {
@@ -223,35 +306,61 @@ void sm_inbound_set_hold(bool hold)
 	}
 	xa_unlock(&sm_domains);
 }
+EXPORT_SYMBOL_NS_GPL(sm_inbound_set_hold, "IB_SYNC_MEM_INTERNAL");
 
 /* How many flushers have a READ parked. */
 int sm_inbound_parked(void)
 {
 	return atomic_read(&sm_inbound_nparked);
 }
-
-/* Only an unsignalled WR that failed gets here (or a drained one). */
-static void sm_inbound_wr_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct sm_inbound *f = container_of(wc->wr_cqe, struct sm_inbound,
-					    wr_cqe);
-	unsigned long flags;
-
-	if (wc->status == IB_WC_SUCCESS)
-		return;
-	spin_lock_irqsave(&f->lock, flags);
-	/* An error completion's opcode is not reliable. */
-	sm_inbound_failed(f, "a registration or invalidation", wc->status);
-	spin_unlock_irqrestore(&f->lock, flags);
-}
+EXPORT_SYMBOL_NS_GPL(sm_inbound_parked, "IB_SYNC_MEM_INTERNAL");
 
 /*
- * The GID of a RoCE port the QP sends from and to: a RoCE v2 GID of an
- * IPv4 address if there is one, else the first RoCE v2 GID, else the first
- * one; and the MAC address of its net device, the destination MAC of a
- * loopback (the core resolves no address for a kernel QP). Returns its
- * index or an errno.
+ * An MR's invalidation completed: the registration is gone, or, if it
+ * failed, still the one of the client it was (m->inv_client).
  */
+static void sm_inbound_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sm_inbound_mr *m = container_of(wc->wr_cqe,
+					       struct sm_inbound_mr, inv_cqe);
+	struct sm_inbound *f = m->f;
+	unsigned long flags;
+
+	spin_lock_irqsave(&f->lock, flags);
+	if (wc->status == IB_WC_SUCCESS) {
+		m->held = false;
+	} else {
+		m->client = m->inv_client;
+		/* An error completion's opcode is not reliable. */
+		sm_inbound_failed(f, "a local invalidation", wc->status);
+	}
+	m->inv_client = NULL;
+	spin_unlock_irqrestore(&f->lock, flags);
+	wake_up_all(&f->wq);
+}
+
+/* An MR's registration completed: it holds the page, or not (failed). */
+static void sm_inbound_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sm_inbound_mr *m = container_of(wc->wr_cqe,
+					       struct sm_inbound_mr, reg_cqe);
+	struct sm_inbound *f = m->f;
+	unsigned long flags;
+
+	spin_lock_irqsave(&f->lock, flags);
+	if (wc->status == IB_WC_SUCCESS) {
+		m->held = true;
+		m->page = m->reg_page;
+		m->rkey = m->reg_rkey;
+		f->regs++;
+	} else {
+		sm_inbound_failed(f, "a registration", wc->status);
+	}
+	m->reg_posted = false;
+	spin_unlock_irqrestore(&f->lock, flags);
+	wake_up_all(&f->wq);
+}
+
 static int sm_inbound_gid(struct ib_device *ibdev, u32 port, int tbl_len,
 			  union ib_gid *gid, u8 *mac)
 {
@@ -279,7 +388,10 @@ static int sm_inbound_gid(struct ib_device *ibdev, u32 port, int tbl_len,
 	return best;
 }
 
-/* Connect @f->qp to itself: INIT, RTR (to its own QP number), RTS. */
+/*
+ * Connect @f->qp, in reset, to itself: INIT, RTR (to its own QP number),
+ * RTS. Its owner's.
+ */
 static int sm_inbound_connect(struct sm_inbound *f)
 {
 	struct ib_device *ibdev = f->pd->device;
@@ -303,6 +415,7 @@ static int sm_inbound_connect(struct sm_inbound *f)
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 	if (ret)
 		return ret;
+	f->drainable = true;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTR;
@@ -378,8 +491,8 @@ static struct sm_inbound *sm_inbound_create(struct ib_device *ibdev)
 	if (!f)
 		return ERR_PTR(-ENOMEM);
 	spin_lock_init(&f->lock);
+	init_waitqueue_head(&f->wq);
 	f->read_cqe.done = sm_inbound_read_done;
-	f->wr_cqe.done = sm_inbound_wr_done;
 	f->port = rdma_start_port(ibdev);
 
 	f->pd = ib_alloc_pd(ibdev, 0);
@@ -388,7 +501,14 @@ static struct sm_inbound *sm_inbound_create(struct ib_device *ibdev)
 		f->pd = NULL;
 		goto err;
 	}
-	f->buf = kzalloc(SM_INBOUND_LEN, GFP_KERNEL);
+	/*
+	 * The device writes here: nothing else may share its cache lines (a
+	 * kmalloc of a power of two is aligned to its size).
+	 */
+	f->buf_size = max_t(size_t, SM_INBOUND_LEN, L1_CACHE_BYTES);
+	f->buf_size = roundup_pow_of_two(max_t(size_t, f->buf_size,
+					       dma_get_cache_alignment()));
+	f->buf = kzalloc(f->buf_size, GFP_KERNEL);
 	if (!f->buf)
 		goto err;
 	dma = ib_dma_map_single(ibdev, f->buf, SM_INBOUND_LEN,
@@ -403,13 +523,17 @@ static struct sm_inbound *sm_inbound_create(struct ib_device *ibdev)
 		goto err;
 	}
 	for (i = 0; i < SM_INBOUND_MRS; i++) {
+		struct sm_inbound_mr *m = &f->mrs[i];
 		struct ib_mr *mr = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1);
 
 		if (IS_ERR(mr)) {
 			ret = PTR_ERR(mr);
 			goto err;
 		}
-		f->mrs[i].mr = mr;
+		m->mr = mr;
+		m->f = f;
+		m->inv_cqe.done = sm_inbound_inv_done;
+		m->reg_cqe.done = sm_inbound_reg_done;
 	}
 	qa.send_cq = f->cq;
 	qa.recv_cq = f->cq;
@@ -435,26 +559,91 @@ err:
 	return ERR_PTR(ret);
 }
 
-/* The device's flusher, made at the first flush. Under dom->inbound_lock. */
+/*
+ * The device's flusher, made at the first flush (under dom->inbound_lock,
+ * held only while it is made).
+ */
 static struct sm_inbound *sm_inbound_get(struct ib_sync_mem_domain *dom)
 {
-	struct sm_inbound *f = dom->inbound;
+	/* Pairs with the release below. */
+	struct sm_inbound *f = smp_load_acquire(&dom->inbound);
 	struct ib_device *ibdev;
 
 	if (f)
 		return f;
+	if (mutex_lock_killable(&dom->inbound_lock))
+		return ERR_PTR(-EINTR);
+	f = dom->inbound;
+	if (f)
+		goto out;
 	ibdev = READ_ONCE(dom->ibdev);
-	if (!ibdev || READ_ONCE(dom->dying))
-		return ERR_PTR(-ENODEV);
+	if (!ibdev || READ_ONCE(dom->dying)) {
+		f = ERR_PTR(-ENODEV);
+		goto out;
+	}
 	f = sm_inbound_create(ibdev);
 	if (IS_ERR(f)) {
 		pr_err_ratelimited("%s: no QP for inbound flushes: %pe\n",
 				   dom->name, f);
-		return f;
+		goto out;
 	}
-	/* sm_inbound_stop() reads it without the lock. */
+	/* sm_inbound_stop() and the flushes read it without the lock. */
 	smp_store_release(&dom->inbound, f);
+out:
+	mutex_unlock(&dom->inbound_lock);
 	return f;
+}
+
+/* Own @f if nobody does: true if the caller does now. */
+static bool sm_inbound_trylock(struct sm_inbound *f)
+{
+	bool got;
+
+	spin_lock_irq(&f->lock);
+	got = !f->owner;
+	if (got)
+		f->owner = current;
+	spin_unlock_irq(&f->lock);
+	return got;
+}
+
+static void sm_inbound_unlock(struct sm_inbound *f)
+{
+	spin_lock_irq(&f->lock);
+	f->owner = NULL;
+	spin_unlock_irq(&f->lock);
+	wake_up_all(&f->wq);
+}
+
+/*
+ * Own @f for a flush of @c: wait while another flush owns it, until @c's
+ * caller's @deadline (-ETIMEDOUT), its kill (-EINTR), the device's
+ * removal (-ENODEV) or @c's unregister or invalidation (its state's errno:
+ * sm_inbound_unqueue() wakes the wait). 0 once the caller owns it.
+ */
+static int sm_inbound_acquire(struct sm_inbound *f,
+			      struct ib_sync_mem_client *c, ktime_t deadline)
+{
+	long left;
+
+	if (sm_inbound_trylock(f))
+		return 0;
+	left = ib_sync_mem_jiffies_left(deadline);
+	if (!left)
+		return -ETIMEDOUT;
+	left = wait_event_killable_timeout(f->wq, sm_inbound_trylock(f) ||
+					   READ_ONCE(f->stopped) ||
+					   READ_ONCE(c->state) != SM_LIVE,
+					   left);
+	if (READ_ONCE(f->owner) == current)
+		return 0;
+	if (left < 0)
+		return -EINTR;
+	if (!left)
+		return -ETIMEDOUT;
+	if (READ_ONCE(f->stopped))
+		return -ENODEV;
+	return sm_state_errno(c) ?: -ENODEV;
 }
 
 /*
@@ -463,7 +652,7 @@ static struct sm_inbound *sm_inbound_get(struct ib_sync_mem_domain *dom)
  * three times its median) unless the CPU is wanted, then between naps that
  * grow by a quarter up to SM_INBOUND_NAP_MAX_US (a poll at most a quarter
  * late). Ends when the device goes, the caller is killed or @deadline
- * passes. Under dom->inbound_lock: the one poller of the CQ.
+ * passes. The owner's: the one poller of the CQ.
  */
 static int sm_inbound_wait(struct sm_inbound *f, ktime_t deadline)
 {
@@ -495,66 +684,139 @@ static int sm_inbound_wait(struct sm_inbound *f, ktime_t deadline)
 }
 
 /*
+ * A WR failed and the QP is in the error state (or a recovery before
+ * failed half-way): drain it (every completion of the WRs before has run;
+ * a READ the hold parked is taken as done: it is), reset it and connect it
+ * again, as a ULP recovers a QP. The MRs are left as their completions
+ * say they are. No READ is in flight. The owner's.
+ */
+static int sm_inbound_recover(struct sm_inbound *f)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_RESET };
+	const char *name = dev_name(&f->pd->device->dev);
+	int ret;
+
+	if (f->drainable) {
+		spin_lock_irq(&f->lock);
+		f->draining = true;
+		spin_unlock_irq(&f->lock);
+		ib_drain_qp(f->qp);
+		spin_lock_irq(&f->lock);
+		f->draining = false;
+		sm_inbound_unpark_locked(f);
+		spin_unlock_irq(&f->lock);
+	}
+	ret = ib_modify_qp(f->qp, &a, IB_QP_STATE);
+	if (!ret) {
+		f->drainable = false;
+		ret = sm_inbound_connect(f);
+	}
+	if (ret) {
+		pr_warn_ratelimited("%s: inbound flushes: the QP could not be reset and connected again: %pe\n",
+				    name, ERR_PTR(ret));
+		return ret;
+	}
+	spin_lock_irq(&f->lock);
+	f->broken = false;
+	f->recoveries++;
+	spin_unlock_irq(&f->lock);
+	pr_info("%s: inbound flushes: the QP was reset and connected again\n",
+		name);
+	return 0;
+}
+
+/*
  * The MR holding the page of @page, or the least recently used one (whose
- * page the caller registers). Under dom->inbound_lock.
+ * page the caller registers); NULL if a teardown left none. Under f->lock.
  */
 static struct sm_inbound_mr *sm_inbound_mr(struct sm_inbound *f, u64 page)
 {
-	struct sm_inbound_mr *lru = &f->mrs[0];
+	struct sm_inbound_mr *lru = NULL;
 	int i;
 
 	for (i = 0; i < SM_INBOUND_MRS; i++) {
 		struct sm_inbound_mr *m = &f->mrs[i];
 
+		if (!m->mr)
+			continue;
 		if (m->held && m->page == page)
 			return m;
-		if (m->used < lru->used)
+		if (!lru || m->used < lru->used)
 			lru = m;
 	}
 	return lru;
 }
 
 /*
- * Post a READ of 8 bytes at @addr: through the MR that holds its page, or
- * after invalidating the least recently used one (if it held a page) and
- * registering the page with it. No READ of @f is in flight.
+ * Post a READ of 8 bytes at @addr for @c: through the MR that holds its
+ * page, or after invalidating the least recently used one (if it held a
+ * page) and registering the page with it. No READ of @f is in flight. The
+ * owner's.
  */
-static int sm_inbound_post(struct sm_inbound *f, u64 addr)
+static int sm_inbound_post(struct sm_inbound *f, struct ib_sync_mem_client *c,
+			   u64 addr)
 {
+	const struct ib_sync_mem_client *was;
 	u64 page = addr & PAGE_MASK;
-	struct sm_inbound_mr *m = sm_inbound_mr(f, page);
 	struct ib_rdma_wr rdma = {};
 	struct ib_send_wr inv = {};
 	struct ib_reg_wr reg = {};
 	struct ib_send_wr *first = &rdma.wr;
 	const struct ib_send_wr *bad = NULL;
-	u8 key = m->mr->rkey & 0xff;
+	struct sm_inbound_mr *m;
 	struct scatterlist sg;
 	struct ib_sge sge;
 	int n, ret;
 
+	spin_lock_irq(&f->lock);
+	m = sm_inbound_mr(f, page);
+	if (!m) {
+		spin_unlock_irq(&f->lock);
+		return -ENOMEM;
+	}
+	/* From here on no teardown but @c's retires it. */
+	was = m->client;
+	m->client = c;
+	rdma.rkey = m->rkey;
 	if (!m->held || m->page != page) {
+		if (m->held) {
+			inv.opcode = IB_WR_LOCAL_INV;
+			inv.wr_cqe = &m->inv_cqe;
+			inv.send_flags = IB_SEND_SIGNALED;
+			inv.ex.invalidate_rkey = m->rkey;
+			inv.next = &reg.wr;
+			m->inv_client = was;
+			first = &inv;
+		} else {
+			first = &reg.wr;
+		}
+		ib_update_fast_reg_key(m->mr, ib_inc_rkey(m->mr->rkey));
+		m->reg_posted = true;
+		m->reg_page = page;
+		m->reg_rkey = m->mr->rkey;
+		rdma.rkey = m->mr->rkey;
+	}
+	f->read_client = c;
+	f->inflight = true;
+	spin_unlock_irq(&f->lock);
+
+	if (first != &rdma.wr) {
 		sg_init_table(&sg, 1);
 		sg_dma_address(&sg) = page;
 		sg_dma_len(&sg) = PAGE_SIZE;
 		n = ib_map_mr_sg(m->mr, &sg, 1, NULL, PAGE_SIZE);
-		if (n != 1)
-			return n < 0 ? n : -EINVAL;
+		if (n != 1) {
+			ret = n < 0 ? n : -EINVAL;
+			bad = first;
+			goto undo;
+		}
 		reg.wr.opcode = IB_WR_REG_MR;
-		reg.wr.wr_cqe = &f->wr_cqe;
+		reg.wr.wr_cqe = &m->reg_cqe;
+		reg.wr.send_flags = IB_SEND_SIGNALED;
 		reg.wr.next = &rdma.wr;
 		reg.mr = m->mr;
 		reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
-		first = &reg.wr;
-		if (m->held) {
-			inv.opcode = IB_WR_LOCAL_INV;
-			inv.wr_cqe = &f->wr_cqe;
-			inv.ex.invalidate_rkey = m->mr->rkey;
-			inv.next = &reg.wr;
-			first = &inv;
-		}
-		ib_update_fast_reg_key(m->mr, ib_inc_rkey(m->mr->rkey));
-		reg.key = m->mr->rkey;
+		reg.key = m->reg_rkey;
 	}
 
 	sge.addr = f->buf_dma;
@@ -567,29 +829,27 @@ static int sm_inbound_post(struct sm_inbound *f, u64 addr)
 	rdma.wr.num_sge = 1;
 	/* 8 bytes inside the page, whatever the target's alignment. */
 	rdma.remote_addr = addr & ~7ULL;
-	rdma.rkey = m->mr->rkey;
 
 	ret = ib_post_send(f->qp, first, &bad);
-	/* What of the chain went decides what @m holds. */
-	if (ret && bad == &inv) {
-		/* Nothing: the registration in place keeps its key. */
-		ib_update_fast_reg_key(m->mr, key);
-		return ret;
+	if (!ret) {
+		m->used = ++f->flushes;
+		return 0;
 	}
-	if (ret && bad == &reg.wr) {
-		/* Invalidated (if it held a page), not registered. */
-		m->held = false;
-		return ret;
+undo:
+	/* What was posted completes; what was not is undone. */
+	spin_lock_irq(&f->lock);
+	f->read_client = NULL;
+	f->inflight = false;
+	if (bad == first) {
+		m->inv_client = NULL;
+		m->reg_posted = false;
+		m->client = was;
+	} else if (bad == &reg.wr) {
+		m->reg_posted = false;
 	}
-	if (first != &rdma.wr) {
-		m->held = true;
-		m->page = page;
-		f->regs++;
-	}
-	if (ret)
-		return ret;
-	m->used = ++f->flushes;
-	return 0;
+	spin_unlock_irq(&f->lock);
+	wake_up_all(&f->wq);
+	return ret;
 }
 
 /**
@@ -597,10 +857,16 @@ static int sm_inbound_post(struct sm_inbound *f, u64 addr)
  * @c: the client, live, its caller counted in its busy count
  * @deadline: the caller's
  *
+ * Waits for the flusher while another client's flush owns it, then for a
+ * READ a flush before left in flight, recovers the QP if a WR failed,
+ * posts the READ and waits for it.
+ *
  * Return: 0 once the READ completed; -ETIMEDOUT at @deadline, -EINTR if
- * the caller was killed, -ENODEV if the device is going away, -EIO if the
- * device's flush QP failed, an errno of ops->inbound_target, or of making
- * the QP; -ENETUNREACH if the port has no GID the QP can send from.
+ * the caller was killed, -ENODEV if the device is going away or @c was
+ * unregistered meanwhile (-ENXIO: its memory was invalidated), -EIO if
+ * the READ failed, an errno of ops->inbound_target, of making the QP or
+ * of connecting it again; -ENETUNREACH if the port has no GID the QP can
+ * send from, -ENETDOWN if it is down.
  */
 int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 {
@@ -612,32 +878,22 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 	ret = c->ops->inbound_target(c, &addr);
 	if (ret)
 		return ret;
-	if (mutex_lock_killable(&dom->inbound_lock))
-		return -EINTR;
 	f = sm_inbound_get(dom);
-	if (IS_ERR(f)) {
-		ret = PTR_ERR(f);
-		goto out;
-	}
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	ret = sm_inbound_acquire(f, c, deadline);
+	if (ret)
+		return ret;
 	/* A READ a flush before gave up on first. */
 	ret = sm_inbound_wait(f, deadline);
-	if (ret)
-		goto out;
-	spin_lock_irq(&f->lock);
-	ret = f->broken ? -EIO : 0;
-	if (!ret)
-		f->inflight = true;
-	spin_unlock_irq(&f->lock);
+	if (!ret && READ_ONCE(f->broken))
+		ret = sm_inbound_recover(f);
 	if (ret)
 		goto out;
 	t0 = ktime_get_ns();
-	ret = sm_inbound_post(f, addr);
-	if (ret) {
-		spin_lock_irq(&f->lock);
-		f->inflight = false;
-		spin_unlock_irq(&f->lock);
+	ret = sm_inbound_post(f, c, addr);
+	if (ret)
 		goto out;
-	}
 	ret = sm_inbound_wait(f, deadline);
 	if (!ret) {
 		spin_lock_irq(&f->lock);
@@ -648,16 +904,165 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 	if (!ret)
 		f->rtt_ns = ktime_get_ns() - t0;
 out:
-	mutex_unlock(&dom->inbound_lock);
+	sm_inbound_unlock(f);
 	return ret;
+}
+
+/**
+ * sm_inbound_unqueue() - a client is no longer live: its flush waiting for
+ *	the flusher ends
+ * @c: the client, its state changed from SM_LIVE (before this is called)
+ *
+ * Called before the wait for @c's busy count: a flush of @c that waits
+ * while another client's flush owns the flusher returns the errno of
+ * @c's state at once, so that the wait is for @c's own flush only.
+ */
+void sm_inbound_unqueue(struct ib_sync_mem_client *c)
+{
+	struct ib_sync_mem_domain *dom = c->dom;
+	struct sm_inbound *f;
+
+	if (!c->ops->inbound_target || !READ_ONCE(dom->inbound))
+		return;
+	/* The lock keeps @f from sm_inbound_destroy(). */
+	mutex_lock(&dom->inbound_lock);
+	f = dom->inbound;
+	if (f)
+		wake_up_all(&f->wq);
+	mutex_unlock(&dom->inbound_lock);
+}
+
+/*
+ * Has @c a READ in flight, an invalidation of its registration posted and
+ * not completed, or a WR posted on an MR whose registration is its? Under
+ * f->lock (or a wait's unlocked look, then again under it).
+ */
+static bool sm_inbound_pending(struct sm_inbound *f,
+			       const struct ib_sync_mem_client *c)
+{
+	int i;
+
+	if (READ_ONCE(f->read_client) == c)
+		return true;
+	for (i = 0; i < SM_INBOUND_MRS; i++) {
+		struct sm_inbound_mr *m = &f->mrs[i];
+
+		if (READ_ONCE(m->inv_client) == c)
+			return true;
+		if (READ_ONCE(m->client) == c &&
+		    (READ_ONCE(m->inv_client) || READ_ONCE(m->reg_posted)))
+			return true;
+	}
+	return false;
+}
+
+/* sm_inbound_pending(), a READ of @c the hold parked taken as done. */
+static bool sm_inbound_pending_unpark(struct sm_inbound *f,
+				      const struct ib_sync_mem_client *c)
+{
+	bool pending;
+
+	spin_lock_irq(&f->lock);
+	if (f->read_client == c)
+		sm_inbound_unpark_locked(f);
+	pending = sm_inbound_pending(f, c);
+	spin_unlock_irq(&f->lock);
+	return pending;
+}
+
+/*
+ * Wait until @c has nothing pending on @f, polling the CQ when no flush
+ * owns the flusher (one that does polls it). A READ the hold parked is
+ * taken as done: it is. Bounded by the QP's transport timeout: a READ
+ * completes or fails within its retries.
+ */
+static void sm_inbound_wait_pending(struct sm_inbound *f,
+				    const struct ib_sync_mem_client *c)
+{
+	unsigned long nap = SM_INBOUND_NAP_US;
+
+	while (sm_inbound_pending_unpark(f, c)) {
+		/* Woken by the owner's poll, a park, or the owner leaving. */
+		wait_event(f->wq, !READ_ONCE(f->owner) ||
+			   (READ_ONCE(f->parked) &&
+			    READ_ONCE(f->read_client) == c) ||
+			   !sm_inbound_pending(f, c));
+		if (!sm_inbound_trylock(f))
+			continue;
+		for (;;) {
+			ib_process_cq_direct(f->cq, SM_INBOUND_CQ);
+			if (!sm_inbound_pending_unpark(f, c))
+				break;
+			usleep_range(nap, nap + nap / 4);
+			nap = min(nap + nap / 4, SM_INBOUND_NAP_MAX_US);
+		}
+		sm_inbound_unlock(f);
+	}
+}
+
+/**
+ * sm_inbound_forget() - a client's memory may go: nothing of the flusher
+ *	reads it any more
+ * @c: the client, no longer live, its busy count zero (no flush of it
+ *	runs)
+ *
+ * Called after the wait for @c's busy count, before its ->invalidate or
+ * ->release lets its memory go. A flush of @c that gave up at its deadline
+ * or was killed may have left its READ in flight: wait for it (not for
+ * another client's flush: the owner polls, or this does). Then every MR
+ * whose registration is @c's is deregistered (and another allocated in
+ * its place): none is left with remote read over @c's pages.
+ */
+void sm_inbound_forget(struct ib_sync_mem_client *c)
+{
+	struct ib_sync_mem_domain *dom = c->dom;
+	struct sm_inbound *f;
+	struct ib_mr *mr;
+	int i;
+
+	if (!c->ops->inbound_target || !READ_ONCE(dom->inbound))
+		return;
+	/* The lock keeps @f from sm_inbound_destroy(). */
+	mutex_lock(&dom->inbound_lock);
+	f = dom->inbound;
+	if (!f)
+		goto out;
+	sm_inbound_wait_pending(f, c);
+	for (i = 0; i < SM_INBOUND_MRS; i++) {
+		struct sm_inbound_mr *m = &f->mrs[i];
+
+		spin_lock_irq(&f->lock);
+		mr = m->client == c ? m->mr : NULL;
+		if (mr) {
+			m->mr = NULL;
+			m->held = false;
+			m->client = NULL;
+		}
+		spin_unlock_irq(&f->lock);
+		if (!mr)
+			continue;
+		ib_dereg_mr(mr);
+		mr = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1);
+		if (IS_ERR(mr)) {
+			pr_warn_ratelimited("%s: inbound flushes: one MR fewer: %pe\n",
+					    dom->name, mr);
+			continue;
+		}
+		spin_lock_irq(&f->lock);
+		m->mr = mr;
+		spin_unlock_irq(&f->lock);
+	}
+out:
+	mutex_unlock(&dom->inbound_lock);
 }
 
 /**
  * sm_inbound_stop() - the device is going away: end the READs in flight
  * @dom: its domain, dying
  *
- * A flush polling for its READ returns -ENODEV at its next poll, and no
- * flush posts another; the QP goes to the error state. Does not wait.
+ * A flush polling for its READ returns -ENODEV at its next poll, one
+ * waiting for the flusher at once, and no flush posts another; the QP goes
+ * to the error state. Does not wait.
  */
 void sm_inbound_stop(struct ib_sync_mem_domain *dom)
 {
@@ -670,6 +1075,7 @@ void sm_inbound_stop(struct ib_sync_mem_domain *dom)
 	spin_lock_irq(&f->lock);
 	f->stopped = true;
 	spin_unlock_irq(&f->lock);
+	wake_up_all(&f->wq);
 	ib_modify_qp(f->qp, &a, IB_QP_STATE);
 }
 
@@ -681,6 +1087,7 @@ void sm_inbound_destroy(struct ib_sync_mem_domain *dom)
 {
 	struct sm_inbound *f;
 
+	/* A teardown (sm_inbound_forget()) using it is over after this. */
 	mutex_lock(&dom->inbound_lock);
 	f = dom->inbound;
 	dom->inbound = NULL;
@@ -688,7 +1095,8 @@ void sm_inbound_destroy(struct ib_sync_mem_domain *dom)
 	if (!f)
 		return;
 	/* Every completion of the QP has run when this returns. */
-	ib_drain_qp(f->qp);
+	if (f->drainable)
+		ib_drain_qp(f->qp);
 	if (f->parked)
 		atomic_dec(&sm_inbound_nparked);
 	sm_inbound_free(f);
@@ -705,6 +1113,7 @@ void sm_inbound_stats(struct ib_sync_mem_domain *dom,
 		      struct sm_inbound_stats *st)
 {
 	struct sm_inbound *f;
+	int i;
 
 	memset(st, 0, sizeof(*st));
 	mutex_lock(&dom->inbound_lock);
@@ -714,6 +1123,13 @@ void sm_inbound_stats(struct ib_sync_mem_domain *dom,
 		st->reads = f->reads;
 		st->regs = f->regs;
 		st->last = f->last;
+		st->recoveries = f->recoveries;
+		st->inflight = f->inflight || f->parked;
+		st->broken = f->broken;
+		for (i = 0; i < SM_INBOUND_MRS; i++)
+			st->held[i] = f->mrs[i].held ? f->mrs[i].page : 0;
+		st->buf = f->buf;
+		st->buf_size = f->buf_size;
 		spin_unlock_irq(&f->lock);
 	}
 	mutex_unlock(&dom->inbound_lock);

@@ -139,9 +139,11 @@ struct sm_inbound;
  *	passes measure and record those only while there are any
  * @npasses: passes run on this domain, per CPU (sm_domain_passes())
  * @stats: per-CPU sync counters of all clients of this domain
- * @inbound_lock: serialises the module's inbound flushes on the device
- *	and the creation of @inbound
- * @inbound: the kernel QP of those flushes, made at the first (inbound.c)
+ * @inbound_lock: the creation of @inbound, its teardown, and the
+ *	teardowns of clients that use it (sm_inbound_forget()); never held
+ *	across a flush's wait (the flushes take turns on @inbound itself)
+ * @inbound: the kernel QP of the module's inbound flushes, made at the
+ *	first (inbound.c)
  * @async_lock: protects @async_waiting and @async_dead; taken inside an
  *	in-fence's lock (async.c), interrupts off
  * @async_waiting: asynchronous syncs waiting for their in-fence
@@ -576,7 +578,11 @@ void sm_nl_exit(void);
 #include "kinds.h"
 
 /* inbound.c: the module's inbound flush, an RDMA READ through the NIC */
+/* Pages a device's flusher keeps registered: a few receive buffers. */
+#define SM_INBOUND_MRS	4
 int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline);
+void sm_inbound_unqueue(struct ib_sync_mem_client *c);
+void sm_inbound_forget(struct ib_sync_mem_client *c);
 void sm_inbound_stop(struct ib_sync_mem_domain *dom);
 void sm_inbound_destroy(struct ib_sync_mem_domain *dom);
 void sm_inbound_set_hold(bool hold);
@@ -587,11 +593,24 @@ int sm_inbound_parked(void);
  * @regs: pages registered for them (a READ of a page kept registered
  *	needs none)
  * @last: the 8 bytes the last READ brought back
+ * @recoveries: times its QP was reset and connected again after a WR
+ *	failed
+ * @inflight: a READ is in flight (or parked by inbound_hold)
+ * @broken: a WR failed and the QP has not been recovered yet
+ * @held: the pages its MRs hold registered, 0 for an MR that holds none
+ * @buf: where its READs land, and @buf_size: the bytes allocated there
+ * @buf_size: see @buf
  */
 struct sm_inbound_stats {
 	u64 reads;
 	u64 regs;
 	u64 last;
+	u64 recoveries;
+	bool inflight;
+	bool broken;
+	u64 held[SM_INBOUND_MRS];
+	const void *buf;
+	size_t buf_size;
 };
 
 void sm_inbound_stats(struct ib_sync_mem_domain *dom,

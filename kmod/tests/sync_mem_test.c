@@ -27,6 +27,8 @@
  *   inval_race_start DEV, `rdma link delete DEV` (it must wait), inval_race_check
  *   async_dev_start DEV, `rdma link delete DEV`, async_dev_check
  *	(test_async.c)
+ *   inbound_recover_start, `ip link set veth0 down`, inbound_recover_down,
+ *	`ip link set veth0 up`, inbound_recover_check (test_inbound.c)
  *   dump_window_start DEV, `rdma link delete DEV`, a dump's first part,
  *	dump_window_flip, the rest of the dump, dump_window_check
  *   bulk_register N, bulk_invalidate I, ..., bulk_unregister
@@ -613,6 +615,9 @@ static const struct kt_case kt_cases[] = {
 	{ "move_during_revalidate", test_move_during_revalidate },
 	{ "inbound", test_inbound },
 	{ "inbound_read", test_inbound_read },
+	{ "inbound_scoped", test_inbound_scoped },
+	{ "inbound_teardown", test_inbound_teardown },
+	{ "inbound_buffer", test_inbound_buffer },
 	{ "ranges", test_ranges },
 	{ "dirty_spans", test_dirty_spans },
 	{ "async", test_async },
@@ -729,6 +734,13 @@ static int kt_run(char *cmd)
 	if (!strcmp(cmd, "fence_removal_check"))
 		return kt_step("removal_cancels_before_waiting",
 			       test_fence_removal_check);
+	if (!strcmp(cmd, "inbound_recover_start"))
+		return kt_begin("inbound_recovery",
+				kt_run_dev(inbound_recover_start));
+	if (!strcmp(cmd, "inbound_recover_down"))
+		return inbound_recover_down();
+	if (!strcmp(cmd, "inbound_recover_check"))
+		return kt_step("inbound_recovery", test_inbound_recover_check);
 	if (str_has_prefix(cmd, "dump_window_start "))
 		return kt_begin("dump_across_removal",
 				dump_window_start(cmd + strlen("dump_window_start ")));
@@ -873,6 +885,7 @@ static void __exit kt_exit(void)
 	WARN_ON(storm_active());
 	test_guarantees_exit();
 	test_listener_exit();
+	test_inbound_exit();
 	kvfree(kt_buf);
 	ib_sync_mem_owner_destroy(kt_other);
 	ib_sync_mem_owner_destroy(kt_owner);

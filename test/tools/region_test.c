@@ -8,7 +8,9 @@
  *
  * --remove: only the inbound flush of a region on DEV (which must have a
  * RoCE v2 GID) with its READ in flight (debugfs inbound_hold): a kill, a
- * deadline, then DEV removed meanwhile (rdma link delete).
+ * deadline, a region deleted after its flush gave up (the READ is over
+ * when the delete returns), then DEV removed meanwhile (rdma link
+ * delete).
  *
  * Needs ib_sync_mem loaded and root (CAP_NET_ADMIN; CAP_IPC_LOCK is dropped
  * in a child for the RLIMIT_MEMLOCK test).
@@ -960,6 +962,48 @@ static pid_t flush_child(uint32_t id, uint32_t timeout_ms, int wfd)
 }
 
 /*
+ * A region whose inbound flush gave up at its deadline, its READ in
+ * flight (parked), then deleted: that READ is over when CLIENT_DEL
+ * returns, before the region's pages go.
+ */
+static void test_inbound_delete(const char *name)
+{
+	int id, ret, err = 0;
+	void *buf = map(page);
+
+	if (!buf) {
+		ktap_result(0, "delete: mmap of a region");
+		return;
+	}
+	fill(buf, page, 5);
+	id = smnl_register_region(&nl, name, "rt-inbound-del", (uintptr_t)buf,
+				  page, IB_SYNC_MEM_REGION_F_WRITE);
+	ret = id > 0 ? smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND,
+					bound_ms(10000), &err, NULL) : id;
+	if (!ktap_result(id > 0 && ret == 0 && err == 0,
+			 "delete: another region on %s, its inbound flush: 0",
+			 name))
+		goto out;
+	inbound_hold(1);
+	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND, 200, &err,
+			       NULL);
+	ktap_result(ret == 0 && err == -ETIMEDOUT && inbound_parked() == 1,
+		    "delete: its flush gives up at its deadline (-ETIMEDOUT), its READ in flight");
+	ktap_diag("flush: %s/%s, parked %ld", errstr(ret), errstr(err),
+		  inbound_parked());
+	ret = smnl_unregister(&nl, id);
+	id = 0;
+	ktap_result(ret == 0 && inbound_parked() == 0,
+		    "delete: that READ is over when CLIENT_DEL returns (nothing parked)");
+	ktap_diag("delete: %s, parked %ld", errstr(ret), inbound_parked());
+	inbound_hold(0);
+out:
+	if (id > 0)
+		smnl_unregister(&nl, id);
+	munmap(buf, page);
+}
+
+/*
  * An inbound flush of a region on @name while its READ is in flight (rxe
  * completes one at once: inbound_hold parks it): the flush is killable;
  * the next flush waits for that READ first and gives up at its deadline
@@ -1022,6 +1066,8 @@ static void test_inbound_removal(const char *name)
 	ret = smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND, bound_ms(10000),
 			       &err, NULL);
 	ktap_result(ret == 0 && err == 0, "... and the next flush: 0");
+
+	test_inbound_delete(name);
 
 	/* The device goes while a flush waits for its READ. */
 	inbound_hold(1);

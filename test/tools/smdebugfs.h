@@ -209,7 +209,7 @@ static inline long sm_debugfs_key(const char *file, const char *key)
 static inline int sm_inbound_read(const char *dev, uint64_t *reads,
 				  uint64_t *last)
 {
-	char name[64];
+	char name[64], line[256];
 	unsigned long long r, regs, l;
 	int ret = -ENOENT;
 	FILE *f;
@@ -217,7 +217,10 @@ static inline int sm_inbound_read(const char *dev, uint64_t *reads,
 	f = fopen(SM_DEBUGFS "/inbound", "r");
 	if (!f)
 		return -errno;
-	while (fscanf(f, "%63s %llu %llu %llx", name, &r, &regs, &l) == 4) {
+	/* A line: name, reads, registrations, last, recoveries. */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %llu %llu %llx", name, &r, &regs, &l) != 4)
+			break;
 		if (!strcmp(name, dev)) {
 			*reads = r;
 			*last = l;

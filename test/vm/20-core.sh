@@ -126,6 +126,29 @@ check "async: a client's and the device's syncs wait for an in-fence" run_step a
 check "async: rdma link delete rxe1" timeout $((120 * SYNCMEM_SLOW)) rdma link delete rxe1
 check "async: both fences signalled -ENODEV by the removal, once, nothing run" run_step async_dev_check
 
+# Inbound flushes across a link that went down and up: a READ fails while
+# veth0 is down, and the flusher's QP recovers once it is up (for the old
+# client and for a new one). The flushes wait for rxe0's port and a RoCE
+# v2 GID to be back first.
+rxe_ready() {
+	local g i
+	grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" || return 1
+	for g in /sys/class/infiniband/"$1"/ports/1/gid_attrs/types/*; do
+		i=${g##*/}
+		[ "$(cat "$g" 2>/dev/null)" = "RoCE v2" ] || continue
+		[ "$(cat "/sys/class/infiniband/$1/ports/1/gids/$i")" != \
+		  0000:0000:0000:0000:0000:0000:0000:0000 ] && return 0
+	done
+	return 1
+}
+check "inbound recovery: a client on rxe0 flushed" run_step inbound_recover_start
+check "inbound recovery: ip link set veth0 down" ip link set veth0 down
+check "inbound recovery: a flush with veth0 down fails the QP" run_step inbound_recover_down
+check "inbound recovery: ip link set veth0 up" ip link set veth0 up
+check "inbound recovery: rxe0 active with a RoCE v2 GID again" wait_until 60 rxe_ready rxe0
+check "inbound recovery: the old and a new client flush again" run_step inbound_recover_check
+dmesg | grep -E 'inbound' | tail -n 5 >&2
+
 # Replies at the documented limits: a device sync of as many clients as a
 # device may have and a batch of as many as a request may name.
 limit=$(awk '$2 == "IB_SYNC_MEM_SYNC_BATCH_MAX" { print $3 }' \
@@ -157,8 +180,8 @@ unregister_all >/dev/null 2>&1
 cat "$KTFS/results" > "$kernel_ktap"
 # The listed cases, and the two-step ones here: device_removal_storm,
 # fill_info_after_unregister, killable_waits, invalidate_unregister_device,
-# device_listener, async_across_removal.
-expect=$(($(echo "$cases" | wc -w) + 6))
+# device_listener, async_across_removal, inbound_recovery.
+expect=$(($(echo "$cases" | wc -w) + 7))
 got=$(grep -cE '^(not )?ok ' "$kernel_ktap")
 check "in-kernel suite reported all $expect results" expect results "$got" "$expect"
 check "object counters back to zero" wait_until 30 counters_zero

@@ -7,7 +7,9 @@
 #   region_test    region clients: pinning, VmPin, munmap and exit
 #                  invalidation, RLIMIT_MEMLOCK, bad ranges; with
 #                  --remove, an inbound flush with its READ in flight:
-#                  killed, past its deadline, its device removed (ENODEV)
+#                  killed, past its deadline, its region deleted after it
+#                  gave up (the READ over when the delete returns), its
+#                  device removed (ENODEV)
 #   vgem_sync      dma-buf clients: vgem fences bound the syncs, buffer
 #                  references, an fd inherited by syncmemctl, udmabuf;
 #                  a fence added after the fence wait, a stray signal, and
