@@ -96,7 +96,7 @@ hv=$(pvm_host)
 			echo "why: QEMU stopped the VM on a KVM internal error and left it paused, which looks like a hang (its dump of the guest's registers is in QEMU's words below)"
 		fi
 		if grep -q 'failed to set MSR' "$log"; then
-			echo "why: KVM refused QEMU's setting of a vCPU's MSR, and QEMU aborted before the guest ran (QEMU's words below)"
+			echo "why: KVM refused QEMU's setting of a vCPU's MSR, and QEMU aborted before the guest ran"
 		fi
 		if [ -n "$hv" ]; then
 			echo "why: /dev/kvm is kvm-pvm, a software hypervisor that runs only kernels built as PVM guests (CONFIG_PVM_GUEST); $image is $(pvm_guest "$image" | sed 's/^yes$/one/; s/^no$/not one (its config says so)/; s/^unknown$/of unknown config/'). Any other guest code goes through KVM's instruction emulator, which cannot run a stock kernel: where QEMU gets as far as starting it, it stops in the bzImage decompressor at the first VEX instruction (\"KVM internal error. Suberror: 1\", emulation failure)"
@@ -115,7 +115,8 @@ if [ "$rc" = 0 ]; then
 else
 	# Only the reasons here (the record has QEMU's words in full).
 	grep -E '^why: ' "$record" | sed 's/^why: /kvm-probe: KVM does not work here: /' >&2
-	grep -m3 -E '^  .*(KVM internal error|[Ss]uberror|emulation failure|failed to set MSR|Assertion)' "$record" |
+	sed '/^  --- the whole output:/,$d' "$record" |
+		grep -m3 -E '^  .*(KVM internal error|[Ss]uberror|emulation failure|failed to set MSR|Assertion)' |
 		sed 's/^  /kvm-probe: QEMU: /' >&2
 	echo "kvm-probe: using TCG; the record: vm/kvm-probe.sh --why ($record)" >&2
 	echo tcg | tee "$cache/kvm-$key"
