@@ -69,17 +69,13 @@ else
 	# SYNC ioctl's ratio to the NOP spread over 2.95-3.86x in one run).
 	DEV_FLAGS="-n 20000 -s 50 -l 2000 -r $REPS"
 	if [ $lane = icount ]; then
-		# A count of instructions does not drift with the host, so
-		# fewer calls give as steady a figure, and single-threaded TCG
-		# with -icount runs the guest slower: a quarter of the calls,
-		# 5 repeats (issue 49 measured repeats within 2-5 %).
-		REPS=5 FAN_CALLS=100000 REG_ITERS=100 RANGE_ITERS=5000 RANGE_WHOLE=3
-		TRAIN_CFGS="1:50 8:10 64:2"
-		INB_FLAGS="-n 200 -r $REPS -w 20"
-		# Overlap stays on TCG: its steps sleep, and on one vCPU with
-		# sleep=off a sleep costs no instructions. One short step of
-		# it (dev_bench runs both), dropped from raw.txt.
-		DEV_FLAGS="-n 5000 -s 1 -l 100 -r $REPS"
+		# The same counts: the icount lane's suites took 24 s in the
+		# guest with a quarter of them (6.12, 2026-12-07), no sleep
+		# or wait costing host time there. Overlap stays on TCG: its
+		# steps sleep, and on one vCPU with sleep=off a sleep costs no
+		# instructions. One short step of it (dev_bench runs both),
+		# dropped from raw.txt.
+		DEV_FLAGS="-n 20000 -s 1 -l 100 -r $REPS"
 	fi
 fi
 
