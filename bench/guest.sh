@@ -72,8 +72,9 @@ else
 		# The same counts: the icount lane's suites took 24 s in the
 		# guest with a quarter of them (6.12, 2026-12-07), no sleep
 		# or wait costing host time there. Overlap stays on TCG: its
-		# steps sleep, and on one vCPU with sleep=off a sleep costs no
-		# instructions. One short step of it (dev_bench runs both),
+		# sync sleeps while the compute runs, which one vCPU cannot
+		# show (with sleep=off a sleep just moves the clock by its
+		# length). One short step of it (dev_bench runs both),
 		# dropped from raw.txt.
 		DEV_FLAGS="-n 20000 -s 1 -l 100 -r $REPS"
 	fi
