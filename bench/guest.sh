@@ -12,11 +12,13 @@
 # the harness works, not how fast anything is. bench/report.py turns raw.txt
 # into the table. Every figure is compared only with figures of the same run.
 # --profile runs one bench module command (e.g. 'fanout 64 20000 1'), or
-# dev_bench with its arguments, or
+# dev_bench or inbound_bench with its arguments (inbound_bench's -a: the
+# set-up's 192.168.76.1 on veth0), or
 # an nlbench command line ('nlbench -suite batch -n 1000 -reps 3'), under
 # perf record (cpu-clock: TCG has no PMU) and writes OUT/perf.txt, the
 # symbols (kernel and user) by share of the samples, instead of the
-# suites.
+# suites. On the icount lane cpu-clock runs on the instruction clock: the
+# samples fall every so many instructions (or ns slept).
 #
 # --lane icount (vm/run.sh --bench --icount: one vCPU, QEMU's instruction
 # clock, where every guest ns is one guest instruction) runs only the
@@ -118,7 +120,7 @@ if [ -n "$profile" ]; then
 	# A command of the bench module, or nlbench itself (its output is
 	# its result lines).
 	case $profile in
-	nlbench\ * | dev_bench\ *) cmd="$profile >> '$raw'" ;;
+	nlbench\ * | dev_bench\ * | inbound_bench\ *) cmd="$profile >> '$raw'" ;;
 	*) cmd="echo '$profile' > $B/run" ;;
 	esac
 	perf record -q -e cpu-clock -F 2999 -a -g -o "$out/perf.data" -- \
