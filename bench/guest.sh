@@ -2,7 +2,7 @@
 # The benchmark suites, inside the VM (vm/guest.sh bench runs this after
 # its set-up: rxe0 on veth0, debugfs and tracefs mounted).
 #
-#   bench/guest.sh [--smoke | --profile 'CMD'] OUT
+#   bench/guest.sh [--lane icount] [--smoke | --profile 'CMD'] OUT
 #
 # Loads ib_sync_mem, ib_sync_mem_sim and ib_sync_mem_bench, runs every suite
 # with a warm-up and repeats, and writes OUT/raw.txt (one line per repeat,
@@ -12,19 +12,38 @@
 # the harness works, not how fast anything is. bench/report.py turns raw.txt
 # into the table. Every figure is compared only with figures of the same run.
 # --profile runs one bench module command (e.g. 'fanout 64 20000 1'), or
-# dev_bench with its arguments, or
+# dev_bench or inbound_bench with its arguments (inbound_bench's -a: the
+# set-up's 192.168.76.1 on veth0), or
 # an nlbench command line ('nlbench -suite batch -n 1000 -reps 3'), under
 # perf record (cpu-clock: TCG has no PMU) and writes OUT/perf.txt, the
 # symbols (kernel and user) by share of the samples, instead of the
-# suites.
+# suites. On the icount lane cpu-clock runs on the instruction clock: the
+# samples fall every so many instructions (or ns slept).
+#
+# --lane icount (vm/run.sh --bench --icount: one vCPU, QEMU's instruction
+# clock, where every guest ns is one guest instruction) runs only the
+# suites that measure a path's length on one CPU: fan-out,
+# register+unregister, ranges (and the client's size), the training loop,
+# the inbound flush and the data path. The suites that measure
+# concurrency (scaling, coalescing, the unregister of many or beside a
+# pass with syncs in flight, the tracer with its reader, overlap), need a
+# second vCPU or a host clock and stay on plain TCG, as do netlink from Go
+# and memory per client, which the data path's and the size's figures
+# stand for here. Without --lane every suite runs (make test's 80-bench
+# runs --smoke so).
 set -uo pipefail
 
-smoke=0 profile=
-case ${1:-} in
---smoke) smoke=1; shift ;;
---profile) profile=$2; shift 2 ;;
-esac
-out=${1:?usage: bench/guest.sh [--smoke] OUT}
+smoke=0 profile= lane=all
+while [ $# -gt 1 ]; do
+	case $1 in
+	--smoke) smoke=1; shift ;;
+	--profile) profile=$2; shift 2 ;;
+	--lane) lane=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+case $lane in all | icount) ;; *) echo "bench: unknown lane $lane" >&2; exit 2 ;; esac
+out=${1:?usage: bench/guest.sh [--lane icount] [--smoke | --profile CMD] OUT}
 mkdir -p "$out"
 raw=$out/raw.txt
 : > "$raw"
@@ -51,6 +70,16 @@ else
 	# The data path: 20,000 calls of each per repeat (2,000 left the
 	# SYNC ioctl's ratio to the NOP spread over 2.95-3.86x in one run).
 	DEV_FLAGS="-n 20000 -s 50 -l 2000 -r $REPS"
+	if [ $lane = icount ]; then
+		# The same counts: the icount lane's suites took 24 s in the
+		# guest with a quarter of them (6.12, 2026-12-07), no sleep
+		# or wait costing host time there. Overlap stays on TCG: its
+		# sync sleeps while the compute runs, which one vCPU cannot
+		# show (with sleep=off a sleep just moves the clock by its
+		# length). One short step of it (dev_bench runs both),
+		# dropped from raw.txt.
+		DEV_FLAGS="-n 20000 -s 1 -l 100 -r $REPS"
+	fi
 fi
 
 {
@@ -59,6 +88,16 @@ fi
 	echo "accel=${SYNCMEM_ACCEL:-tcg}"
 	echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 	echo "smoke=$smoke"
+	echo "lane=$lane"
+	# What a guest ns is: one instruction on the icount lane, else
+	# TCG's emulated time (the clock source says on which device).
+	if [ $lane = icount ]; then
+		echo "clock=instructions"
+	else
+		echo "clock=tcg"
+	fi
+	echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	echo "tsc=$(dmesg | grep -m1 -oE 'tsc: (Refined TSC clocksource calibration|Detected): [0-9.]+ MHz' | grep -oE '[0-9.]+ MHz')"
 	echo "date=$(date -u +%Y-%m-%dT%H:%MZ)"
 } > "$out/env.txt"
 
@@ -81,7 +120,7 @@ if [ -n "$profile" ]; then
 	# A command of the bench module, or nlbench itself (its output is
 	# its result lines).
 	case $profile in
-	nlbench\ * | dev_bench\ *) cmd="$profile >> '$raw'" ;;
+	nlbench\ * | dev_bench\ * | inbound_bench\ *) cmd="$profile >> '$raw'" ;;
 	*) cmd="echo '$profile' > $B/run" ;;
 	esac
 	perf record -q -e cpu-clock -F 2999 -a -g -o "$out/perf.data" -- \
@@ -106,22 +145,26 @@ done
 # 2. Register + unregister, against allocating the same objects; then
 # unregistering UNREG_N clients one by one and at once.
 run regunreg $REG_ITERS $REPS
-run unregmany $UNREG_N $UNREG_REPS
-# ...and one unregister beside a pass over UNREG_N clients of 100 us each.
-run scoped $UNREG_N 100 $UNREG_REPS
-# 3. Read-side scaling, the registry against an rwlock/rwsem registry.
-for impl in srcu rwlock rwsem; do
-	for threads in 1 2; do
-		for churn in 0 1; do
-			run scale $impl $threads $churn $SCALE_MS $REPS
+# These two time a kthread syncing beside the unregister, the next two
+# threads on two vCPUs: concurrency, plain TCG only.
+if [ $lane = all ]; then
+	run unregmany $UNREG_N $UNREG_REPS
+	# ...and one unregister beside a pass over UNREG_N clients of 100 us each.
+	run scoped $UNREG_N 100 $UNREG_REPS
+	# 3. Read-side scaling, the registry against an rwlock/rwsem registry.
+	for impl in srcu rwlock rwsem; do
+		for threads in 1 2; do
+			for churn in 0 1; do
+				run scale $impl $threads $churn $SCALE_MS $REPS
+			done
 		done
 	done
-done
-# 4. Coalescing: 4 callers at once over 4 clients that busy-wait
-# CO_DELAY us each.
-for on in 1 0; do
-	run coalesce $on 4 $CO_ITERS $CO_DELAY $REPS
-done
+	# 4. Coalescing: 4 callers at once over 4 clients that busy-wait
+	# CO_DELAY us each.
+	for on in 1 0; do
+		run coalesce $on 4 $CO_ITERS $CO_DELAY $REPS
+	done
+fi
 # 10. Ranges: ib_sync_mem_sync_range() of 4 KiB of a 64 MiB client whose
 # sync writes back each cache line it covers, against a sync of a whole
 # 4 KiB client of the same kind; the 64 MiB client whole for contrast.
@@ -133,45 +176,47 @@ slab=/sys/kernel/slab/ib_sync_mem_client
 [ -d $slab ] || die "no $slab (SLUB sysfs) to read the client cache from"
 echo "slab cache=$(basename "$(readlink -f $slab)") object_size=$(cat $slab/object_size) slab_size=$(cat $slab/slab_size) aliases=$(cat $slab/aliases)" >> "$raw"
 
-# 5. Netlink from Go.
-echo "== nlbench" >&2
-nlbench -suite rtt -iters $RTT_ITERS -reps $REPS >> "$raw" || die "nlbench rtt failed"
-nlbench -suite batch -n $BATCH_N -reps $REPS >> "$raw" || die "nlbench batch failed"
-# 7. Memory per client.
-nlbench -suite memory -n $MEM_N >> "$raw" || die "nlbench memory failed"
+if [ $lane = all ]; then
+	# 5. Netlink from Go.
+	echo "== nlbench" >&2
+	nlbench -suite rtt -iters $RTT_ITERS -reps $REPS >> "$raw" || die "nlbench rtt failed"
+	nlbench -suite batch -n $BATCH_N -reps $REPS >> "$raw" || die "nlbench batch failed"
+	# 7. Memory per client.
+	nlbench -suite memory -n $MEM_N >> "$raw" || die "nlbench memory failed"
 
-# 6. Tracer overhead: fan-out with `syncmemctl trace` detached (0),
-# attached per client (1, the default mode) and in its passes mode (2),
-# in turn, so drift hits all alike; over 64 no-op clients
-# (the tracer's cost against the registry's own) and over 8 clients that
-# take 10 us each (against a sync that does some work).
-tr_cfgs="64:$((FAN_CALLS / 64)):0 8:$((FAN_CALLS / 800)):10"
-for r in $(seq 0 $((TR_REPS - 1))); do
-	for attached in 0 1 2; do
-		pid=
-		if [ $attached != 0 ]; then
-			mode=
-			[ $attached = 2 ] && mode=passes
-			syncmemctl trace $mode -d 600 >/dev/null 2>"$out/trace.err" &
-			pid=$!
-			for _ in $(seq $((100 * ${SYNCMEM_SLOW:-1}))); do
-				grep -q Tracing "$out/trace.err" 2>/dev/null && break
-				sleep 0.2
+	# 6. Tracer overhead: fan-out with `syncmemctl trace` detached (0),
+	# attached per client (1, the default mode) and in its passes mode (2),
+	# in turn, so drift hits all alike; over 64 no-op clients
+	# (the tracer's cost against the registry's own) and over 8 clients that
+	# take 10 us each (against a sync that does some work).
+	tr_cfgs="64:$((FAN_CALLS / 64)):0 8:$((FAN_CALLS / 800)):10"
+	for r in $(seq 0 $((TR_REPS - 1))); do
+		for attached in 0 1 2; do
+			pid=
+			if [ $attached != 0 ]; then
+				mode=
+				[ $attached = 2 ] && mode=passes
+				syncmemctl trace $mode -d 600 >/dev/null 2>"$out/trace.err" &
+				pid=$!
+				for _ in $(seq $((100 * ${SYNCMEM_SLOW:-1}))); do
+					grep -q Tracing "$out/trace.err" 2>/dev/null && break
+					sleep 0.2
+				done
+				grep -q Tracing "$out/trace.err" || die "syncmemctl trace did not attach: $(cat "$out/trace.err")"
+			fi
+			for cfg in $tr_cfgs; do
+				IFS=: read -r n iters delay <<< "$cfg"
+				echo clear > $B/run
+				echo "fanout $n $iters 1 $delay" > $B/run || die "tracer run failed"
+				sed "s/^fanout /tracer attached=$attached /; s/rep=0/rep=$r/" $B/out >> "$raw"
 			done
-			grep -q Tracing "$out/trace.err" || die "syncmemctl trace did not attach: $(cat "$out/trace.err")"
-		fi
-		for cfg in $tr_cfgs; do
-			IFS=: read -r n iters delay <<< "$cfg"
-			echo clear > $B/run
-			echo "fanout $n $iters 1 $delay" > $B/run || die "tracer run failed"
-			sed "s/^fanout /tracer attached=$attached /; s/rep=0/rep=$r/" $B/out >> "$raw"
+			if [ -n "$pid" ]; then
+				kill -INT "$pid"
+				wait "$pid" || die "syncmemctl trace exited $?: $(cat "$out/trace.err")"
+			fi
 		done
-		if [ -n "$pid" ]; then
-			kill -INT "$pid"
-			wait "$pid" || die "syncmemctl trace exited $?: $(cat "$out/trace.err")"
-		fi
 	done
-done
+fi
 
 # 8. Training loop (test/tools/train_loop.c): per step the CPU writes B
 # buffers, syncs them to-device, RDMA-WRITEs each into a peer buffer over
@@ -204,7 +249,12 @@ ip addr del $train_ip/24 dev veth0 || die "cannot remove $train_ip from veth0"
 # the fence against compute, sync and the two in sequence.
 echo "== dev_bench" >&2
 command -v dev_bench >/dev/null || die "no dev_bench in build/bin (make tools)"
-dev_bench $DEV_FLAGS -d rxe0 >> "$raw" || die "dev_bench failed"
+if [ $lane = icount ]; then
+	dev_bench $DEV_FLAGS -d rxe0 > "$out/dev_bench.txt" || die "dev_bench failed"
+	grep -v '^overlap ' "$out/dev_bench.txt" >> "$raw"
+else
+	dev_bench $DEV_FLAGS -d rxe0 >> "$raw" || die "dev_bench failed"
+fi
 
 rmmod ib_sync_mem_bench ib_sync_mem_sim ib_sync_mem || die "cannot unload the modules"
 echo "bench: $(wc -l < "$raw") result lines in $raw" >&2

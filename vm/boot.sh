@@ -8,7 +8,10 @@
 # /lib/modules; the debug kernel boots from its build tree, where virtme-ng
 # installs and finds the tree's own modules, and gets more memory for KASAN.
 # SYNCMEM_ACCEL=kvm uses KVM (vm/kvm-probe.sh decides); otherwise TCG with
-# one host thread per vCPU. Standard input must not be closed (vng needs a
+# one host thread per vCPU. SYNCMEM_ICOUNT=1 boots on the instruction
+# clock instead: one vCPU, single-threaded TCG with QEMU's
+# -icount shift=0,sleep=off (below; it overrides VM_CPUS and
+# SYNCMEM_ACCEL). Standard input must not be closed (vng needs a
 # terminal or /dev/null); the caller decides which.
 set -uo pipefail
 
@@ -16,9 +19,26 @@ kver=$1 rw=$2 cmd=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/vm/lib.sh"
 
+icount=${SYNCMEM_ICOUNT:-0}
+cpus=${VM_CPUS:-2}
+# The instruction clock (vm/run.sh --bench --icount): the guest's clocks
+# advance one ns per guest instruction, so a guest timing is a count of
+# instructions, the path's length, which neither the host's load nor
+# TCG's per-instruction costs move. QEMU allows it only with one thread
+# for all vCPUs, and with two vCPUs on one clock the work of one is
+# charged to the other's timed call (17-21 % run-to-run spread measured,
+# against 2-5 % with one): one vCPU. sleep=off: while the guest idles,
+# its clock jumps to the next timer instead of following the host's, so
+# a sleep costs no host time and adds no host noise. KVM cannot count
+# guest instructions this way: TCG always.
+if [ "$icount" = 1 ]; then
+	cpus=1
+	export SYNCMEM_ACCEL=tcg
+fi
+
 # A 16 MiB kernel log: nothing a run prints is lost to a wrapped ring
 # (vm/run.sh checks that the harness's first mark is still there).
-args=(--cpus "${VM_CPUS:-2}" --append log_buf_len=16M)
+args=(--cpus "$cpus" --append log_buf_len=16M)
 # SYNCMEM_KCONSOLE=1 (vm/run.sh's test runs, output into a pipe): the
 # kernel's console on vng's stderr too (vng --verbose), where vm/guest.sh
 # lets through errors and worse once the harness begins (soft lockups,
@@ -42,7 +62,16 @@ fi
 if [ "${SYNCMEM_SWIOTLB_FORCE:-0}" = 1 ]; then
 	args+=(--append swiotlb=force)
 fi
-if [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
+if [ "$icount" = 1 ]; then
+	# One vCPU: no other vCPU can run into a static key's text patch
+	# (the int3 oops below), so every kernel keeps its TSC, which under
+	# -icount ticks once per instruction (QEMU derives it from the same
+	# virtual clock): a clock read is one rdtsc, not an HPET read
+	# through QEMU (or, on kernels whose vDSO has no HPET, a syscall)
+	# in every timed call. nowatchdog: nothing to compare it against
+	# that runs on another clock.
+	args+=(--disable-kvm --qemu-opts="-accel tcg -icount shift=0,sleep=off" --append tsc=nowatchdog)
+elif [ "${SYNCMEM_ACCEL:-tcg}" != kvm ]; then
 	args+=(--disable-kvm --qemu-opts="-accel tcg,thread=multi")
 	# 6.12 and 7.x under TCG: the TSC passes the kernel's checks,
 	# sched_clock is marked stable 1.3 to 2 s into boot (and unstable

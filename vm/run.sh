@@ -8,9 +8,12 @@
 #   vm/run.sh --demo                 run vm/demo.sh (newest kernel by default)
 #   vm/run.sh --shell                interactive shell with rxe0 and the module
 #   vm/run.sh --cmd 'CMD'            run CMD after the harness set-up
-#   vm/run.sh --bench DIR [--smoke | --profile 'CMD']
+#   vm/run.sh --bench DIR [--icount] [--smoke | --profile 'CMD']
 #                                    run bench/guest.sh, results in DIR
-#                                    (newest kernel by default)
+#                                    (newest kernel by default); --icount:
+#                                    its path-length suites on the
+#                                    instruction clock (one vCPU, QEMU
+#                                    -icount: SYNCMEM_ICOUNT in vm/boot.sh)
 #   vm/run.sh --two-hosts [--results DIR]
 #                                    two VMs of one kernel (the newest by
 #                                    default) joined by a virtual wire, the
@@ -60,8 +63,9 @@ while [ $# -gt 0 ]; do
 	--cmd) mode=cmd; cmd=$2; shift 2 ;;
 	--bench) mode=bench; results=$2; shift 2 ;;
 	--two-hosts) mode=two-hosts; shift ;;
-	--smoke) bench_opts=--smoke; shift ;;
-	--profile) bench_opts="--profile $(printf '%q' "$2")"; shift 2 ;;
+	--smoke) bench_opts="$bench_opts --smoke"; shift ;;
+	--profile) bench_opts="$bench_opts --profile $(printf '%q' "$2")"; shift 2 ;;
+	--icount) bench_opts="$bench_opts --lane icount"; export SYNCMEM_ICOUNT=1; shift ;;
 	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
