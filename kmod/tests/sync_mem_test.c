@@ -31,8 +31,8 @@
  *	`ip link set veth0 up`, inbound_recover_check (test_inbound.c)
  *   dump_window_start DEV, `rdma link delete DEV`, a dump's first part,
  *	dump_window_flip, the rest of the dump, dump_window_check
- *   bulk_register N, bulk_invalidate I, ..., bulk_unregister
- *					      (no result of their own)
+ *   bulk_register N, bulk_invalidate_held, bulk_invalidate_release, ...,
+ *	bulk_unregister			      (no result of their own)
  *   urelease_hold PORTID, urelease_release   (no result of their own)
  *   splat_atomic, splat_signalling           (the debug kernel's report is
  *                                             the result; test_splats.c)
@@ -756,8 +756,10 @@ static int kt_run(char *cmd)
 		ib_device_put(ibdev);
 		return i;
 	}
-	if (sscanf(cmd, "bulk_invalidate %u", &n) == 1)
-		return bulk_invalidate(n);
+	if (!strcmp(cmd, "bulk_invalidate_held"))
+		return bulk_invalidate_held();
+	if (!strcmp(cmd, "bulk_invalidate_release"))
+		return bulk_invalidate_release();
 	if (!strcmp(cmd, "bulk_unregister")) {
 		bulk_unregister();
 		return 0;

@@ -1245,13 +1245,59 @@ int bulk_register(struct ib_device *ibdev, unsigned int n)
 	return 0;
 }
 
-/* The memory of bulk client @i went: ib_sync_mem_invalidate(), once. */
-int bulk_invalidate(unsigned int i)
+/*
+ * The memory of bulk client 0 goes while a sync of it is in flight (held
+ * on a gate): ib_sync_mem_invalidate(), from a thread, has made the client
+ * invalidated and waits for that sync, before its ->invalidate (and the
+ * generation bump that goes with it) when this returns. A dump that runs
+ * meanwhile sees the generation move only if the state change moved it.
+ * bulk_invalidate_release opens the gate and waits for both threads.
+ */
+static struct {
+	struct completion gate;
+	struct kt_caller sync;
+	struct kt_caller inval;
+	bool active;
+} bulk_inval;
+
+int bulk_invalidate_held(void)
 {
-	if (i >= bulk.n)
+	struct tc *t;
+
+	if (!bulk.n || bulk_inval.active)
 		return -EINVAL;
-	return ib_sync_mem_invalidate(kt_owner, bulk.t[i].client,
-				      IB_SYNC_MEM_INVAL_MEMORY);
+	t = &bulk.t[0];
+	init_completion(&bulk_inval.gate);
+	reinit_completion(&t->entered);
+	t->gate = &bulk_inval.gate;
+	bulk_inval.sync = (struct kt_caller){
+		.client = t->client, .dir = IB_SYNC_MEM_TO_DEVICE,
+		.timeout_ms = 120000,
+	};
+	bulk_inval.inval = (struct kt_caller){ .client = t->client };
+	if (!kt_start(kt_sync_client_fn, &bulk_inval.sync))
+		return -EIO;
+	bulk_inval.active = true;
+	if (!wait_for_completion_timeout(&t->entered, 60 * HZ) ||
+	    !kt_start(kt_invalidate_fn, &bulk_inval.inval) ||
+	    !KT_WAIT(READ_ONCE(t->client->state) == SM_INVALIDATED, 60)) {
+		complete_all(&bulk_inval.gate);
+		return -EIO;
+	}
+	return 0;
+}
+
+int bulk_invalidate_release(void)
+{
+	if (!bulk_inval.active)
+		return -EINVAL;
+	complete_all(&bulk_inval.gate);
+	wait_for_completion(&bulk_inval.sync.done);
+	if (bulk_inval.inval.task)
+		wait_for_completion(&bulk_inval.inval.done);
+	bulk.t[0].gate = NULL;
+	bulk_inval.active = false;
+	return atomic_read(&bulk.t[0].invalidates) == 1 ? 0 : -EIO;
 }
 
 void bulk_unregister(void)

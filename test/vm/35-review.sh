@@ -309,7 +309,9 @@ check "dump: the removal returns" ended_ok "$del" 120
 check "dump: the in-kernel checks passed" kt_case_ok dump_across_removal
 # A dump across one client's invalidation (its memory went): 2,000 clients
 # of a driver on rxe0, a dump stopped after its first part; the first of
-# them is invalidated; the dump reads the rest.
+# them is invalidated while a sync of it is in flight, which holds the
+# invalidation after its state change, before its ->invalidate (whose own
+# generation bump would hide a missing one); the dump reads the rest.
 # The registry changed under it: it must not call itself consistent (a
 # careless edit: an invalidation that does not move the generation).
 n0=$(ctl list --dev rxe0 -j | jq 'length')
@@ -320,10 +322,11 @@ mkfifo "$tmp/go-inval"
 dw=$!
 exec 7>"$tmp/go-inval"
 check "inval: the dump's first part is read" wait_until 30 grep -qx paused "$tmp/dwi.out"
-check "inval: the first client's memory goes" run_step bulk_invalidate 0
+check "inval: the first client's memory goes, a sync of it in flight" run_step bulk_invalidate_held
 echo go >&7
 exec 7>&-
 check "inval: the dump ends" ended_ok "$dw" 60
+check "inval: the sync and the invalidation end, one ->invalidate" run_step bulk_invalidate_release
 cat "$tmp/dwi.out" "$tmp/dwi.err" >&2
 check "inval: ... it saw each of rxe0's clients once" \
 	expect clients "$(awk '$1 == "live" { print $2 + $4 }' "$tmp/dwi.out")" $((n0 + 2000))
