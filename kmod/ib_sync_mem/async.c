@@ -284,6 +284,40 @@ static void sm_async_cancel(struct sm_async *job, int err)
 		sm_async_signal(job, err);
 }
 
+/*
+ * Signal with @err the jobs of @dom that wait for their in-fence: all of
+ * them, or only @c's if @c is not NULL. One at a time, each taken off the
+ * list under async_lock and cancelled outside it: its in-fence's callback
+ * may unlink the others meanwhile.
+ */
+static void sm_async_cancel_waiting(struct ib_sync_mem_domain *dom,
+				    const struct ib_sync_mem_client *c,
+				    int err)
+{
+	struct sm_async *job, *j;
+
+	for (;;) {
+		job = NULL;
+		spin_lock_irq(&dom->async_lock);
+		list_for_each_entry(j, &dom->async_waiting, node) {
+			if (!c || j->client == c) {
+				job = j;
+				break;
+			}
+		}
+		if (job) {
+			list_del_init(&job->node);
+			/* Its callback has not run: the job is alive. */
+			dma_fence_get(&job->base);
+		}
+		spin_unlock_irq(&dom->async_lock);
+		if (!job)
+			break;
+		sm_async_cancel(job, err);
+		dma_fence_put(&job->base);
+	}
+}
+
 /**
  * sm_async_domain_removed() - the device of @dom is going away
  * @dom: the domain, its clients invalidated
@@ -295,26 +329,10 @@ static void sm_async_cancel(struct sm_async *job, int err)
  */
 void sm_async_domain_removed(struct ib_sync_mem_domain *dom)
 {
-	struct sm_async *job;
-
 	spin_lock_irq(&dom->async_lock);
 	dom->async_dead = true;
 	spin_unlock_irq(&dom->async_lock);
-	for (;;) {
-		spin_lock_irq(&dom->async_lock);
-		job = list_first_entry_or_null(&dom->async_waiting,
-					       struct sm_async, node);
-		if (job) {
-			list_del_init(&job->node);
-			/* Its callback has not run: the job is alive. */
-			dma_fence_get(&job->base);
-		}
-		spin_unlock_irq(&dom->async_lock);
-		if (!job)
-			break;
-		sm_async_cancel(job, -ENODEV);
-		dma_fence_put(&job->base);
-	}
+	sm_async_cancel_waiting(dom, NULL, -ENODEV);
 }
 
 /**
@@ -329,29 +347,7 @@ void sm_async_domain_removed(struct ib_sync_mem_domain *dom)
  */
 void sm_async_client_gone(struct ib_sync_mem_client *c)
 {
-	struct ib_sync_mem_domain *dom = c->dom;
-	struct sm_async *job, *j;
-
-	for (;;) {
-		job = NULL;
-		spin_lock_irq(&dom->async_lock);
-		list_for_each_entry(j, &dom->async_waiting, node) {
-			if (j->client == c) {
-				job = j;
-				break;
-			}
-		}
-		if (job) {
-			/* One at a time: its callback may unlink it meanwhile. */
-			list_del_init(&job->node);
-			dma_fence_get(&job->base);
-		}
-		spin_unlock_irq(&dom->async_lock);
-		if (!job)
-			break;
-		sm_async_cancel(job, sm_state_errno(c));
-		dma_fence_put(&job->base);
-	}
+	sm_async_cancel_waiting(c->dom, c, sm_state_errno(c));
 }
 
 /* Queue @job now, or once its in-fence signalled. */
