@@ -8,12 +8,15 @@
 #   vm/run.sh --demo                 run vm/demo.sh (newest kernel by default)
 #   vm/run.sh --shell                interactive shell with rxe0 and the module
 #   vm/run.sh --cmd 'CMD'            run CMD after the harness set-up
-#   vm/run.sh --bench DIR [--icount] [--smoke | --profile 'CMD']
+#   vm/run.sh --bench DIR [--icount | --gate] [--smoke | --profile 'CMD']
 #                                    run bench/guest.sh, results in DIR
 #                                    (newest kernel by default); --icount:
 #                                    its path-length suites on the
 #                                    instruction clock (one vCPU, QEMU
-#                                    -icount: SYNCMEM_ICOUNT in vm/boot.sh)
+#                                    -icount: SYNCMEM_ICOUNT in vm/boot.sh);
+#                                    --gate: only the hot paths of make
+#                                    test's regression gate on that clock
+#                                    (bench/gate.sh runs it)
 #   vm/run.sh --two-hosts [--results DIR]
 #                                    two VMs of one kernel (the newest by
 #                                    default) joined by a virtual wire, the
@@ -66,6 +69,7 @@ while [ $# -gt 0 ]; do
 	--smoke) bench_opts="$bench_opts --smoke"; shift ;;
 	--profile) bench_opts="$bench_opts --profile $(printf '%q' "$2")"; shift 2 ;;
 	--icount) bench_opts="$bench_opts --lane icount"; export SYNCMEM_ICOUNT=1; shift ;;
+	--gate) bench_opts="$bench_opts --lane gate"; export SYNCMEM_ICOUNT=1; shift ;;
 	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -532,11 +536,14 @@ for kver in $kernels; do
 		;;
 	bench)
 		mkdir -p "$results"
+		t0=$SECONDS
 		SYNCMEM_TSC=keep timeout --kill-after=20 "$limit" \
 			vm/boot.sh "$kver" "$results" \
 			"vm/guest.sh cmd '$results' $(printf '%q' "bash bench/guest.sh $bench_opts '$results'")" \
 			</dev/null >"$results/console.log" 2>&1
 		rc=$?
+		# The VM's own time, without the wait for vm.lock.
+		echo $((SECONDS - t0)) >"$results/vm.secs"
 		if [ $rc -ne 0 ] || [ ! -f "$results/done" ]; then
 			echo "run.sh: the bench run on $kver failed (vng exit $rc); last lines of $results/console.log:" >&2
 			tail -n 30 "$results/console.log" >&2
