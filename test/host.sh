@@ -125,6 +125,7 @@ check "uninstall: nothing left" test/packaging/checks.sh empty "$pkgroot"
 check "mutants: every test/mutants patch applies" test/mutants/run.sh --check
 check "freeze verdict: a lane is booted again only on a record showing nothing of ours" test/freeze.sh
 check "summary: a failed case after its diagnostics, exact counts" test/summary-check.sh
+check "gate: over budget, missing, unparsable or empty figures fail" test/gate-check.sh
 
 # The YNL spec: valid by the kernel's schema, and the UAPI header the
 # kernel's ynl-gen-c.py makes of it has the header's constants.
