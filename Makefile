@@ -7,6 +7,7 @@
 #   make setup      install what the project needs (idempotent)
 #   make debug-kernel  build the KASAN/lockdep/kmemleak kernel (once, cached)
 #   make bench      benchmarks in a VM (KVER= picks the kernel), BENCHMARKS.md
+#   make gate       the regression gate alone: hot paths against bench/budgets
 #   make mutants    seeded defects, one at a time: which check catches each
 #   make soak       the long stress runs (more fuzzing, more churn)
 #   make docs-timings  the last make test's time tables into docs/testing.md
@@ -18,7 +19,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 RESULTS ?= $(CURDIR)/results
 export KVER
 
-.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke mutants soak two-hosts docs-timings clean
+.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke gate mutants soak two-hosts docs-timings clean
 
 all: modules go genl-test tools
 
@@ -150,6 +151,13 @@ bench: setup all
 
 bench-smoke: setup all
 	@bench/run.sh --smoke
+
+# The regression gate (bench/gate.sh), a phase of make test: the hot paths'
+# instruction counts on the kernel bench/budgets names, one vCPU on QEMU's
+# instruction clock, against their budgets there; fails on a figure over
+# its budget by more than its margin. Results in build/gate.
+gate: setup all
+	@bench/gate.sh
 
 clean:
 	rm -rf build results

@@ -2,7 +2,9 @@
 # make test: everything, from a bare machine to the verdict.
 #
 #   set-up (vm/setup.sh), the debug kernel (built once, cached), the
-#   modules and programs (make all), the host tier (test/host.sh), the VM
+#   modules and programs (make all), the host tier (test/host.sh), the
+#   regression gate (bench/gate.sh: the hot paths' instruction counts
+#   against bench/budgets, one VM of about a minute), the VM
 #   tier on every target kernel (vm/run.sh), two hosts on the newest
 #   (vm/run.sh --two-hosts), and test/summary.sh's verdict with the time
 #   each phase took; then those times as Markdown in RESULTS/timings.md
@@ -43,6 +45,7 @@ if [ "${SYNCMEM_DEBUG_KERNEL:-1}" != 0 ]; then
 fi
 phase build make --no-print-directory all
 phase host test/host.sh "$results/host"
+phase gate bench/gate.sh --results "$results/gate"
 phase vm vm/run.sh --results "$results"
 phase two-hosts vm/run.sh --two-hosts --results "$results"
 echo "== summary"
