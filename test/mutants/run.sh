@@ -11,12 +11,15 @@
 # Each patch is a realistic defect with a header:
 #
 #   Mutant: what the defect is
-#   Suites: the VM suites (or go:PACKAGE for Go tests) that must catch it
+#   Suites: the VM suites (or go:PACKAGE for Go tests) that must catch it,
+#           or gate (make test's regression gate, bench/gate.sh: a path
+#           grown past its budget in bench/budgets)
 #   Kernel: newest (the newest Debian kernel), bounce (the newest whose
 #           ib_umem maps DMA that needs syncs: below 7.x), debug (the debug
 #           kernel: leaks and races), two-hosts (two VMs of the newest
-#           kernel on a wire, Suites from test/two-hosts), or host (Go
-#           tests only, no VM)
+#           kernel on a wire, Suites from test/two-hosts), gate (the
+#           kernel bench/budgets names; Suites: gate), or host (Go tests
+#           only, no VM)
 #   Breaks: the guarantee it breaks
 #
 # A mutant is the slip a developer would make (a wrong variable, an
@@ -36,7 +39,9 @@
 # the next build rebuilds them unmutated). A baseline run after a mutant
 # rebuilds first. The mutant
 # is *caught* when a check fails (the first failing checks are recorded),
-# *survived* when everything passed. A patch that does not apply, a copy
+# *survived* when everything passed. A gate mutant is caught only by a
+# figure over its budget: a gate lane that did not run or measure is an
+# error. A patch that does not apply, a copy
 # that does not build (for Go mutants: `go build ./...` and the named
 # packages' tests compiled, before any test runs) or a failing baseline is
 # an error, not a catch. The table goes to
@@ -149,6 +154,7 @@ bounce=$(SYNCMEM_DEBUG_KERNEL=0 vm/kernels.sh | while read -r k; do
 	[ "$(vm/kernels.sh --class "$k")" = 7.x ] || echo "$k"
 done | tail -n1)
 debugk=$(vm/kernels.sh | while read -r k; do vm/kernels.sh --is-debug "$k" && echo "$k"; done)
+gatek=$(awk '$1 == "kernel" { print $2; exit }' bench/budgets)
 work=$top/build/mutants
 mkdir -p "$work"
 rows=()
@@ -208,7 +214,10 @@ run_copy() {
 	local d=$1 kver=$2 hosts=$3 suites=$4 log=$5 res=$1/results
 	rm -rf "$res"
 	mkdir -p "$res"
-	if [ -z "$kver" ]; then
+	if [ "$suites" = gate ]; then
+		# The copy's budgets are the tree's: its gate.ktap decides.
+		(cd "$d" && bench/gate.sh --results "$res/gate") >>"$log" 2>&1
+	elif [ -z "$kver" ]; then
 		# Go tests: go:PACKAGE ...; KTAP from go test -v. The packages
 		# compiled (build_copy): a package that fails without a failing
 		# test panicked or timed out.
@@ -304,6 +313,7 @@ for p in "${patches[@]}"; do
 	newest) kver=$newest ;;
 	bounce) kver=$bounce ;;
 	two-hosts) kver=$newest hosts=--two-hosts ;;
+	gate) kver=$gatek ;;
 	debug) kver=$debugk ;;
 	host) kver= ;;
 	*) verdict=error caught_by="unknown Kernel: $kind" ;;
@@ -344,6 +354,9 @@ for p in "${patches[@]}"; do
 		if grep -qE '^vm:[^ ]+:boot$' <<<"$fails"; then
 			# Nothing ran: not a catch.
 			verdict=error caught_by="the VM did not boot (see build/mutants/$name.log)"
+		elif grep -qE '^gate:(budgets|lane-ran|env|raw)$' <<<"$fails"; then
+			# The gate measured nothing, or not on its clock.
+			verdict=error caught_by="the gate lane did not measure: $(paste -sd ';' <<<"$fails" | sed 's/;/; /g') (see build/mutants/$name.log)"
 		elif [ -n "$fails" ]; then
 			verdict=caught
 			caught_by=$(paste -sd ';' <<<"$fails" | sed 's/;/; /g')
