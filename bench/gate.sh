@@ -26,7 +26,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-budgets=${SYNCMEM_BUDGETS:-bench/budgets}
+budgets=bench/budgets
 results=$top/build/gate
 judge= runs=
 while [ $# -gt 0 ]; do
