@@ -506,12 +506,12 @@ static enum sm_owed sm_cover_range(struct sm_cover *cv, u64 offset, u64 len)
  * through the NIC. (A pass runs a client that can do neither: its result.)
  */
 static noinline int sm_flush_inbound(struct ib_sync_mem_client *c,
-				     ktime_t deadline)
+				     ktime_t deadline, unsigned int flags)
 {
 	if (c->ops->flush_inbound)
 		return c->ops->flush_inbound(c, deadline);
 	if (c->ops->inbound_target)
-		return sm_inbound_flush(c, deadline);
+		return sm_inbound_flush(c, deadline, flags);
 	return -EOPNOTSUPP;
 }
 
@@ -523,13 +523,13 @@ static noinline int sm_flush_inbound(struct ib_sync_mem_client *c,
  */
 static noinline int sm_sync_other(struct ib_sync_mem_client *c,
 				  enum ib_sync_mem_dir dir, ktime_t deadline,
-				  const struct sm_cover *spans)
+				  const struct sm_cover *spans, unsigned int flags)
 {
 	unsigned int i;
 	int err = 0;
 
 	if (dir == IB_SYNC_MEM_INBOUND)
-		return sm_flush_inbound(c, deadline);
+		return sm_flush_inbound(c, deadline, flags);
 	if (!c->ops->sync_range)
 		return c->ops->sync(c, dir, deadline);
 	for (i = 0; i < spans->n && !err; i++)
@@ -585,12 +585,15 @@ static __always_inline bool sm_moved(struct ib_sync_mem_client *c)
 /*
  * Call ->sync of a live client (over @spans, NULL for the whole client)
  * and account for it (@now and @acc: the comment before sm_revalidate()).
+ * @flags: SM_SYNC_*; in a fence's signalling section (SM_SYNC_SIGNALLING)
+ * the sync_failed event is its caller's to send, after the signal.
  */
 static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 					enum ib_sync_mem_dir dir,
 					const struct sm_cover *spans,
 					ktime_t deadline, u64 pass, u64 *now,
-					struct sm_pass_acc *acc)
+					struct sm_pass_acc *acc,
+					unsigned int flags)
 {
 	u64 t, ns = 0, bytes = c->size;
 	unsigned long other;
@@ -614,7 +617,7 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 		bytes = spans->bytes;
 	} else {
 		if (!err)
-			err = sm_sync_other(c, dir, deadline, spans);
+			err = sm_sync_other(c, dir, deadline, spans, flags);
 		bytes = sm_other_bytes(c, dir, spans);
 	}
 	if (timed) {
@@ -623,7 +626,7 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 		*now = t;
 	}
 
-	if (err)
+	if (err && !(flags & SM_SYNC_SIGNALLING))
 		sm_event_sync_failed(c, dir, err);
 	sm_sync_counted(c, dir, timed, ns, bytes, err, pass, acc);
 	return err;
@@ -814,8 +817,10 @@ static void sm_client_wait_idle(struct ib_sync_mem_client *c)
  *
  * Return: the kind's fence: the client stays counted until the caller's
  * sm_sync_kind_done(); NULL: the client takes the ->sync path (nothing
- * done); or an ERR_PTR: the sync's result, accounted (a client that is not
- * live: its errno, uncounted, as ib_sync_mem_sync() returns it).
+ * done); or an ERR_PTR: the sync's result, accounted, *@t0 set: its
+ * sync_failed event is the caller's to send (after its fence's signal);
+ * or, *@t0 left alone, a client that is not live: its errno, uncounted,
+ * as ib_sync_mem_sync() returns it.
  */
 struct dma_fence *sm_sync_kind_async(struct ib_sync_mem_client *c,
 				     enum ib_sync_mem_dir dir,
@@ -845,7 +850,6 @@ struct dma_fence *sm_sync_kind_async(struct ib_sync_mem_client *c,
 		f = ERR_PTR(-EIO);
 	if (IS_ERR(f)) {
 		err = PTR_ERR(f);
-		sm_event_sync_failed(c, dir, err);
 		sm_sync_kind_done(c, dir, err, *t0);
 	}
 out:
@@ -927,6 +931,9 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
 		return -EINVAL;
 	if (reg->flags & ~IB_SYNC_MEM_F_ALL)
 		return -EINVAL;
+	/* ->revalidate maps again: not on a fence's signalling path. */
+	if ((reg->flags & IB_SYNC_MEM_F_FENCE_SAFE) && reg->ops->revalidate)
+		return -EINVAL;
 	if (reg->range_align && !is_power_of_2(reg->range_align))
 		return -EINVAL;
 	len = strnlen(reg->name, IB_SYNC_MEM_NAME_MAX);
@@ -947,7 +954,8 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
  *
  * Return: the client, holding one reference that ib_sync_mem_unregister()
  * drops, or an ERR_PTR: -EINVAL for a missing owner, name, ops or ->sync,
- * unknown flags, a range alignment that is not a power of two, or
+ * unknown flags, IB_SYNC_MEM_F_FENCE_SAFE with ->revalidate, a range
+ * alignment that is not a power of two, or
  * ->release without ops->owner, -ENAMETOOLONG for a
  * name of IB_SYNC_MEM_NAME_MAX bytes or more, -ENODEV if the device has
  * no domain (not attached or being removed), -EBUSY if the ops' module is
@@ -970,6 +978,9 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	dom = sm_domain_get(ibdev);
 	if (!dom)
 		return ERR_PTR(-ENODEV);
+	/* Its flushes, asynchronous ones too, find the flusher made. */
+	if (reg->ops->inbound_target && !reg->ops->flush_inbound)
+		sm_inbound_prepare(dom);
 
 	if (!try_module_get(reg->ops->owner)) {
 		ret = -EBUSY;
@@ -1570,7 +1581,7 @@ static __always_inline int sm_sync_one(struct ib_sync_mem_client *client,
 			err = sm_call_sync(client, dir,
 					   owed == SM_OWED_SPANS ? &cv : NULL,
 					   deadline, 0, sm_timed() ? &now : NULL,
-					   NULL);
+					   NULL, 0);
 			if (!err && !len)
 				sm_lazy_synced(client, dir, &cv);
 			n = 1;
@@ -1638,6 +1649,28 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_sync);
 int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 			  enum ib_sync_mem_dir dir, unsigned int timeout_ms)
 {
+	sm_sync_might_wait();
+	return sm_sync_many(e, n, dir, timeout_ms, 0);
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_sync_many);
+
+/**
+ * sm_sync_many() - ib_sync_mem_sync_many(), told where it runs
+ * @e: as there
+ * @n: as there
+ * @dir: as there
+ * @timeout_ms: as there
+ * @flags: SM_SYNC_SIGNALLING inside a fence's signalling section (an
+ *	asynchronous sync of fence-safe clients): no sync_failed event is
+ *	sent (the caller sends one for each entry that ran and failed, after
+ *	the signal), and no inbound flusher is made or recovered
+ *
+ * Return: as ib_sync_mem_sync_many().
+ */
+int sm_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
+		 enum ib_sync_mem_dir dir, unsigned int timeout_ms,
+		 unsigned int flags)
+{
 	ktime_t timeout = ms_to_ktime(timeout_ms ?: READ_ONCE(sync_timeout_ms));
 	bool traced = trace_sync_end_enabled();
 	enum sm_owed owed;
@@ -1646,7 +1679,6 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 	unsigned int i;
 	int idx;
 
-	sm_sync_might_wait();
 	if (!sm_dir_valid(dir))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
@@ -1682,7 +1714,7 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 						   owed == SM_OWED_SPANS ? &cv : NULL,
 						   ktime_add(ns_to_ktime(t0),
 							     timeout),
-						   0, &now, NULL);
+						   0, &now, NULL, flags);
 				if (!err && !e[i].len)
 					sm_lazy_synced(c, dir, &cv);
 			}
@@ -1697,7 +1729,6 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 	}
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ib_sync_mem_sync_many);
 
 /**
  * ib_sync_mem_sync_range() - sync bytes of one client
@@ -1849,7 +1880,8 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 			continue;
 		}
 		ret = sm_call_sync(c, dir, owed == SM_OWED_SPANS ? &cv : NULL,
-				   deadline, record, timed ? &now : NULL, &acc);
+				   deadline, record, timed ? &now : NULL, &acc,
+				   0);
 		sm_client_leave(c);
 		ran++;
 		if (!ret) {

@@ -142,8 +142,10 @@ struct sm_inbound;
  * @inbound_lock: the creation of @inbound, its teardown, and the
  *	teardowns of clients that use it (sm_inbound_forget()); never held
  *	across a flush's wait (the flushes take turns on @inbound itself)
- * @inbound: the kernel QP of the module's inbound flushes, made at the
- *	first (inbound.c)
+ * @inbound: the kernel QP of the module's inbound flushes, made when the
+ *	first client that uses it registers (inbound.c)
+ * @inbound_err: why the last creation of @inbound failed (under
+ *	@inbound_lock; read without it), 0 if none did
  * @async_lock: protects @async_waiting and @async_dead; taken inside an
  *	in-fence's lock (async.c), interrupts off
  * @async_waiting: asynchronous syncs waiting for their in-fence
@@ -191,6 +193,7 @@ struct ib_sync_mem_domain {
 	struct sm_stats __percpu *stats;
 	struct mutex inbound_lock;	/* see above */
 	struct sm_inbound *inbound;
+	int inbound_err;
 	spinlock_t async_lock;		/* see above */
 	struct list_head async_waiting;
 	bool async_dead;
@@ -580,7 +583,10 @@ void sm_nl_exit(void);
 /* inbound.c: the module's inbound flush, an RDMA READ through the NIC */
 /* Pages a device's flusher keeps registered: a few receive buffers. */
 #define SM_INBOUND_MRS	4
-int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline);
+int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline,
+		     unsigned int flags);
+void sm_inbound_prepare(struct ib_sync_mem_domain *dom);
+extern u32 sm_inbound_fail_create;
 void sm_inbound_unqueue(struct ib_sync_mem_client *c);
 void sm_inbound_forget(struct ib_sync_mem_client *c);
 void sm_inbound_stop(struct ib_sync_mem_domain *dom);
@@ -634,6 +640,11 @@ int sm_sync_refused(const struct ib_sync_mem_client *c,
 		    enum ib_sync_mem_dir dir, u64 offset, u64 len);
 int sm_batch_refused(const struct ib_sync_mem_batch_entry *e, unsigned int n,
 		     enum ib_sync_mem_dir dir);
+/* A sync inside a fence's signalling section: sm_sync_many(). */
+#define SM_SYNC_SIGNALLING	BIT(0)
+int sm_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
+		 enum ib_sync_mem_dir dir, unsigned int timeout_ms,
+		 unsigned int flags);
 
 /* dev.c: /dev/ib_sync_mem, the data path */
 int sm_dev_init(void);

@@ -149,6 +149,16 @@ check "inbound recovery: rxe0 active with a RoCE v2 GID again" wait_until 60 rxe
 check "inbound recovery: the old and a new client flush again" run_step inbound_recover_check
 dmesg | grep -E 'inbound' | tail -n 5 >&2
 
+# A device whose inbound flusher cannot be made (debugfs
+# inbound_fail_create, set and cleared by the step): its flushes fail with
+# the creation's errno and return, twice (no lock left held), asynchronous
+# ones never make it, a blocking one does once it can; the removal returns.
+check "rdma link add rxe1 (no flusher)" rdma link add rxe1 type rxe netdev veth1
+check "inbound no flusher: flushes fail with its errno, return, then a blocking one makes it" \
+	timeout $((120 * SYNCMEM_SLOW)) sh -c "echo inbound_nocreate_start rxe1 > $KTFS/run"
+check "inbound no flusher: rdma link delete rxe1" timeout $((120 * SYNCMEM_SLOW)) rdma link delete rxe1
+check "inbound no flusher: the client's flush is -ENODEV, it is released" run_step inbound_nocreate_check
+
 # Replies at the documented limits: a device sync of as many clients as a
 # device may have and a batch of as many as a request may name.
 limit=$(awk '$2 == "IB_SYNC_MEM_SYNC_BATCH_MAX" { print $3 }' \
@@ -180,8 +190,9 @@ unregister_all >/dev/null 2>&1
 cat "$KTFS/results" > "$kernel_ktap"
 # The listed cases, and the two-step ones here: device_removal_storm,
 # fill_info_after_unregister, killable_waits, invalidate_unregister_device,
-# device_listener, async_across_removal, inbound_recovery.
-expect=$(($(echo "$cases" | wc -w) + 7))
+# device_listener, async_across_removal, inbound_recovery,
+# inbound_no_flusher.
+expect=$(($(echo "$cases" | wc -w) + 8))
 got=$(grep -cE '^(not )?ok ' "$kernel_ktap")
 check "in-kernel suite reported all $expect results" expect results "$got" "$expect"
 check "object counters back to zero" wait_until 30 counters_zero
