@@ -45,7 +45,8 @@
  * tries again. A flush polls the CQ itself, as a program's flush does
  * (IB_POLL_DIRECT: no interrupt, no softirq between the completion and
  * the flush): busily for up to four times the last round trip (at most
- * SM_INBOUND_SPIN_NS), then between naps that grow by a quarter up to
+ * SM_INBOUND_SPIN_NS; yielding at once to work woken on its CPU, such as
+ * rxe's, also where the kernel asks only lazily), then between naps that grow by a quarter up to
  * SM_INBOUND_NAP_MAX_US, until its deadline (killable).
  *
  * When the device goes (sm_domain_invalidate_all()), the flusher is
@@ -678,7 +679,9 @@ static int sm_inbound_acquire(struct sm_inbound *f,
 /*
  * Poll @f's CQ until no READ is in flight: busily for up to four times the
  * last round trip (at most SM_INBOUND_SPIN_NS; a READ's tail is about
- * three times its median) unless the CPU is wanted, then between naps that
+ * three times its median) unless the CPU is wanted (a lazy request, as
+ * PREEMPT_LAZY makes for a woken worker, is let run at once and the spin
+ * goes on), then between naps that
  * grow by a quarter up to SM_INBOUND_NAP_MAX_US (a poll at most a quarter
  * late). Ends when the device goes, the caller is killed or @deadline
  * passes. The owner's: the one poller of the CQ.
@@ -701,7 +704,15 @@ static int sm_inbound_wait(struct sm_inbound *f, ktime_t deadline)
 		if (now >= ktime_to_ns(deadline))
 			return -ETIMEDOUT;
 		if (now < spin_end && !need_resched()) {
-			cpu_relax();
+			/*
+			 * A lazy request (PREEMPT_LAZY) is the work just woken,
+			 * maybe the device's that completes the READ, on this
+			 * CPU: let it run now rather than at the next tick.
+			 */
+			if (sm_resched_lazy())
+				schedule();
+			else
+				cpu_relax();
 			continue;
 		}
 		/* Not past the deadline by more than its slack. */
