@@ -646,25 +646,19 @@ void test_inbound_exit(void)
 }
 
 /*
- * inbound_no_flusher, in steps around a device whose inbound flusher
- * could not be made (test/vm/20-core.sh): inbound_nocreate_start NAME
- * (NAME a new device): with the creation failing (-ENOMEM), a fence-safe
- * client of NAME registers all the same; a blocking flush and a second
- * one return -ENOMEM (the failure left no lock held), and so does an
- * asynchronous one; with the creation let succeed again, an asynchronous
- * flush still does (it never makes a flusher: it runs in its fence's
- * signalling section), then a blocking flush makes it and reads, and an
- * asynchronous one reads through it. `rdma link delete NAME` then
- * returns; inbound_nocreate_check: the client's flush is -ENODEV, and it
- * is released once unregistered.
+ * inbound_no_flusher, in steps around the removal of a device whose
+ * inbound flusher could not be made (test/vm/20-core.sh):
+ * inbound_nocreate_start NAME (NAME a new device with a RoCE v2 GID):
+ * with the creation failing (-ENOMEM), a fence-safe client of NAME
+ * registers all the same; a blocking flush and a second one return
+ * -ENOMEM (the failure left no lock held), and so does an asynchronous
+ * one; with the creation let succeed again, an asynchronous flush still
+ * does (it never makes a flusher: it runs in its fence's signalling
+ * section), then a blocking flush makes it and reads, and an asynchronous
+ * one reads through it. The client is then unregistered and the device
+ * let go (a reference held would hold its removal); `rdma link delete
+ * NAME` must then return. inbound_nocreate_check reports.
  */
-static struct {
-	struct ib_device *ibdev;
-	struct tc *t;
-	u64 *page;
-	u64 dma;
-} nocreate;
-
 static int in_async(struct tc *t)
 {
 	struct dma_fence *f;
@@ -681,78 +675,62 @@ static int in_async(struct tc *t)
 	return ret;
 }
 
-static void in_nocreate_free(void)
-{
-	if (!nocreate.ibdev)
-		return;
-	if (nocreate.t && !IS_ERR_OR_NULL(nocreate.t[0].client))
-		tc_unregister(&nocreate.t[0]);
-	in_page_free(nocreate.ibdev, nocreate.page, nocreate.dma);
-	kvfree(nocreate.t);
-	ib_device_put(nocreate.ibdev);
-	memset(&nocreate, 0, sizeof(nocreate));
-}
-
-static void in_nocreate_start(void)
+static void in_nocreate(struct ib_device *ibdev, struct tc *t, u64 *page)
 {
 	struct sm_inbound_stats st;
-	struct tc *t = nocreate.t;
 
 	WRITE_ONCE(sm_inbound_fail_create, ENOMEM);
-	if (IS_ERR(tc_register_ops(nocreate.ibdev, t, &tc_target_ops,
+	if (IS_ERR(tc_register_ops(ibdev, t, &tc_target_ops,
 				   IB_SYNC_MEM_F_FENCE_SAFE))) {
 		kt_fail++;
 		kt_diag("register: %ld", PTR_ERR(t->client));
-		WRITE_ONCE(sm_inbound_fail_create, 0);
 		return;
 	}
-	t->target = nocreate.dma;
-	nocreate.page[0] = 0x7ec0fe7ec0fe0003ULL;
+	page[0] = 0x7ec0fe7ec0fe0003ULL;
 	KT_EXPECT_EQ(in_sync(t, IN), -ENOMEM);
 	KT_EXPECT_EQ(in_sync(t, IN), -ENOMEM);
 	KT_EXPECT_EQ(in_async(t), -ENOMEM);
 	WRITE_ONCE(sm_inbound_fail_create, 0);
 	KT_EXPECT_EQ(in_async(t), -ENOMEM);
 	KT_EXPECT_EQ(in_sync(t, IN), 0);
-	in_stats(nocreate.ibdev, &st);
+	in_stats(ibdev, &st);
 	KT_EXPECT_EQ(st.reads, 1);
 	KT_EXPECT_EQ(st.last, 0x7ec0fe7ec0fe0003ULL);
-	nocreate.page[0] = 0x7ec0fe7ec0fe0004ULL;
+	page[0] = 0x7ec0fe7ec0fe0004ULL;
 	KT_EXPECT_EQ(in_async(t), 0);
-	in_stats(nocreate.ibdev, &st);
+	in_stats(ibdev, &st);
 	KT_EXPECT_EQ(st.reads, 2);
 	KT_EXPECT_EQ(st.last, 0x7ec0fe7ec0fe0004ULL);
+	tc_unregister(t);
+	KT_EXPECT_EQ(tc_wait_release(t), 1);
 }
 
 int inbound_nocreate_start(const char *name)
 {
-	in_nocreate_free();
-	nocreate.ibdev = ib_sync_mem_device_get(name);
-	if (!nocreate.ibdev)
+	struct ib_device *ibdev = ib_sync_mem_device_get(name);
+	struct tc *t;
+	u64 *page;
+	u64 dma;
+
+	if (!ibdev)
 		return -ENODEV;
-	nocreate.t = tc_alloc(1);
-	nocreate.page = in_page(nocreate.ibdev, &nocreate.dma);
-	if (!nocreate.t || !nocreate.page) {
-		in_nocreate_free();
-		return -ENOMEM;
+	t = tc_alloc(1);
+	page = in_page(ibdev, &dma);
+	if (t && page) {
+		t->target = dma;
+		in_nocreate(ibdev, t, page);
+	} else {
+		kt_fail++;
+		kt_diag("no memory for the test");
 	}
-	in_nocreate_start();
+	WRITE_ONCE(sm_inbound_fail_create, 0);
+	in_page_free(ibdev, page, dma);
+	kvfree(t);
+	ib_device_put(ibdev);
 	return 0;
 }
 
+/* The start's expectations, after the removal returned. */
 void test_inbound_nocreate_check(void)
 {
-	if (!nocreate.ibdev) {
-		kt_fail++;
-		kt_diag("inbound_nocreate_start did not run");
-		return;
-	}
-	if (!IS_ERR_OR_NULL(nocreate.t[0].client)) {
-		KT_EXPECT_EQ(in_sync(&nocreate.t[0], IN), -ENODEV);
-		KT_EXPECT_EQ(in_async(&nocreate.t[0]), -ENODEV);
-		tc_unregister(&nocreate.t[0]);
-		KT_EXPECT_EQ(tc_wait_release(&nocreate.t[0]), 1);
-		nocreate.t[0].client = NULL;
-	}
-	in_nocreate_free();
 }

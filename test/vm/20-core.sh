@@ -150,14 +150,18 @@ check "inbound recovery: the old and a new client flush again" run_step inbound_
 dmesg | grep -E 'inbound' | tail -n 5 >&2
 
 # A device whose inbound flusher cannot be made (debugfs
-# inbound_fail_create, set and cleared by the step): its flushes fail with
+# inbound_fail_create, set and cleared by the steps): its flushes fail with
 # the creation's errno and return, twice (no lock left held), asynchronous
-# ones never make it, a blocking one does once it can; the removal returns.
+# ones never make it, a blocking one does once it can; the device's removal
+# returns. rxe1 needs a RoCE v2 GID: an address on veth1 for the test.
 check "rdma link add rxe1 (no flusher)" rdma link add rxe1 type rxe netdev veth1
+check "inbound no flusher: an address on veth1" ip addr add 192.168.75.2/32 dev veth1
+check "inbound no flusher: rxe1 active with a RoCE v2 GID" wait_until 60 rxe_ready rxe1
 check "inbound no flusher: flushes fail with its errno, return, then a blocking one makes it" \
 	timeout $((120 * SYNCMEM_SLOW)) sh -c "echo inbound_nocreate_start rxe1 > $KTFS/run"
 check "inbound no flusher: rdma link delete rxe1" timeout $((120 * SYNCMEM_SLOW)) rdma link delete rxe1
-check "inbound no flusher: the client's flush is -ENODEV, it is released" run_step inbound_nocreate_check
+check "inbound no flusher: the address off veth1" ip addr del 192.168.75.2/32 dev veth1
+check "inbound no flusher: every expectation held" run_step inbound_nocreate_check
 
 # Replies at the documented limits: a device sync of as many clients as a
 # device may have and a batch of as many as a request may name.
