@@ -382,28 +382,30 @@ static noinline int sm_revalidate(struct ib_sync_mem_client *c,
 	u64 moves, start, end;
 	int err = 0;
 
-	if (mutex_lock_killable(&c->reval_lock))
+	struct sm_move *m = c->move;
+
+	if (mutex_lock_killable(&m->reval_lock))
 		return -EINTR;
-	spin_lock_irq(&c->move_lock);
+	spin_lock_irq(&m->lock);
 	moves = c->moves;
-	start = c->moved_start;
-	end = c->moved_end;
-	spin_unlock_irq(&c->move_lock);
+	start = m->start;
+	end = m->end;
+	spin_unlock_irq(&m->lock);
 	if (moves != c->revalidated) {
 		err = c->ops->revalidate(c, start, end - start, deadline);
 		trace_client_revalidate(c, start, end - start, err);
 	}
 	if (!err) {
-		spin_lock_irq(&c->move_lock);
+		spin_lock_irq(&m->lock);
 		if (c->moves == moves) {
-			c->moved_start = 0;
-			c->moved_end = 0;
+			m->start = 0;
+			m->end = 0;
 		}
 		/* Pairs with the acquire of sm_moved(). */
 		smp_store_release(&c->revalidated, moves);
-		spin_unlock_irq(&c->move_lock);
+		spin_unlock_irq(&m->lock);
 	}
-	mutex_unlock(&c->reval_lock);
+	mutex_unlock(&m->reval_lock);
 	return err;
 }
 
@@ -578,7 +580,7 @@ static __always_inline void sm_sync_counted(struct ib_sync_mem_client *c,
 /* Has @c moved since its last revalidation? */
 static __always_inline bool sm_moved(struct ib_sync_mem_client *c)
 {
-	/* Pairs with the releases of the move_lock's unlock and above. */
+	/* Pairs with the releases of the move lock's unlock and above. */
 	return READ_ONCE(c->moves) != smp_load_acquire(&c->revalidated);
 }
 
@@ -674,8 +676,8 @@ static __always_inline enum sm_owed sm_lazy_owed(struct ib_sync_mem_client *c,
 	for (d = 0; d < SM_DIRTY_DIRS; d++) {
 		if (!(dirs & BIT(d)))
 			continue;
-		cv->gen[d] = atomic64_read_acquire(&c->dirty[d]);
-		if (atomic64_read_acquire(&c->clean[d]) < cv->gen[d])
+		cv->gen[d] = atomic64_read_acquire(&c->lazy->dirty[d]);
+		if (atomic64_read_acquire(&c->lazy->clean[d]) < cv->gen[d])
 			owed = true;
 	}
 	/*
@@ -707,9 +709,9 @@ static __always_inline void sm_lazy_synced(struct ib_sync_mem_client *c,
 		if (!(dirs & BIT(d)))
 			continue;
 		/* Concurrent ->syncs finish in any order: keep the newest. */
-		old = atomic64_read(&c->clean[d]);
+		old = atomic64_read(&c->lazy->clean[d]);
 		while (old < cv->gen[d] &&
-		       !atomic64_try_cmpxchg_release(&c->clean[d], &old,
+		       !atomic64_try_cmpxchg_release(&c->lazy->clean[d], &old,
 						     cv->gen[d]))
 			;
 	}
@@ -886,6 +888,8 @@ static void sm_client_free_rcu(struct rcu_head *rcu)
 
 	free_percpu(c->stats);
 	kfree(c->spans);
+	kfree(c->lazy);
+	kfree(c->move);
 	kmem_cache_free(sm_client_cache, c);
 }
 
@@ -1011,18 +1015,28 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	c->state = SM_LIVE;
 	c->batch = reg->ops->prepare || reg->ops->finish;
 	c->range_align = reg->range_align ?: 1;
+	/* The state only lazy or movable clients have, beside the object. */
+	ret = -ENOMEM;
+	if (reg->flags & IB_SYNC_MEM_F_LAZY) {
+		c->lazy = kzalloc(sizeof(*c->lazy), GFP_KERNEL);
+		if (!c->lazy)
+			goto err_parts;
+	}
 	/* A lazy client that syncs ranges keeps what was marked where. */
 	if ((reg->flags & IB_SYNC_MEM_F_LAZY) && reg->ops->sync_range &&
 	    reg->size) {
 		c->spans = kzalloc(sizeof(*c->spans), GFP_KERNEL);
-		if (!c->spans) {
-			ret = -ENOMEM;
-			goto err_stats;
-		}
+		if (!c->spans)
+			goto err_parts;
 		spin_lock_init(&c->spans->lock);
 	}
-	spin_lock_init(&c->move_lock);
-	mutex_init(&c->reval_lock);
+	if (reg->ops->revalidate) {
+		c->move = kzalloc(sizeof(*c->move), GFP_KERNEL);
+		if (!c->move)
+			goto err_parts;
+		spin_lock_init(&c->move->lock);
+		mutex_init(&c->move->reval_lock);
+	}
 	kref_init(&c->kref);
 	strscpy(c->name, reg->name, sizeof(c->name));
 
@@ -1068,8 +1082,10 @@ err_unlock:
 	xa_erase(&sm_clients, c->id);
 err_count:
 	atomic_dec(&sm_counters.registered);
+err_parts:
+	kfree(c->move);
+	kfree(c->lazy);
 	kfree(c->spans);
-err_stats:
 	free_percpu(c->stats);
 err_free:
 	kmem_cache_free(sm_client_cache, c);
@@ -1363,17 +1379,17 @@ static int sm_move(struct ib_sync_mem_client *c, u64 offset, u64 len)
 	err = sm_state_errno(c);
 	if (err)
 		return err;
-	spin_lock_irqsave(&c->move_lock, flags);
-	if (c->moved_start == c->moved_end) {
-		c->moved_start = offset;
-		c->moved_end = offset + len;
+	spin_lock_irqsave(&c->move->lock, flags);
+	if (c->move->start == c->move->end) {
+		c->move->start = offset;
+		c->move->end = offset + len;
 	} else {
-		c->moved_start = min(c->moved_start, offset);
-		c->moved_end = max(c->moved_end, offset + len);
+		c->move->start = min(c->move->start, offset);
+		c->move->end = max(c->move->end, offset + len);
 	}
 	/* Read by sm_moved() without the lock. */
 	WRITE_ONCE(c->moves, c->moves + 1);
-	spin_unlock_irqrestore(&c->move_lock, flags);
+	spin_unlock_irqrestore(&c->move->lock, flags);
 	trace_client_move(c, offset, len, 0);
 	return 0;
 }
@@ -2218,7 +2234,7 @@ void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client,
 	}
 	for (d = 0; d < SM_DIRTY_DIRS; d++)
 		if (dirs & BIT(d))
-			atomic64_inc_return(&client->dirty[d]);	/* ordered */
+			atomic64_inc_return(&client->lazy->dirty[d]);	/* ordered */
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_mark_dirty);
 

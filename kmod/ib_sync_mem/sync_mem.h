@@ -305,27 +305,52 @@ struct sm_cover {
  * @unreg_in_inval: ->invalidate unregistered the client (under dom->lock)
  * @unregistering: ib_sync_mem_unregister_many() took it off the list and
  *	still has to finish its unregister (only that task uses it)
- * @dirty: lazy clients: per direction, the generation of the owner's
- *	writes, bumped by ib_sync_mem_mark_dirty()
- * @clean: per direction, the newest generation a ->sync that completed
- *	successfully had seen before it began
+ * @lazy: lazy clients only (their dirty state), else NULL
  * @last_err: result of the last sync (written only when it changes)
  * @pinned_pages: pages the client keeps pinned (region clients)
- * @move_lock: protects @moves and the moved span (never held across a
- *	callback: ib_sync_mem_invalidate_range() may be called in atomic
- *	context, the exporter's reservation lock held)
  * @moves: ranges moved (ib_sync_mem_invalidate_range() calls), ever
+ *	(under @move's lock)
  * @revalidated: @moves a successful ->revalidate covered; the client must
  *	be revalidated before its next ->sync while the two differ
- * @moved_start: start of the span moved since then
- * @moved_end: its end (exclusive)
- * @reval_lock: one ->revalidate at a time
+ * @move: clients that can move only (ops->revalidate), else NULL
  * @stats: per-CPU counters
  * @rcu: frees the object after the SRCU grace period that follows release
  * @name: NUL-terminated name
  * @spans: ranged lazy clients only (see struct sm_dirty_spans), else NULL
  * @range_align: ranges of the client start and end on this (a power of
  *	two; the end may also be the client's end)
+ */
+/**
+ * struct sm_lazy - the dirty state of a lazy client
+ * @dirty: per direction, the generation of the owner's writes, bumped by
+ *	ib_sync_mem_mark_dirty()
+ * @clean: per direction, the newest generation a ->sync that completed
+ *	successfully had seen before it began
+ */
+struct sm_lazy {
+	atomic64_t dirty[SM_DIRTY_DIRS];
+	atomic64_t clean[SM_DIRTY_DIRS];
+};
+
+/**
+ * struct sm_move - the moves of a client that can move (ops->revalidate)
+ * @lock: protects the client's @moves and the span below (never held
+ *	across a callback: ib_sync_mem_invalidate_range() may be called in
+ *	atomic context, the exporter's reservation lock held)
+ * @start: start of the span moved since the last revalidation
+ * @end: its end (exclusive)
+ * @reval_lock: one ->revalidate at a time
+ */
+struct sm_move {
+	spinlock_t lock;	/* see above */
+	u64 start;
+	u64 end;
+	struct mutex reval_lock;	/* see above */
+};
+
+/*
+ * Laid out for the fan-out: what a pass reads of every client first; the
+ * state of lazy and movable clients, of invalidation and of dumps after.
  */
 struct ib_sync_mem_client {
 	struct list_head node;
@@ -348,25 +373,21 @@ struct ib_sync_mem_client {
 	bool has_info;
 	bool listed;
 	bool inval_called;
-	struct task_struct *inval_task;
 	bool unreg_in_inval;
 	bool unregistering;
-	atomic64_t dirty[SM_DIRTY_DIRS];
-	atomic64_t clean[SM_DIRTY_DIRS];
+	u32 range_align;
+	struct task_struct *inval_task;
+	struct sm_lazy *lazy;
 	int last_err;
 	atomic_t pinned_pages;
-	spinlock_t move_lock;	/* see above */
 	u64 moves;
 	u64 revalidated;
-	u64 moved_start;
-	u64 moved_end;
-	struct mutex reval_lock;	/* see above */
+	struct sm_move *move;
 	struct sm_stats __percpu *stats;
 	struct rcu_head rcu;
 	char name[IB_SYNC_MEM_NAME_MAX];
 	/* Off the lines a fan-out reads: only ranged lazy clients use them. */
 	struct sm_dirty_spans *spans;
-	u32 range_align;
 };
 
 /*
