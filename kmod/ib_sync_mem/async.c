@@ -18,14 +18,22 @@
  * the work) ends the wait: whoever takes the callback off the in-fence or
  * is called by it.
  *
- * The signalling path: the work item runs the sync like any caller (it
- * may wait for fences: a dma-buf client's ->sync waits for its
- * reservation's) and then, inside a fence signalling section, sets the
- * error and signals. A ->sync must therefore never wait for a fence that
- * depends on an asynchronous sync of its own client; the in-fence is never
- * waited for by blocking. Nothing on the path allocates: the job is
- * allocated by the submitter. The workqueue has a rescuer
- * (WQ_MEM_RECLAIM): reclaim may wait for these fences.
+ * The signalling path: everything from the fence's publication to its
+ * signal. The submitter allocates the job and takes its references; the
+ * in-fence is waited for by a callback, never by blocking. A job whose
+ * clients are all IB_SYNC_MEM_F_FENCE_SAFE (a region's) runs its work item
+ * inside one fence signalling section, from its start to the signal, as
+ * drm/scheduler runs a job (lockdep checks it): the sync is
+ * sm_sync_many() told so (SM_SYNC_SIGNALLING: no event sent, no inbound
+ * flusher made or recovered), and what may allocate or take a lock comes
+ * after the signal: the sync_failed events, the puts of the job's
+ * references. Any other job (a device's, or one with a client that is not
+ * fence-safe: a dma-buf client's ->sync waits for its reservation's fences
+ * and brackets CPU access through the exporter) runs the sync outside the
+ * section, as a blocking sync would, and only the signal inside it. A
+ * ->sync must never wait for a fence that depends on an asynchronous sync
+ * of its own client. The workqueue has a rescuer (WQ_MEM_RECLAIM):
+ * reclaim may wait for these fences.
  *
  * Each fence holds a reference on this module, dropped after an RCU grace
  * period once the fence is freed; module exit waits for those
@@ -65,6 +73,8 @@
  *	may be on several devices
  * @node: on @dom->async_waiting while the job waits for @in
  * @in_done: @in's callback ran (under @dom->async_lock)
+ * @safe: every client is IB_SYNC_MEM_F_FENCE_SAFE: the work item runs
+ *	inside a fence signalling section
  * @dir: the sync's direction
  * @offset: with @len, the range of the one-client form
  * @len: 0 for the whole client
@@ -88,6 +98,7 @@ struct sm_async {
 	struct ib_sync_mem_domain *dom;
 	struct list_head node;
 	bool in_done;
+	bool safe;
 	enum ib_sync_mem_dir dir;
 	u64 offset;
 	u64 len;
@@ -199,61 +210,118 @@ static void sm_async_kind_signalled(struct dma_fence *kind,
 }
 
 /*
- * Start @job's sync on its client's engine if the client has one: false
- * if it takes the ->sync path. Process context.
+ * Start @job's sync on its client's engine if the client has one: 1 once
+ * it started (the kind's fence's callback signals the job), 0 if the job
+ * takes the ->sync path, or the errno the start failed with (the caller
+ * signals it, then sm_async_kind_failed()). Process context.
  */
-static bool sm_async_kind(struct sm_async *job)
+static int sm_async_kind(struct sm_async *job)
 {
 	struct dma_fence *f;
 
 	if (!job->client || job->len)
-		return false;
+		return 0;
+	job->t0 = 0;
 	f = sm_sync_kind_async(job->client, job->dir, job->timeout_ms,
 			       &job->t0);
 	if (!f)
-		return false;
-	if (IS_ERR(f)) {
-		sm_async_signal(job, PTR_ERR(f));
-		return true;
-	}
+		return 0;
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	job->kind = f;
 	if (dma_fence_add_callback(f, &job->kind_cb, sm_async_kind_signalled))
 		sm_async_kind_signalled(f, &job->kind_cb);
-	return true;
+	return 1;
+}
+
+/*
+ * After the signal of a job whose start on its client's engine failed with
+ * @err: the sync_failed event, if the kind's ->sync_async ran.
+ */
+static void sm_async_kind_failed(struct sm_async *job, int err)
+{
+	if (job->t0)
+		sm_event_sync_failed(job->client, job->dir, err);
+}
+
+/*
+ * The sync of a one-client or batch @job: its entries (@one for the
+ * one-client form), their results set. The first entry's error, if any.
+ */
+static int sm_async_sync_entries(struct sm_async *job,
+				 struct ib_sync_mem_batch_entry *one)
+{
+	struct ib_sync_mem_batch_entry *e = job->batch ?: one;
+	unsigned int i, n = job->batch ? job->n : 1;
+	int err;
+
+	if (!job->batch)
+		*one = (struct ib_sync_mem_batch_entry){
+			.client = job->client,
+			.offset = job->offset,
+			.len = job->len,
+		};
+	err = sm_sync_many(e, n, job->dir, job->timeout_ms,
+			   job->safe ? SM_SYNC_SIGNALLING : 0);
+	for (i = 0; !err && i < n; i++)
+		err = e[i].err;
+	return err;
+}
+
+/*
+ * After the signal: the sync_failed events a sync inside the signalling
+ * section left to its caller, one for each client whose ->sync ran and
+ * failed.
+ */
+static void sm_async_events(struct sm_async *job,
+			    const struct ib_sync_mem_batch_entry *one)
+{
+	const struct ib_sync_mem_batch_entry *e = job->batch ?: one;
+	unsigned int i, n = job->batch ? job->n : 1;
+
+	for (i = 0; i < n; i++)
+		if (e[i].ran && e[i].err)
+			sm_event_sync_failed(e[i].client, job->dir, e[i].err);
 }
 
 static void sm_async_work(struct work_struct *work)
 {
 	struct sm_async *job = container_of(work, struct sm_async, work);
+	struct ib_sync_mem_batch_entry one = {};
 	struct ib_sync_mem_result res;
-	unsigned int i;
-	int err = 0;
+	bool cookie = false;
+	int err = 0, kind = 0;
 
+	/* From here to the signal: the fence's signalling path. */
+	if (job->safe)
+		cookie = dma_fence_begin_signalling();
 	/* An in-fence that failed: what it fed this sync is not there. */
 	if (job->in)
 		err = min(dma_fence_get_status(job->in), 0);
-	/* On the client's engine: its fence's callback signals the job. */
-	if (!err && sm_async_kind(job))
-		return;
-	if (!err && job->batch) {
-		err = ib_sync_mem_sync_many(job->batch, job->n, job->dir,
-					    job->timeout_ms);
-		for (i = 0; !err && i < job->n; i++)
-			err = job->batch[i].err;
-	} else if (!err) {
-		if (!job->client)
-			err = sm_sync_domain(job->dom, NULL, job->dir,
-					     job->timeout_ms, false, &res) ?:
-			      res.err;
-		else if (job->len)
-			err = ib_sync_mem_sync_range(job->client, job->dir,
-						     job->offset, job->len,
-						     job->timeout_ms);
-		else
-			err = ib_sync_mem_sync(job->client, job->dir,
-					       job->timeout_ms);
+	if (!err) {
+		/* On the client's engine: its fence's callback signals. */
+		kind = sm_async_kind(job);
+		if (kind > 0)
+			goto out;
+		err = kind;
 	}
-	sm_async_signal(job, err);
+	if (!err && job->dom && !job->client)
+		err = sm_sync_domain(job->dom, NULL, job->dir, job->timeout_ms,
+				     false, &res) ?: res.err;
+	else if (!err)
+		err = sm_async_sync_entries(job, &one);
+	sm_async_signal_only(job, err);
+out:
+	if (job->safe)
+		dma_fence_end_signalling(cookie);
+	if (kind > 0)
+		return;
+	/* After the signal: what the section left to do. */
+	if (kind < 0)
+		sm_async_kind_failed(job, kind);
+	else if (job->safe)
+		sm_async_events(job, &one);
+	sm_async_release(job);
 }
 
 /* @job's in-fence signalled; its lock is held, interrupts off. */
@@ -357,8 +425,16 @@ static void sm_async_submit(struct sm_async *job)
 	int err = 0;
 
 	/* No in-fence: on the client's engine, if it has one, from here. */
-	if (!job->in && sm_async_kind(job))
-		return;
+	if (!job->in) {
+		err = sm_async_kind(job);
+		if (err < 0) {
+			sm_async_signal_only(job, err);
+			sm_async_kind_failed(job, err);
+			sm_async_release(job);
+		}
+		if (err)
+			return;
+	}
 	if (!job->in ||
 	    dma_fence_add_callback(job->in, &job->cb, sm_async_in_signalled)) {
 		/* No in-fence, or it has signalled already. */
@@ -456,6 +532,7 @@ struct dma_fence *ib_sync_mem_sync_async(struct ib_sync_mem_client *client,
 	job->client = ib_sync_mem_get(client);
 	job->offset = offset;
 	job->len = len;
+	job->safe = client->flags & IB_SYNC_MEM_F_FENCE_SAFE;
 	sm_async_submit(job);
 	return &job->base;
 }
@@ -552,12 +629,16 @@ ib_sync_mem_sync_many_async(const struct ib_sync_mem_batch_entry *e,
 		kvfree(batch);
 		return ERR_PTR(-ENOMEM);
 	}
-	for (i = 0; i < n; i++)
+	job->safe = true;
+	for (i = 0; i < n; i++) {
 		batch[i] = (struct ib_sync_mem_batch_entry){
 			.client = ib_sync_mem_get(e[i].client),
 			.offset = e[i].offset,
 			.len = e[i].len,
 		};
+		if (!(e[i].client->flags & IB_SYNC_MEM_F_FENCE_SAFE))
+			job->safe = false;
+	}
 	job->batch = batch;
 	job->n = n;
 	sm_async_submit(job);

@@ -382,28 +382,30 @@ static noinline int sm_revalidate(struct ib_sync_mem_client *c,
 	u64 moves, start, end;
 	int err = 0;
 
-	if (mutex_lock_killable(&c->reval_lock))
+	struct sm_move *m = c->move;
+
+	if (mutex_lock_killable(&m->reval_lock))
 		return -EINTR;
-	spin_lock_irq(&c->move_lock);
+	spin_lock_irq(&m->lock);
 	moves = c->moves;
-	start = c->moved_start;
-	end = c->moved_end;
-	spin_unlock_irq(&c->move_lock);
+	start = m->start;
+	end = m->end;
+	spin_unlock_irq(&m->lock);
 	if (moves != c->revalidated) {
 		err = c->ops->revalidate(c, start, end - start, deadline);
 		trace_client_revalidate(c, start, end - start, err);
 	}
 	if (!err) {
-		spin_lock_irq(&c->move_lock);
+		spin_lock_irq(&m->lock);
 		if (c->moves == moves) {
-			c->moved_start = 0;
-			c->moved_end = 0;
+			m->start = 0;
+			m->end = 0;
 		}
 		/* Pairs with the acquire of sm_moved(). */
 		smp_store_release(&c->revalidated, moves);
-		spin_unlock_irq(&c->move_lock);
+		spin_unlock_irq(&m->lock);
 	}
-	mutex_unlock(&c->reval_lock);
+	mutex_unlock(&m->reval_lock);
 	return err;
 }
 
@@ -506,12 +508,12 @@ static enum sm_owed sm_cover_range(struct sm_cover *cv, u64 offset, u64 len)
  * through the NIC. (A pass runs a client that can do neither: its result.)
  */
 static noinline int sm_flush_inbound(struct ib_sync_mem_client *c,
-				     ktime_t deadline)
+				     ktime_t deadline, unsigned int flags)
 {
 	if (c->ops->flush_inbound)
 		return c->ops->flush_inbound(c, deadline);
 	if (c->ops->inbound_target)
-		return sm_inbound_flush(c, deadline);
+		return sm_inbound_flush(c, deadline, flags);
 	return -EOPNOTSUPP;
 }
 
@@ -523,13 +525,13 @@ static noinline int sm_flush_inbound(struct ib_sync_mem_client *c,
  */
 static noinline int sm_sync_other(struct ib_sync_mem_client *c,
 				  enum ib_sync_mem_dir dir, ktime_t deadline,
-				  const struct sm_cover *spans)
+				  const struct sm_cover *spans, unsigned int flags)
 {
 	unsigned int i;
 	int err = 0;
 
 	if (dir == IB_SYNC_MEM_INBOUND)
-		return sm_flush_inbound(c, deadline);
+		return sm_flush_inbound(c, deadline, flags);
 	if (!c->ops->sync_range)
 		return c->ops->sync(c, dir, deadline);
 	for (i = 0; i < spans->n && !err; i++)
@@ -578,19 +580,22 @@ static __always_inline void sm_sync_counted(struct ib_sync_mem_client *c,
 /* Has @c moved since its last revalidation? */
 static __always_inline bool sm_moved(struct ib_sync_mem_client *c)
 {
-	/* Pairs with the releases of the move_lock's unlock and above. */
+	/* Pairs with the releases of the move lock's unlock and above. */
 	return READ_ONCE(c->moves) != smp_load_acquire(&c->revalidated);
 }
 
 /*
  * Call ->sync of a live client (over @spans, NULL for the whole client)
  * and account for it (@now and @acc: the comment before sm_revalidate()).
+ * @flags: SM_SYNC_*; in a fence's signalling section (SM_SYNC_SIGNALLING)
+ * the sync_failed event is its caller's to send, after the signal.
  */
 static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 					enum ib_sync_mem_dir dir,
 					const struct sm_cover *spans,
 					ktime_t deadline, u64 pass, u64 *now,
-					struct sm_pass_acc *acc)
+					struct sm_pass_acc *acc,
+					unsigned int flags)
 {
 	u64 t, ns = 0, bytes = c->size;
 	unsigned long other;
@@ -614,7 +619,7 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 		bytes = spans->bytes;
 	} else {
 		if (!err)
-			err = sm_sync_other(c, dir, deadline, spans);
+			err = sm_sync_other(c, dir, deadline, spans, flags);
 		bytes = sm_other_bytes(c, dir, spans);
 	}
 	if (timed) {
@@ -623,7 +628,7 @@ static __always_inline int sm_call_sync(struct ib_sync_mem_client *c,
 		*now = t;
 	}
 
-	if (err)
+	if (err && !(flags & SM_SYNC_SIGNALLING))
 		sm_event_sync_failed(c, dir, err);
 	sm_sync_counted(c, dir, timed, ns, bytes, err, pass, acc);
 	return err;
@@ -671,8 +676,8 @@ static __always_inline enum sm_owed sm_lazy_owed(struct ib_sync_mem_client *c,
 	for (d = 0; d < SM_DIRTY_DIRS; d++) {
 		if (!(dirs & BIT(d)))
 			continue;
-		cv->gen[d] = atomic64_read_acquire(&c->dirty[d]);
-		if (atomic64_read_acquire(&c->clean[d]) < cv->gen[d])
+		cv->gen[d] = atomic64_read_acquire(&c->lazy->dirty[d]);
+		if (atomic64_read_acquire(&c->lazy->clean[d]) < cv->gen[d])
 			owed = true;
 	}
 	/*
@@ -704,9 +709,9 @@ static __always_inline void sm_lazy_synced(struct ib_sync_mem_client *c,
 		if (!(dirs & BIT(d)))
 			continue;
 		/* Concurrent ->syncs finish in any order: keep the newest. */
-		old = atomic64_read(&c->clean[d]);
+		old = atomic64_read(&c->lazy->clean[d]);
 		while (old < cv->gen[d] &&
-		       !atomic64_try_cmpxchg_release(&c->clean[d], &old,
+		       !atomic64_try_cmpxchg_release(&c->lazy->clean[d], &old,
 						     cv->gen[d]))
 			;
 	}
@@ -814,8 +819,10 @@ static void sm_client_wait_idle(struct ib_sync_mem_client *c)
  *
  * Return: the kind's fence: the client stays counted until the caller's
  * sm_sync_kind_done(); NULL: the client takes the ->sync path (nothing
- * done); or an ERR_PTR: the sync's result, accounted (a client that is not
- * live: its errno, uncounted, as ib_sync_mem_sync() returns it).
+ * done); or an ERR_PTR: the sync's result, accounted, *@t0 set: its
+ * sync_failed event is the caller's to send (after its fence's signal);
+ * or, *@t0 left alone, a client that is not live: its errno, uncounted,
+ * as ib_sync_mem_sync() returns it.
  */
 struct dma_fence *sm_sync_kind_async(struct ib_sync_mem_client *c,
 				     enum ib_sync_mem_dir dir,
@@ -845,7 +852,6 @@ struct dma_fence *sm_sync_kind_async(struct ib_sync_mem_client *c,
 		f = ERR_PTR(-EIO);
 	if (IS_ERR(f)) {
 		err = PTR_ERR(f);
-		sm_event_sync_failed(c, dir, err);
 		sm_sync_kind_done(c, dir, err, *t0);
 	}
 out:
@@ -882,6 +888,8 @@ static void sm_client_free_rcu(struct rcu_head *rcu)
 
 	free_percpu(c->stats);
 	kfree(c->spans);
+	kfree(c->lazy);
+	kfree(c->move);
 	kmem_cache_free(sm_client_cache, c);
 }
 
@@ -927,6 +935,9 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
 		return -EINVAL;
 	if (reg->flags & ~IB_SYNC_MEM_F_ALL)
 		return -EINVAL;
+	/* ->revalidate maps again: not on a fence's signalling path. */
+	if ((reg->flags & IB_SYNC_MEM_F_FENCE_SAFE) && reg->ops->revalidate)
+		return -EINVAL;
 	if (reg->range_align && !is_power_of_2(reg->range_align))
 		return -EINVAL;
 	len = strnlen(reg->name, IB_SYNC_MEM_NAME_MAX);
@@ -947,7 +958,8 @@ static int sm_reg_check(const struct ib_sync_mem_reg *reg)
  *
  * Return: the client, holding one reference that ib_sync_mem_unregister()
  * drops, or an ERR_PTR: -EINVAL for a missing owner, name, ops or ->sync,
- * unknown flags, a range alignment that is not a power of two, or
+ * unknown flags, IB_SYNC_MEM_F_FENCE_SAFE with ->revalidate, a range
+ * alignment that is not a power of two, or
  * ->release without ops->owner, -ENAMETOOLONG for a
  * name of IB_SYNC_MEM_NAME_MAX bytes or more, -ENODEV if the device has
  * no domain (not attached or being removed), -EBUSY if the ops' module is
@@ -970,6 +982,9 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	dom = sm_domain_get(ibdev);
 	if (!dom)
 		return ERR_PTR(-ENODEV);
+	/* Its flushes, asynchronous ones too, find the flusher made. */
+	if (reg->ops->inbound_target && !reg->ops->flush_inbound)
+		sm_inbound_prepare(dom);
 
 	if (!try_module_get(reg->ops->owner)) {
 		ret = -EBUSY;
@@ -1000,18 +1015,28 @@ ib_sync_mem_register(struct ib_device *ibdev, const struct ib_sync_mem_reg *reg)
 	c->state = SM_LIVE;
 	c->batch = reg->ops->prepare || reg->ops->finish;
 	c->range_align = reg->range_align ?: 1;
+	/* The state only lazy or movable clients have, beside the object. */
+	ret = -ENOMEM;
+	if (reg->flags & IB_SYNC_MEM_F_LAZY) {
+		c->lazy = kzalloc(sizeof(*c->lazy), GFP_KERNEL);
+		if (!c->lazy)
+			goto err_parts;
+	}
 	/* A lazy client that syncs ranges keeps what was marked where. */
 	if ((reg->flags & IB_SYNC_MEM_F_LAZY) && reg->ops->sync_range &&
 	    reg->size) {
 		c->spans = kzalloc(sizeof(*c->spans), GFP_KERNEL);
-		if (!c->spans) {
-			ret = -ENOMEM;
-			goto err_stats;
-		}
+		if (!c->spans)
+			goto err_parts;
 		spin_lock_init(&c->spans->lock);
 	}
-	spin_lock_init(&c->move_lock);
-	mutex_init(&c->reval_lock);
+	if (reg->ops->revalidate) {
+		c->move = kzalloc(sizeof(*c->move), GFP_KERNEL);
+		if (!c->move)
+			goto err_parts;
+		spin_lock_init(&c->move->lock);
+		mutex_init(&c->move->reval_lock);
+	}
 	kref_init(&c->kref);
 	strscpy(c->name, reg->name, sizeof(c->name));
 
@@ -1057,8 +1082,10 @@ err_unlock:
 	xa_erase(&sm_clients, c->id);
 err_count:
 	atomic_dec(&sm_counters.registered);
+err_parts:
+	kfree(c->move);
+	kfree(c->lazy);
 	kfree(c->spans);
-err_stats:
 	free_percpu(c->stats);
 err_free:
 	kmem_cache_free(sm_client_cache, c);
@@ -1352,17 +1379,17 @@ static int sm_move(struct ib_sync_mem_client *c, u64 offset, u64 len)
 	err = sm_state_errno(c);
 	if (err)
 		return err;
-	spin_lock_irqsave(&c->move_lock, flags);
-	if (c->moved_start == c->moved_end) {
-		c->moved_start = offset;
-		c->moved_end = offset + len;
+	spin_lock_irqsave(&c->move->lock, flags);
+	if (c->move->start == c->move->end) {
+		c->move->start = offset;
+		c->move->end = offset + len;
 	} else {
-		c->moved_start = min(c->moved_start, offset);
-		c->moved_end = max(c->moved_end, offset + len);
+		c->move->start = min(c->move->start, offset);
+		c->move->end = max(c->move->end, offset + len);
 	}
 	/* Read by sm_moved() without the lock. */
 	WRITE_ONCE(c->moves, c->moves + 1);
-	spin_unlock_irqrestore(&c->move_lock, flags);
+	spin_unlock_irqrestore(&c->move->lock, flags);
 	trace_client_move(c, offset, len, 0);
 	return 0;
 }
@@ -1570,7 +1597,7 @@ static __always_inline int sm_sync_one(struct ib_sync_mem_client *client,
 			err = sm_call_sync(client, dir,
 					   owed == SM_OWED_SPANS ? &cv : NULL,
 					   deadline, 0, sm_timed() ? &now : NULL,
-					   NULL);
+					   NULL, 0);
 			if (!err && !len)
 				sm_lazy_synced(client, dir, &cv);
 			n = 1;
@@ -1638,6 +1665,28 @@ EXPORT_SYMBOL_GPL(ib_sync_mem_sync);
 int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 			  enum ib_sync_mem_dir dir, unsigned int timeout_ms)
 {
+	sm_sync_might_wait();
+	return sm_sync_many(e, n, dir, timeout_ms, 0);
+}
+EXPORT_SYMBOL_GPL(ib_sync_mem_sync_many);
+
+/**
+ * sm_sync_many() - ib_sync_mem_sync_many(), told where it runs
+ * @e: as there
+ * @n: as there
+ * @dir: as there
+ * @timeout_ms: as there
+ * @flags: SM_SYNC_SIGNALLING inside a fence's signalling section (an
+ *	asynchronous sync of fence-safe clients): no sync_failed event is
+ *	sent (the caller sends one for each entry that ran and failed, after
+ *	the signal), and no inbound flusher is made or recovered
+ *
+ * Return: as ib_sync_mem_sync_many().
+ */
+int sm_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
+		 enum ib_sync_mem_dir dir, unsigned int timeout_ms,
+		 unsigned int flags)
+{
 	ktime_t timeout = ms_to_ktime(timeout_ms ?: READ_ONCE(sync_timeout_ms));
 	bool traced = trace_sync_end_enabled();
 	enum sm_owed owed;
@@ -1646,7 +1695,6 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 	unsigned int i;
 	int idx;
 
-	sm_sync_might_wait();
 	if (!sm_dir_valid(dir))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
@@ -1682,7 +1730,7 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 						   owed == SM_OWED_SPANS ? &cv : NULL,
 						   ktime_add(ns_to_ktime(t0),
 							     timeout),
-						   0, &now, NULL);
+						   0, &now, NULL, flags);
 				if (!err && !e[i].len)
 					sm_lazy_synced(c, dir, &cv);
 			}
@@ -1697,7 +1745,6 @@ int ib_sync_mem_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 	}
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ib_sync_mem_sync_many);
 
 /**
  * ib_sync_mem_sync_range() - sync bytes of one client
@@ -1849,7 +1896,8 @@ static int sm_run_pass(struct ib_sync_mem_domain *dom, enum ib_sync_mem_dir dir,
 			continue;
 		}
 		ret = sm_call_sync(c, dir, owed == SM_OWED_SPANS ? &cv : NULL,
-				   deadline, record, timed ? &now : NULL, &acc);
+				   deadline, record, timed ? &now : NULL, &acc,
+				   0);
 		sm_client_leave(c);
 		ran++;
 		if (!ret) {
@@ -2186,7 +2234,7 @@ void ib_sync_mem_mark_dirty(struct ib_sync_mem_client *client,
 	}
 	for (d = 0; d < SM_DIRTY_DIRS; d++)
 		if (dirs & BIT(d))
-			atomic64_inc_return(&client->dirty[d]);	/* ordered */
+			atomic64_inc_return(&client->lazy->dirty[d]);	/* ordered */
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_mark_dirty);
 

@@ -123,4 +123,17 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 }
 #endif
 
+/*
+ * PREEMPT_LAZY (6.13, "sched: Add TIF_NEED_RESCHED_LAZY infrastructure"):
+ * waking a fair task asks the running one to reschedule lazily, by
+ * TIF_NEED_RESCHED_LAZY, which need_resched() does not test (on
+ * architectures without it, the name is TIF_NEED_RESCHED's). Before, no
+ * request is lazy.
+ */
+#ifdef TIF_NEED_RESCHED_LAZY
+#define sm_resched_lazy()	test_thread_flag(TIF_NEED_RESCHED_LAZY)
+#else
+#define sm_resched_lazy()	false
+#endif
+
 #endif /* _IB_SYNC_MEM_COMPAT_H */

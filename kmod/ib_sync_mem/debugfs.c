@@ -20,6 +20,9 @@
  *              the 8 bytes the last READ brought back (a u64 in hex, as
  *              they lie in memory): what the tests check a flush read;
  *              and the times its QP was reset after a WR failed
+ *   inbound_fail_create  an errno (positive): the inbound flusher's
+ *              creation fails with it until 0 is written (at a
+ *              registration, or a blocking flush with no flusher)
  *   region_rechecks  "queued N" and "done N": region re-checks after an
  *              MMU_NOTIFY_CLEAR (equal when none is pending)
  *   dma/ID     the DMA mapping of client ID on its device (a region or a
@@ -205,6 +208,8 @@ void sm_debugfs_init(void)
 			    (void *)&sm_inbound_hold, &sm_hold_fops);
 	debugfs_create_file("inbound", 0444, sm_debugfs_root, NULL,
 			    &sm_inbound_fops);
+	debugfs_create_u32("inbound_fail_create", 0600, sm_debugfs_root,
+			   &sm_inbound_fail_create);
 	debugfs_create_file("region_rechecks", 0444, sm_debugfs_root, NULL,
 			    &sm_rechecks_fops);
 	sm_debugfs_dma = debugfs_create_dir("dma", sm_debugfs_root);

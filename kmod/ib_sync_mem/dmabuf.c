@@ -61,8 +61,10 @@
  * while it waits for rendering can still delay a device removal there
  * until its fences signal. The CPU path has no such wait.
  *
- * A sync waits on fences but is never a dma_fence itself, so it cannot
- * become an indefinite fence. A client that userspace registered without
+ * A sync waits on fences, and allocates and locks through the exporter,
+ * so a dma-buf client is not IB_SYNC_MEM_F_FENCE_SAFE: its asynchronous
+ * sync runs outside the fence's signalling section (async.c), bounded by
+ * its deadline as every sync is. A client that userspace registered without
  * the owned flag keeps its buffer until it is deleted, like a memory region
  * keeps its pages: the buffer is the client's, not the importing file's.
  */

@@ -8,7 +8,9 @@
  * that memory. PCIe orders a read behind the posted writes before it on
  * the same path, so when the read's response is back, the writes are home.
  *
- * Per RDMA device, made at its first flush and gone with the device: a PD,
+ * Per RDMA device, made when the first client the module flushes inbound
+ * registers (a blocking flush makes it if that failed) and gone with the
+ * device: a PD,
  * a CQ the flushes poll, an RC QP connected to itself (loopback),
  * SM_INBOUND_MRS one-page fast-register MRs and a buffer the reads land
  * in, alone in its cache lines. A flush posts an RDMA READ of 8 bytes of
@@ -43,7 +45,8 @@
  * tries again. A flush polls the CQ itself, as a program's flush does
  * (IB_POLL_DIRECT: no interrupt, no softirq between the completion and
  * the flush): busily for up to four times the last round trip (at most
- * SM_INBOUND_SPIN_NS), then between naps that grow by a quarter up to
+ * SM_INBOUND_SPIN_NS; yielding at once to work woken on its CPU, such as
+ * rxe's, also where the kernel asks only lazily), then between naps that grow by a quarter up to
  * SM_INBOUND_NAP_MAX_US, until its deadline (killable).
  *
  * When the device goes (sm_domain_invalidate_all()), the flusher is
@@ -480,13 +483,21 @@ static void sm_inbound_free(struct sm_inbound *f)
 	kfree(f);
 }
 
+/* debugfs inbound_fail_create: a positive errno the creation fails with. */
+u32 sm_inbound_fail_create;
+EXPORT_SYMBOL_NS_GPL(sm_inbound_fail_create, "IB_SYNC_MEM_INTERNAL");
+
 static struct sm_inbound *sm_inbound_create(struct ib_device *ibdev)
 {
 	struct ib_qp_init_attr qa = {};
 	struct sm_inbound *f;
 	int ret = -ENOMEM, i;
+	u32 fail;
 	u64 dma;
 
+	fail = READ_ONCE(sm_inbound_fail_create);
+	if (fail && fail < MAX_ERRNO)
+		return ERR_PTR(-(int)fail);
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return ERR_PTR(-ENOMEM);
@@ -560,8 +571,9 @@ err:
 }
 
 /*
- * The device's flusher, made at the first flush (under dom->inbound_lock,
- * held only while it is made).
+ * The device's flusher, made if it is not there yet (under
+ * dom->inbound_lock, held only while it is made; a failure is kept in
+ * dom->inbound_err).
  */
 static struct sm_inbound *sm_inbound_get(struct ib_sync_mem_domain *dom)
 {
@@ -585,13 +597,31 @@ static struct sm_inbound *sm_inbound_get(struct ib_sync_mem_domain *dom)
 	if (IS_ERR(f)) {
 		pr_err_ratelimited("%s: no QP for inbound flushes: %pe\n",
 				   dom->name, f);
+		WRITE_ONCE(dom->inbound_err, PTR_ERR(f));
 		goto out;
 	}
+	WRITE_ONCE(dom->inbound_err, 0);
 	/* sm_inbound_stop() and the flushes read it without the lock. */
 	smp_store_release(&dom->inbound, f);
 out:
 	mutex_unlock(&dom->inbound_lock);
 	return f;
+}
+
+/**
+ * sm_inbound_prepare() - make @dom's flusher before a flush needs it
+ * @dom: the domain of a client the module flushes inbound, registering
+ *
+ * An asynchronous flush runs inside its fence's signalling section, where
+ * making a QP (allocations, a mutex held around them) is not allowed: it
+ * uses the flusher this made, and fails with the errno of its creation
+ * (dom->inbound_err) if there is none. A failure does not fail the
+ * registration: it is logged, and a blocking flush tries again.
+ * Process context.
+ */
+void sm_inbound_prepare(struct ib_sync_mem_domain *dom)
+{
+	sm_inbound_get(dom);
 }
 
 /* Own @f if nobody does: true if the caller does now. */
@@ -649,7 +679,9 @@ static int sm_inbound_acquire(struct sm_inbound *f,
 /*
  * Poll @f's CQ until no READ is in flight: busily for up to four times the
  * last round trip (at most SM_INBOUND_SPIN_NS; a READ's tail is about
- * three times its median) unless the CPU is wanted, then between naps that
+ * three times its median) unless the CPU is wanted (a lazy request, as
+ * PREEMPT_LAZY makes for a woken worker, is let run at once and the spin
+ * goes on), then between naps that
  * grow by a quarter up to SM_INBOUND_NAP_MAX_US (a poll at most a quarter
  * late). Ends when the device goes, the caller is killed or @deadline
  * passes. The owner's: the one poller of the CQ.
@@ -672,7 +704,15 @@ static int sm_inbound_wait(struct sm_inbound *f, ktime_t deadline)
 		if (now >= ktime_to_ns(deadline))
 			return -ETIMEDOUT;
 		if (now < spin_end && !need_resched()) {
-			cpu_relax();
+			/*
+			 * A lazy request (PREEMPT_LAZY) is the work just woken,
+			 * maybe the device's that completes the READ, on this
+			 * CPU: let it run now rather than at the next tick.
+			 */
+			if (sm_resched_lazy())
+				schedule();
+			else
+				cpu_relax();
 			continue;
 		}
 		/* Not past the deadline by more than its slack. */
@@ -856,6 +896,7 @@ undo:
  * sm_inbound_flush() - flush a client's inbound writes by a READ of the NIC
  * @c: the client, live, its caller counted in its busy count
  * @deadline: the caller's
+ * @flags: SM_SYNC_*
  *
  * Waits for the flusher while another client's flush owns it, then for a
  * READ a flush before left in flight, recovers the QP if a WR failed,
@@ -866,9 +907,13 @@ undo:
  * unregistered meanwhile (-ENXIO: its memory was invalidated), -EIO if
  * the READ failed, an errno of ops->inbound_target, of making the QP or
  * of connecting it again; -ENETUNREACH if the port has no GID the QP can
- * send from, -ENETDOWN if it is down.
+ * send from, -ENETDOWN if it is down. With SM_SYNC_SIGNALLING in @flags
+ * (inside a fence's signalling section) it makes no flusher and recovers
+ * no QP: the errno of the flusher's creation if there is none (-ENODEV
+ * once the device is going), -EIO if a failed WR broke the QP.
  */
-int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
+int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline,
+		     unsigned int flags)
 {
 	struct ib_sync_mem_domain *dom = c->dom;
 	struct sm_inbound *f;
@@ -878,16 +923,24 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline)
 	ret = c->ops->inbound_target(c, &addr);
 	if (ret)
 		return ret;
-	f = sm_inbound_get(dom);
-	if (IS_ERR(f))
-		return PTR_ERR(f);
+	if (flags & SM_SYNC_SIGNALLING) {
+		/* Pairs with the release in sm_inbound_get(). */
+		f = smp_load_acquire(&dom->inbound);
+		if (!f)
+			return READ_ONCE(dom->dying) ? -ENODEV :
+			       READ_ONCE(dom->inbound_err) ?: -ENODEV;
+	} else {
+		f = sm_inbound_get(dom);
+		if (IS_ERR(f))
+			return PTR_ERR(f);
+	}
 	ret = sm_inbound_acquire(f, c, deadline);
 	if (ret)
 		return ret;
 	/* A READ a flush before gave up on first. */
 	ret = sm_inbound_wait(f, deadline);
 	if (!ret && READ_ONCE(f->broken))
-		ret = sm_inbound_recover(f);
+		ret = flags & SM_SYNC_SIGNALLING ? -EIO : sm_inbound_recover(f);
 	if (ret)
 		goto out;
 	t0 = ktime_get_ns();

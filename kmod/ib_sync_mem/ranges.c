@@ -103,7 +103,7 @@ void sm_spans_mark(struct ib_sync_mem_client *c, unsigned int dirs,
 	for (d = 0; d < SM_DIRTY_DIRS; d++) {
 		if (!(dirs & BIT(d)))
 			continue;
-		gen = atomic64_inc_return(&c->dirty[d]);	/* ordered */
+		gen = atomic64_inc_return(&c->lazy->dirty[d]);	/* ordered */
 		sm_spans_add(ds, d, start, end, gen);
 	}
 	spin_unlock_irqrestore(&ds->lock, flags);
@@ -131,7 +131,7 @@ void sm_spans_owed(struct ib_sync_mem_client *c, unsigned int dirs,
 	for (d = 0; d < SM_DIRTY_DIRS; d++) {
 		if (!(dirs & BIT(d)))
 			continue;
-		clean = atomic64_read(&c->clean[d]);
+		clean = atomic64_read(&c->lazy->clean[d]);
 		for (i = 0; i < ds->n[d]; i++)
 			if (ds->s[d][i].gen > clean)
 				cv->n = sm_span_put(cv->span, cv->n,
@@ -159,7 +159,7 @@ void sm_spans_synced(struct ib_sync_mem_client *c, unsigned int dirs)
 	for (d = 0; d < SM_DIRTY_DIRS; d++) {
 		if (!(dirs & BIT(d)))
 			continue;
-		clean = atomic64_read(&c->clean[d]);
+		clean = atomic64_read(&c->lazy->clean[d]);
 		for (i = 0, n = 0; i < ds->n[d]; i++)
 			if (ds->s[d][i].gen > clean)
 				ds->s[d][n++] = ds->s[d][i];

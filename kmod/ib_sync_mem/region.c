@@ -552,7 +552,8 @@ sm_region_create(struct ib_device *ibdev, const char *name, u32 flags,
 		.owner = sm_region_owner,
 		.name = name,
 		.ops = &sm_region_ops,
-		.flags = flags,
+		/* Its syncs are DMA syncs of pinned pages, its flush a READ. */
+		.flags = flags | IB_SYNC_MEM_F_FENCE_SAFE,
 		.kind = IB_SYNC_MEM_KIND_REGION,
 	};
 	struct ib_sync_mem_client *c;

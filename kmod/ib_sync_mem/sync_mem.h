@@ -142,8 +142,10 @@ struct sm_inbound;
  * @inbound_lock: the creation of @inbound, its teardown, and the
  *	teardowns of clients that use it (sm_inbound_forget()); never held
  *	across a flush's wait (the flushes take turns on @inbound itself)
- * @inbound: the kernel QP of the module's inbound flushes, made at the
- *	first (inbound.c)
+ * @inbound: the kernel QP of the module's inbound flushes, made when the
+ *	first client that uses it registers (inbound.c)
+ * @inbound_err: why the last creation of @inbound failed (under
+ *	@inbound_lock; read without it), 0 if none did
  * @async_lock: protects @async_waiting and @async_dead; taken inside an
  *	in-fence's lock (async.c), interrupts off
  * @async_waiting: asynchronous syncs waiting for their in-fence
@@ -191,6 +193,7 @@ struct ib_sync_mem_domain {
 	struct sm_stats __percpu *stats;
 	struct mutex inbound_lock;	/* see above */
 	struct sm_inbound *inbound;
+	int inbound_err;
 	spinlock_t async_lock;		/* see above */
 	struct list_head async_waiting;
 	bool async_dead;
@@ -302,27 +305,52 @@ struct sm_cover {
  * @unreg_in_inval: ->invalidate unregistered the client (under dom->lock)
  * @unregistering: ib_sync_mem_unregister_many() took it off the list and
  *	still has to finish its unregister (only that task uses it)
- * @dirty: lazy clients: per direction, the generation of the owner's
- *	writes, bumped by ib_sync_mem_mark_dirty()
- * @clean: per direction, the newest generation a ->sync that completed
- *	successfully had seen before it began
+ * @lazy: lazy clients only (their dirty state), else NULL
  * @last_err: result of the last sync (written only when it changes)
  * @pinned_pages: pages the client keeps pinned (region clients)
- * @move_lock: protects @moves and the moved span (never held across a
- *	callback: ib_sync_mem_invalidate_range() may be called in atomic
- *	context, the exporter's reservation lock held)
  * @moves: ranges moved (ib_sync_mem_invalidate_range() calls), ever
+ *	(under @move's lock)
  * @revalidated: @moves a successful ->revalidate covered; the client must
  *	be revalidated before its next ->sync while the two differ
- * @moved_start: start of the span moved since then
- * @moved_end: its end (exclusive)
- * @reval_lock: one ->revalidate at a time
+ * @move: clients that can move only (ops->revalidate), else NULL
  * @stats: per-CPU counters
  * @rcu: frees the object after the SRCU grace period that follows release
  * @name: NUL-terminated name
  * @spans: ranged lazy clients only (see struct sm_dirty_spans), else NULL
  * @range_align: ranges of the client start and end on this (a power of
  *	two; the end may also be the client's end)
+ */
+/**
+ * struct sm_lazy - the dirty state of a lazy client
+ * @dirty: per direction, the generation of the owner's writes, bumped by
+ *	ib_sync_mem_mark_dirty()
+ * @clean: per direction, the newest generation a ->sync that completed
+ *	successfully had seen before it began
+ */
+struct sm_lazy {
+	atomic64_t dirty[SM_DIRTY_DIRS];
+	atomic64_t clean[SM_DIRTY_DIRS];
+};
+
+/**
+ * struct sm_move - the moves of a client that can move (ops->revalidate)
+ * @lock: protects the client's @moves and the span below (never held
+ *	across a callback: ib_sync_mem_invalidate_range() may be called in
+ *	atomic context, the exporter's reservation lock held)
+ * @start: start of the span moved since the last revalidation
+ * @end: its end (exclusive)
+ * @reval_lock: one ->revalidate at a time
+ */
+struct sm_move {
+	spinlock_t lock;	/* see above */
+	u64 start;
+	u64 end;
+	struct mutex reval_lock;	/* see above */
+};
+
+/*
+ * Laid out for the fan-out: what a pass reads of every client first; the
+ * state of lazy and movable clients, of invalidation and of dumps after.
  */
 struct ib_sync_mem_client {
 	struct list_head node;
@@ -345,25 +373,21 @@ struct ib_sync_mem_client {
 	bool has_info;
 	bool listed;
 	bool inval_called;
-	struct task_struct *inval_task;
 	bool unreg_in_inval;
 	bool unregistering;
-	atomic64_t dirty[SM_DIRTY_DIRS];
-	atomic64_t clean[SM_DIRTY_DIRS];
+	u32 range_align;
+	struct task_struct *inval_task;
+	struct sm_lazy *lazy;
 	int last_err;
 	atomic_t pinned_pages;
-	spinlock_t move_lock;	/* see above */
 	u64 moves;
 	u64 revalidated;
-	u64 moved_start;
-	u64 moved_end;
-	struct mutex reval_lock;	/* see above */
+	struct sm_move *move;
 	struct sm_stats __percpu *stats;
 	struct rcu_head rcu;
 	char name[IB_SYNC_MEM_NAME_MAX];
 	/* Off the lines a fan-out reads: only ranged lazy clients use them. */
 	struct sm_dirty_spans *spans;
-	u32 range_align;
 };
 
 /*
@@ -580,7 +604,10 @@ void sm_nl_exit(void);
 /* inbound.c: the module's inbound flush, an RDMA READ through the NIC */
 /* Pages a device's flusher keeps registered: a few receive buffers. */
 #define SM_INBOUND_MRS	4
-int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline);
+int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline,
+		     unsigned int flags);
+void sm_inbound_prepare(struct ib_sync_mem_domain *dom);
+extern u32 sm_inbound_fail_create;
 void sm_inbound_unqueue(struct ib_sync_mem_client *c);
 void sm_inbound_forget(struct ib_sync_mem_client *c);
 void sm_inbound_stop(struct ib_sync_mem_domain *dom);
@@ -634,6 +661,11 @@ int sm_sync_refused(const struct ib_sync_mem_client *c,
 		    enum ib_sync_mem_dir dir, u64 offset, u64 len);
 int sm_batch_refused(const struct ib_sync_mem_batch_entry *e, unsigned int n,
 		     enum ib_sync_mem_dir dir);
+/* A sync inside a fence's signalling section: sm_sync_many(). */
+#define SM_SYNC_SIGNALLING	BIT(0)
+int sm_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
+		 enum ib_sync_mem_dir dir, unsigned int timeout_ms,
+		 unsigned int flags);
 
 /* dev.c: /dev/ib_sync_mem, the data path */
 int sm_dev_init(void);

@@ -29,6 +29,8 @@
  *	(test_async.c)
  *   inbound_recover_start, `ip link set veth0 down`, inbound_recover_down,
  *	`ip link set veth0 up`, inbound_recover_check (test_inbound.c)
+ *   inbound_nocreate_start DEV, `rdma link delete DEV`,
+ *	inbound_nocreate_check (test_inbound.c)
  *   dump_window_start DEV, `rdma link delete DEV`, a dump's first part,
  *	dump_window_flip, the rest of the dump, dump_window_check
  *   bulk_register N, bulk_invalidate_held, bulk_invalidate_release, ...,
@@ -741,6 +743,11 @@ static int kt_run(char *cmd)
 		return inbound_recover_down();
 	if (!strcmp(cmd, "inbound_recover_check"))
 		return kt_step("inbound_recovery", test_inbound_recover_check);
+	if (str_has_prefix(cmd, "inbound_nocreate_start "))
+		return kt_begin("inbound_no_flusher",
+				inbound_nocreate_start(cmd + strlen("inbound_nocreate_start ")));
+	if (!strcmp(cmd, "inbound_nocreate_check"))
+		return kt_step("inbound_no_flusher", test_inbound_nocreate_check);
 	if (str_has_prefix(cmd, "dump_window_start "))
 		return kt_begin("dump_across_removal",
 				dump_window_start(cmd + strlen("dump_window_start ")));

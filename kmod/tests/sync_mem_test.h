@@ -263,6 +263,8 @@ void test_inbound_buffer(struct ib_device *ibdev);
 int inbound_recover_start(struct ib_device *ibdev);
 int inbound_recover_down(void);
 void test_inbound_recover_check(void);
+int inbound_nocreate_start(const char *name);
+void test_inbound_nocreate_check(void);
 void test_inbound_exit(void);
 void test_ranges(struct ib_device *ibdev);
 void test_dirty_spans(struct ib_device *ibdev);

@@ -27,6 +27,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cache.h>
+#include <linux/dma-fence.h>
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -642,4 +643,94 @@ void test_inbound_recover_check(void)
 void test_inbound_exit(void)
 {
 	in_recover_free();
+}
+
+/*
+ * inbound_no_flusher, in steps around the removal of a device whose
+ * inbound flusher could not be made (test/vm/20-core.sh):
+ * inbound_nocreate_start NAME (NAME a new device with a RoCE v2 GID):
+ * with the creation failing (-ENOMEM), a fence-safe client of NAME
+ * registers all the same; a blocking flush and a second one return
+ * -ENOMEM (the failure left no lock held), and so does an asynchronous
+ * one; with the creation let succeed again, an asynchronous flush still
+ * does (it never makes a flusher: it runs in its fence's signalling
+ * section), then a blocking flush makes it and reads, and an asynchronous
+ * one reads through it. The client is then unregistered and the device
+ * let go (a reference held would hold its removal); `rdma link delete
+ * NAME` must then return. inbound_nocreate_check reports.
+ */
+static int in_async(struct tc *t)
+{
+	struct dma_fence *f;
+	int ret;
+
+	f = ib_sync_mem_sync_async(t->client, IN, 0, 0, 0, NULL);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	if (dma_fence_wait_timeout(f, false, 60 * HZ) <= 0)
+		ret = -EBUSY;
+	else
+		ret = dma_fence_get_status(f);
+	dma_fence_put(f);
+	return ret;
+}
+
+static void in_nocreate(struct ib_device *ibdev, struct tc *t, u64 *page)
+{
+	struct sm_inbound_stats st;
+
+	WRITE_ONCE(sm_inbound_fail_create, ENOMEM);
+	if (IS_ERR(tc_register_ops(ibdev, t, &tc_target_ops,
+				   IB_SYNC_MEM_F_FENCE_SAFE))) {
+		kt_fail++;
+		kt_diag("register: %ld", PTR_ERR(t->client));
+		return;
+	}
+	page[0] = 0x7ec0fe7ec0fe0003ULL;
+	KT_EXPECT_EQ(in_sync(t, IN), -ENOMEM);
+	KT_EXPECT_EQ(in_sync(t, IN), -ENOMEM);
+	KT_EXPECT_EQ(in_async(t), -ENOMEM);
+	WRITE_ONCE(sm_inbound_fail_create, 0);
+	KT_EXPECT_EQ(in_async(t), -ENOMEM);
+	KT_EXPECT_EQ(in_sync(t, IN), 0);
+	in_stats(ibdev, &st);
+	KT_EXPECT_EQ(st.reads, 1);
+	KT_EXPECT_EQ(st.last, 0x7ec0fe7ec0fe0003ULL);
+	page[0] = 0x7ec0fe7ec0fe0004ULL;
+	KT_EXPECT_EQ(in_async(t), 0);
+	in_stats(ibdev, &st);
+	KT_EXPECT_EQ(st.reads, 2);
+	KT_EXPECT_EQ(st.last, 0x7ec0fe7ec0fe0004ULL);
+	tc_unregister(t);
+	KT_EXPECT_EQ(tc_wait_release(t), 1);
+}
+
+int inbound_nocreate_start(const char *name)
+{
+	struct ib_device *ibdev = ib_sync_mem_device_get(name);
+	struct tc *t;
+	u64 *page;
+	u64 dma;
+
+	if (!ibdev)
+		return -ENODEV;
+	t = tc_alloc(1);
+	page = in_page(ibdev, &dma);
+	if (t && page) {
+		t->target = dma;
+		in_nocreate(ibdev, t, page);
+	} else {
+		kt_fail++;
+		kt_diag("no memory for the test");
+	}
+	WRITE_ONCE(sm_inbound_fail_create, 0);
+	in_page_free(ibdev, page, dma);
+	kvfree(t);
+	ib_device_put(ibdev);
+	return 0;
+}
+
+/* The start's expectations, after the removal returned. */
+void test_inbound_nocreate_check(void)
+{
 }

@@ -31,11 +31,14 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/ib_sync_mem_dev.h>
+#include <sys/ioctl.h>
 
 #include "ktap.h"
 #include "rdmalink.h"
 #include "smdebugfs.h"
 #include "smnl.h"
+#include "syncfile.h"
 
 static const char *dev = "rxe0";
 static struct smnl nl;
@@ -1108,6 +1111,120 @@ out_buf:
 		munmap(buf, len);
 }
 
+/*
+ * An asynchronous sync of region @id in @dir through @fd: the fence's
+ * status once it signalled (1: no error), or a negative errno of the
+ * ioctl; 0 if the fence did not signal within the hang guard.
+ */
+static int async_sync(int fd, uint32_t id, uint32_t dir)
+{
+	struct ib_sync_mem_ioc_sync req = {
+		.id = id,
+		.dir = dir,
+		.flags = IB_SYNC_MEM_IOC_F_ASYNC,
+		.timeout_ms = 5000,
+		.in_fence = -1,
+	};
+	int status;
+
+	if (ioctl(fd, IB_SYNC_MEM_IOC_SYNC, &req))
+		return -errno;
+	status = sync_file_wait(req.out_fence, bound_ms(60000));
+	close(req.out_fence);
+	return status;
+}
+
+/*
+ * Asynchronous syncs of regions through /dev/ib_sync_mem. A region is
+ * fence-safe (IB_SYNC_MEM_F_FENCE_SAFE): its job runs inside its fence's
+ * signalling section from start to signal, which lockdep checks on the
+ * debug kernel (dmesg-clean). Each direction signals no error; the inbound
+ * flush made its READ of the region's first 8 bytes (debugfs inbound);
+ * a read-only region's to-cpu signals -EACCES, and a batch of both the
+ * first entry's error.
+ */
+static void test_async(void)
+{
+	const size_t len = 16 * 1024;
+	static const uint32_t dirs[] = {
+		IB_SYNC_MEM_SYNC_TO_DEVICE, IB_SYNC_MEM_SYNC_TO_CPU,
+		IB_SYNC_MEM_SYNC_BIDIRECTIONAL,
+	};
+	struct ib_sync_mem_ioc_entry e[2] = { { 0 } };
+	struct ib_sync_mem_ioc_sync_batch b = {
+		.entries = (uintptr_t)e,
+		.n = 2,
+		.dir = IB_SYNC_MEM_SYNC_TO_CPU,
+		.flags = IB_SYNC_MEM_IOC_F_ASYNC,
+		.timeout_ms = 5000,
+		.in_fence = -1,
+	};
+	uint64_t reads0 = 0, reads1 = 0, last = 0;
+	int fd, id, ro, ret;
+	void *buf, *rbuf;
+	unsigned int i;
+
+	buf = map(len);
+	rbuf = map(len);
+	fd = open("/dev/ib_sync_mem", O_RDWR | O_CLOEXEC);
+	if (!ktap_result(buf && rbuf && fd >= 0,
+			 "async: two buffers and /dev/ib_sync_mem")) {
+		ktap_diag("open: %s", strerror(errno));
+		goto out;
+	}
+	fill(buf, len, 11);
+	fill(rbuf, len, 12);
+	id = smnl_register_region(&nl, dev, "rt-async", (uintptr_t)buf, len,
+				  IB_SYNC_MEM_REGION_F_WRITE);
+	ro = smnl_register_region(&nl, dev, "rt-async-ro", (uintptr_t)rbuf,
+				  len, 0);
+	if (!ktap_result(id > 0 && ro > 0, "async: a writable and a read-only region")) {
+		ktap_diag("register: %s %s \"%s\"", errstr(id), errstr(ro),
+			  nl.extack);
+		goto unreg;
+	}
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		ret = async_sync(fd, id, dirs[i]);
+		ktap_result(ret == 1, "async: a region's sync (dir %u) signals no error (%d)",
+			    dirs[i], ret);
+	}
+	*(volatile uint64_t *)buf = 0x5afe5afe5afe0001ULL;
+	ret = sm_inbound_read(dev, &reads0, &last);
+	ktap_result(ret == 0, "async: debugfs inbound has %s", dev);
+	ret = async_sync(fd, id, IB_SYNC_MEM_SYNC_INBOUND);
+	ktap_result(ret == 1, "async: a region's inbound flush signals no error (%d)", ret);
+	ret = sm_inbound_read(dev, &reads1, &last);
+	ktap_result(ret == 0 && reads1 == reads0 + 1 &&
+		    last == 0x5afe5afe5afe0001ULL,
+		    "async: the flush read the region's first 8 bytes, one READ");
+	ktap_diag("READs %llu -> %llu, last 0x%llx",
+		  (unsigned long long)reads0, (unsigned long long)reads1,
+		  (unsigned long long)last);
+	ret = async_sync(fd, ro, IB_SYNC_MEM_SYNC_TO_CPU);
+	ktap_result(ret == -EACCES, "async: a read-only region's to-cpu signals -EACCES (%d)",
+		    ret);
+	e[0].id = id;
+	e[1].id = ro;
+	ret = ioctl(fd, IB_SYNC_MEM_IOC_SYNC_BATCH, &b) ? -errno :
+	      sync_file_wait(b.out_fence, bound_ms(60000));
+	if (b.out_fence > 0)
+		close(b.out_fence);
+	ktap_result(ret == -EACCES, "async: a batch of both signals the read-only one's -EACCES (%d)",
+		    ret);
+unreg:
+	if (id > 0)
+		smnl_unregister(&nl, id);
+	if (ro > 0)
+		smnl_unregister(&nl, ro);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (buf)
+		munmap(buf, len);
+	if (rbuf)
+		munmap(rbuf, len);
+}
+
 int main(int argc, char **argv)
 {
 	const char *remove_dev = NULL;
@@ -1151,6 +1268,7 @@ int main(int argc, char **argv)
 	test_memlock();
 	test_lazy_region();
 	test_del_during_batch();
+	test_async();
 
 	smnl_close(&nl);
 	return ktap_finish();

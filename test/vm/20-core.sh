@@ -149,6 +149,28 @@ check "inbound recovery: rxe0 active with a RoCE v2 GID again" wait_until 60 rxe
 check "inbound recovery: the old and a new client flush again" run_step inbound_recover_check
 dmesg | grep -E 'inbound' | tail -n 5 >&2
 
+# A device whose inbound flusher cannot be made (debugfs
+# inbound_fail_create, set and cleared by the steps): its flushes fail with
+# the creation's errno and return, twice (no lock left held), asynchronous
+# ones never make it, a blocking one does once it can; the device's removal
+# returns. rxe1 needs a RoCE v2 GID: an address on veth1 for the test.
+check "rdma link add rxe1 (no flusher)" rdma link add rxe1 type rxe netdev veth1
+check "inbound no flusher: an address on veth1" ip addr add 192.168.75.2/32 dev veth1
+check "inbound no flusher: rxe1 active with a RoCE v2 GID" wait_until 60 rxe_ready rxe1
+# A flush that never returns (a lock its creation kept) would hold the step
+# for ever, and the removal behind that lock: the step runs aside, bounded.
+rm -f "$tmp/nocreate.rc"
+(run_step inbound_nocreate_start rxe1; echo $? > "$tmp/nocreate.rc") &
+check "inbound no flusher: flushes fail with its errno, return, then a blocking one makes it" \
+	wait_until $((120 * SYNCMEM_SLOW)) test -s "$tmp/nocreate.rc"
+if [ "$(cat "$tmp/nocreate.rc" 2>/dev/null)" = 0 ]; then
+	check "inbound no flusher: rdma link delete rxe1" timeout $((120 * SYNCMEM_SLOW)) rdma link delete rxe1
+else
+	not_ok "inbound no flusher: rdma link delete rxe1 # not tried: the step did not return"
+fi
+check "inbound no flusher: the address off veth1" ip addr del 192.168.75.2/32 dev veth1
+check "inbound no flusher: every expectation held" run_step inbound_nocreate_check
+
 # Replies at the documented limits: a device sync of as many clients as a
 # device may have and a batch of as many as a request may name.
 limit=$(awk '$2 == "IB_SYNC_MEM_SYNC_BATCH_MAX" { print $3 }' \
@@ -180,8 +202,9 @@ unregister_all >/dev/null 2>&1
 cat "$KTFS/results" > "$kernel_ktap"
 # The listed cases, and the two-step ones here: device_removal_storm,
 # fill_info_after_unregister, killable_waits, invalidate_unregister_device,
-# device_listener, async_across_removal, inbound_recovery.
-expect=$(($(echo "$cases" | wc -w) + 7))
+# device_listener, async_across_removal, inbound_recovery,
+# inbound_no_flusher.
+expect=$(($(echo "$cases" | wc -w) + 8))
 got=$(grep -cE '^(not )?ok ' "$kernel_ktap")
 check "in-kernel suite reported all $expect results" expect results "$got" "$expect"
 check "object counters back to zero" wait_until 30 counters_zero

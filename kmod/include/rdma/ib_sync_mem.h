@@ -128,10 +128,25 @@
  * caller keeps its reference to the in-fence; the sync takes its own. A
  * fence signals within its timeout of the sync's start whatever the sync
  * waits for: a sync that waits for its own fence (imported into the
- * dma-buf it syncs) ends with -ETIMEDOUT at its deadline. The ->sync
- * runs outside the fence's signalling section, because a ->sync may wait
- * for fences: a client's ->sync must never wait for a fence that depends
- * on an asynchronous sync of the same client.
+ * dma-buf it syncs) ends with -ETIMEDOUT at its deadline.
+ * The fence's signalling path: a fence may sit in a buffer's reservation
+ * that memory reclaim waits for, so everything between its publication
+ * and its signal must neither allocate memory that can recurse into
+ * reclaim nor take a lock held elsewhere around such an allocation or a
+ * fence wait (the rules of dma_fence_begin_signalling()). A sync whose
+ * clients are all IB_SYNC_MEM_F_FENCE_SAFE runs entirely inside a
+ * signalling section, from the worker's start to the signal (lockdep
+ * checks it on kernels with it); its sync_failed events are sent after
+ * the signal, and its inbound flush uses the device's flusher made when
+ * the client registered, never makes one, and fails with -EIO rather than
+ * recover a QP a failed READ broke (the next blocking flush does). Any
+ * other sync (a device's, or one with a client that is not fence-safe,
+ * such as a dma-buf's, which waits for its reservation's fences and
+ * brackets CPU access through the exporter) runs its ->sync outside the
+ * section, as a blocking sync would: such a fence may allocate before it
+ * signals and must not be put where reclaim waits for it. A client's
+ * ->sync must never wait for a fence that depends on an asynchronous sync
+ * of the same client.
  * Each fence holds a reference on this module until it is freed. A kind
  * with its own engine implements ->sync_async: an asynchronous sync of one
  * of its clients (whole, not lazy, not inbound, not moved since its last
@@ -201,9 +216,22 @@ enum ib_sync_mem_inval {
 	IB_SYNC_MEM_INVAL_MOVED = 3,
 };
 
-/* Client flags (struct ib_sync_mem_reg.flags). */
-#define IB_SYNC_MEM_F_LAZY	BIT(0)	/* sync only what is marked dirty */
-#define IB_SYNC_MEM_F_ALL	(IB_SYNC_MEM_F_LAZY)
+/*
+ * Client flags (struct ib_sync_mem_reg.flags).
+ *
+ * IB_SYNC_MEM_F_LAZY: sync only what is marked dirty.
+ * IB_SYNC_MEM_F_FENCE_SAFE: the owner's ->sync, ->sync_range,
+ *	->sync_async, ->flush_inbound and ->inbound_target may run inside a
+ *	dma_fence signalling section (an asynchronous sync's; see above):
+ *	they allocate nothing with a GFP that may reclaim, wait for no
+ *	dma_fence, and take no lock that is held elsewhere around such an
+ *	allocation or a fence wait. A client that can move cannot promise it
+ *	(its ->revalidate maps again): registration refuses the flag with
+ *	->revalidate (-EINVAL). The module's region clients have it.
+ */
+#define IB_SYNC_MEM_F_LAZY		BIT(0)
+#define IB_SYNC_MEM_F_FENCE_SAFE	BIT(1)
+#define IB_SYNC_MEM_F_ALL	(IB_SYNC_MEM_F_LAZY | IB_SYNC_MEM_F_FENCE_SAFE)
 
 /**
  * struct ib_sync_mem_ops - what a client's owner implements
