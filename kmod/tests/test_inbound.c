@@ -657,7 +657,8 @@ void test_inbound_exit(void)
  * section), then a blocking flush makes it and reads, and an asynchronous
  * one reads through it. The client is then unregistered and the device
  * let go (a reference held would hold its removal); `rdma link delete
- * NAME` must then return. inbound_nocreate_check reports.
+ * NAME` must then return. inbound_nocreate_check reports the start's
+ * expectations.
  */
 static int in_async(struct tc *t)
 {
@@ -670,10 +671,16 @@ static int in_async(struct tc *t)
 	if (dma_fence_wait_timeout(f, false, 60 * HZ) <= 0)
 		ret = -EBUSY;
 	else
-		ret = dma_fence_get_status(f);
+		ret = min(dma_fence_get_status(f), 0);
 	dma_fence_put(f);
 	return ret;
 }
+
+/*
+ * Each step starts with no failure counted: the start's expectations
+ * (-1: it did not run) wait here for the check to report them.
+ */
+static int nocreate_fails = -1;
 
 static void in_nocreate(struct ib_device *ibdev, struct tc *t, u64 *page)
 {
@@ -727,10 +734,18 @@ int inbound_nocreate_start(const char *name)
 	in_page_free(ibdev, page, dma);
 	kvfree(t);
 	ib_device_put(ibdev);
+	nocreate_fails = kt_fail;
 	return 0;
 }
 
 /* The start's expectations, after the removal returned. */
 void test_inbound_nocreate_check(void)
 {
+	if (nocreate_fails < 0) {
+		kt_fail++;
+		kt_diag("inbound_nocreate_start did not run");
+		return;
+	}
+	kt_fail += nocreate_fails;
+	nocreate_fails = -1;
 }
