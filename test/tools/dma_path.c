@@ -11,7 +11,9 @@
  * addresses of debugfs dma/ID), the CPU its own pages, and only a sync in
  * the right direction copies between them. So the checks are exact, byte
  * for byte: what the device sees without a sync is the old copy, with it
- * the new one, and a range sync moves those bytes and no others.
+ * the new one, and a range sync moves those bytes and no others. A region
+ * at buf + 100, as malloc() returns one, shares its first and last pages
+ * with other memory: no sync of it moves those other bytes.
  *
  * A kernel whose ib_umem maps only coherent DMA (7.x:
  * DMA_ATTR_REQUIRE_COHERENT) refuses such a region: that refusal, with
