@@ -48,7 +48,9 @@ syncmemctl exits.
 Region clients (kind region) cannot be registered here: a region is memory
 of the process that registers it, which for syncmemctl would be its own
 memory, gone when it exits. A program registers its own memory with
-pkg/genl (Conn.RegisterRegion, with memory from AllocRegion).
+pkg/genl (Conn.RegisterRegion): any bytes of it, at any address and of any
+length up to 1 GiB (the kernel pins the pages that hold them), such as a
+buffer from malloc or from AllocRegion.
 
 --owned ties the client to the netlink socket that created it: the kernel
 deletes it when the socket closes, which for a one-shot command is as soon

@@ -36,6 +36,8 @@ clients in the order given (id ID, repeated or comma-separated; at most
 
 With one client, offset and len sync only the len bytes from offset
 (default 0) of it, lazy or not: the bytes the caller says were written.
+offset counts from the client's first byte (for a region, its address,
+wherever in its page that is).
 Sizes take units (4096, 64K, 1MiB). The range must lie inside the client
 (ERANGE otherwise) and, for a sim client, start and end on 64 bytes
 (EINVAL); kinds that cannot sync part of themselves (dma-buf) sync all.
@@ -300,8 +302,8 @@ way. Needs CAP_NET_ADMIN.
 dir is the sync now owed: to-device (the default: the CPU wrote, the
 device reads next), to-cpu (the device wrote), inbound (the NIC wrote, by
 RDMA) or bidirectional (both the CPU and the device). offset and len give
-the bytes written: the len bytes from offset (default 0); without them all
-of the client is marked. Sizes take units (4096, 64K, 1MiB). The range
+the bytes written: the len bytes from offset (default 0, the client's first
+byte); without them all of the client is marked. Sizes take units (4096, 64K, 1MiB). The range
 must lie inside the client (ERANGE otherwise) and, for a sim client, start
 and end on 64 bytes (EINVAL).
 

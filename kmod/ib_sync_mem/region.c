@@ -11,6 +11,15 @@
  * real mappings and syncs; a virtual-DMA device (rxe, siw) has no DMA to
  * sync for (the CPU is its DMA engine): the syncs are no-ops there.
  *
+ * A region is any bytes [addr, addr + len) of the process, as malloc()
+ * returns them: it need not start or end on a page. ib_umem pins and maps
+ * the whole pages that hold it, so byte 0 of the mapping is the start of
+ * the region's first page and the region is at ib_umem_offset() in it.
+ * Every sync covers exactly the region's bytes, or a range of them counted
+ * from its first byte: the rest of its first and last pages is other
+ * memory, which the device never owns. Pinned pages, the memlock account
+ * and the re-check below count the pages the region spans.
+ *
  * Directions follow the access: a read-only region (pinned without write)
  * is never synced from the device into its pages, and refuses to-cpu and
  * bidirectional syncs with -EACCES.
@@ -106,6 +115,17 @@ static bool sm_region_writable(const struct sm_region *r)
 	return r->access & IB_SYNC_MEM_REGION_F_WRITE;
 }
 
+/* The start of the region's first page, and the end of its last one. */
+static unsigned long sm_region_first(const struct sm_region *r)
+{
+	return ALIGN_DOWN(r->addr, PAGE_SIZE);
+}
+
+static unsigned long sm_region_end(const struct sm_region *r)
+{
+	return PAGE_ALIGN(r->addr + r->len);
+}
+
 /*
  * What a sync of @r in @dir can do: -EACCES for one the region's access
  * forbids, -EINVAL for inbound, 1 when there is nothing to do, 0 to sync.
@@ -145,69 +165,67 @@ static void sm_region_sync_seg(struct device *dma, dma_addr_t addr,
 	}
 }
 
-/* ->sync_range: the parts of the DMA segments that hold the range. */
-static int sm_region_sync_range(struct ib_sync_mem_client *client,
-				enum ib_sync_mem_dir dir, u64 offset, u64 len,
-				ktime_t deadline)
+/*
+ * Sync bytes [@start, @end) of @umem's mapping on @dma for @dir: the parts
+ * of the DMA segments that hold them. Byte 0 is the start of the region's
+ * first page.
+ */
+static void sm_region_sync_span(struct device *dma, struct ib_umem *umem,
+				enum ib_sync_mem_dir dir, u64 start, u64 end)
 {
-	struct sm_region *r = ib_sync_mem_client_priv(sm_region_owner, client);
-	u64 pos = 0, start, end, seg, from;
+	struct sg_table *sgt = &umem->sgt_append.sgt;
+	u64 pos = 0, seg, from;
 	struct scatterlist *sg;
-	struct sg_table *sgt;
 	unsigned int i;
-	int ret;
 
-	ret = sm_region_sync_begin(r, dir);
-	if (ret)
-		return ret < 0 ? ret : 0;
-	/* The registry never runs this after ->invalidate: r->umem is there. */
-	sgt = &r->umem->sgt_append.sgt;
-	start = ib_umem_offset(r->umem) + offset;
-	end = start + len;
+	if (start >= end)
+		return;
 	for_each_sgtable_dma_sg(sgt, sg, i) {
 		seg = sg_dma_len(sg);
 		if (pos + seg > start) {
 			from = max(start, pos);
-			sm_region_sync_seg(r->ibdev->dma_device,
-					   sg_dma_address(sg), from - pos,
+			sm_region_sync_seg(dma, sg_dma_address(sg), from - pos,
 					   min(end, pos + seg) - from, dir);
 		}
 		pos += seg;
 		if (pos >= end)
 			break;
 	}
-	return 0;
 }
 
-static int sm_region_sync(struct ib_sync_mem_client *client,
-			  enum ib_sync_mem_dir dir, ktime_t deadline)
+/*
+ * ->sync_range: the range's bytes, @offset counted from the region's first
+ * byte (at ib_umem_offset() of its first page).
+ */
+static int sm_region_sync_range(struct ib_sync_mem_client *client,
+				enum ib_sync_mem_dir dir, u64 offset, u64 len,
+				ktime_t deadline)
 {
 	struct sm_region *r = ib_sync_mem_client_priv(sm_region_owner, client);
-	struct sg_table *sgt;
-	struct device *dma;
+	u64 start;
 	int ret;
 
 	ret = sm_region_sync_begin(r, dir);
 	if (ret)
 		return ret < 0 ? ret : 0;
 	/* The registry never runs this after ->invalidate: r->umem is there. */
-	sgt = &r->umem->sgt_append.sgt;
-	dma = r->ibdev->dma_device;
-	switch (dir) {
-	case IB_SYNC_MEM_TO_DEVICE:
-		dma_sync_sgtable_for_device(dma, sgt, DMA_TO_DEVICE);
-		break;
-	case IB_SYNC_MEM_TO_CPU:
-		dma_sync_sgtable_for_cpu(dma, sgt, DMA_FROM_DEVICE);
-		break;
-	case IB_SYNC_MEM_BIDIRECTIONAL:
-		dma_sync_sgtable_for_cpu(dma, sgt, DMA_BIDIRECTIONAL);
-		dma_sync_sgtable_for_device(dma, sgt, DMA_BIDIRECTIONAL);
-		break;
-	default:
-		return -EINVAL;
-	}
+	start = ib_umem_offset(r->umem) + offset;
+	sm_region_sync_span(r->ibdev->dma_device, r->umem, dir, start,
+			    start + len);
 	return 0;
+}
+
+/*
+ * ->sync: the region's bytes and no others. Its first and last pages may
+ * hold other memory of the process (a malloc()ed buffer's neighbours):
+ * syncing it for the CPU would copy the mapping's stale bytes over them.
+ */
+static int sm_region_sync(struct ib_sync_mem_client *client,
+			  enum ib_sync_mem_dir dir, ktime_t deadline)
+{
+	struct sm_region *r = ib_sync_mem_client_priv(sm_region_owner, client);
+
+	return sm_region_sync_range(client, dir, 0, r->len, deadline);
 }
 
 /*
@@ -229,6 +247,27 @@ static int sm_region_inbound_target(struct ib_sync_mem_client *client,
 	return 0;
 }
 
+/*
+ * ib_umem unmaps whole pages, syncing every byte of them for the CPU (a
+ * bounce buffer copied back, caches invalidated). The bytes of the first
+ * and last pages around the region are other memory of the process, which
+ * no sync of the region moved: sync them for the device first, so that
+ * what comes back is what the CPU holds now. (A write there between this
+ * and the unmap is lost: the device owns whole pages while they are
+ * mapped; only a region of whole pages has no such bytes.)
+ */
+static void sm_region_unmap_prepare(struct sm_region *r, struct ib_umem *umem)
+{
+	u64 start = ib_umem_offset(umem), end = start + r->len;
+
+	if (ib_uses_virt_dma(r->ibdev))
+		return;
+	sm_region_sync_span(r->ibdev->dma_device, umem, IB_SYNC_MEM_TO_DEVICE,
+			    0, start);
+	sm_region_sync_span(r->ibdev->dma_device, umem, IB_SYNC_MEM_TO_DEVICE,
+			    end, PAGE_ALIGN(end));
+}
+
 /* Unmap, unpin and give the locked memory back. Idempotent. */
 static void sm_region_release_umem(struct sm_region *r)
 {
@@ -239,6 +278,7 @@ static void sm_region_release_umem(struct sm_region *r)
 	mutex_unlock(&r->lock);
 	if (!umem)
 		return;
+	sm_region_unmap_prepare(r, umem);
 	ib_umem_release(umem);
 	if (r->client)
 		ib_sync_mem_client_set_pinned(r->client, 0);
@@ -343,7 +383,7 @@ static bool sm_region_compare(struct sm_region *r)
 {
 	struct page *now[SM_RECHECK_BATCH];
 	struct sg_page_iter piter;
-	unsigned long addr = r->addr, end = r->addr + r->len;
+	unsigned long addr = sm_region_first(r), end = sm_region_end(r);
 	struct sg_table *sgt = &r->umem->sgt_append.sgt;
 	bool same = true;
 	long n, i;
@@ -468,11 +508,7 @@ static int sm_region_check(u64 addr, u64 len, struct nlattr *nest,
 			   struct netlink_ext_ack *extack)
 {
 	if (!len || len > SM_REGION_MAX_LEN) {
-		NL_SET_ERR_MSG_ATTR(extack, nest, "region length must be 1 page to 1 GiB");
-		return -EINVAL;
-	}
-	if (!PAGE_ALIGNED(addr) || !PAGE_ALIGNED(len)) {
-		NL_SET_ERR_MSG_ATTR(extack, nest, "region address and length must be page-aligned");
+		NL_SET_ERR_MSG_ATTR(extack, nest, "region length must be 1 byte to 1 GiB");
 		return -EINVAL;
 	}
 	if (addr + len < addr) {
@@ -495,7 +531,8 @@ static bool sm_region_over_memlock(struct sm_region *r)
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 
 	return !capable(CAP_IPC_LOCK) &&
-	       atomic64_read(&r->mm->pinned_vm) + (r->len >> PAGE_SHIFT) > limit;
+	       atomic64_read(&r->mm->pinned_vm) +
+	       ((sm_region_end(r) - sm_region_first(r)) >> PAGE_SHIFT) > limit;
 }
 
 static int sm_region_get_umem(struct sm_region *r, struct nlattr *nest,

@@ -27,8 +27,8 @@ type RegisterRequest struct {
 }
 
 // RegionConfig is memory of the calling process for a region client:
-// page-aligned, a multiple of the page size, 1 page to 1 GiB. It stays
-// pinned (counted against RLIMIT_MEMLOCK unless the caller has
+// Len bytes at Addr, any address, 1 byte to 1 GiB. The pages that hold it
+// stay pinned (counted against RLIMIT_MEMLOCK unless the caller has
 // CAP_IPC_LOCK) and DMA-mapped until the client is deleted.
 type RegionConfig struct {
 	Addr   uint64

@@ -21,12 +21,14 @@ const MaxRegionLen = 1 << 30
 // them coherent for the CPU or the device. access is 0 when the device only
 // reads the memory, RegionWrite when it writes it. It needs CAP_NET_ADMIN.
 //
-// mem must start on a page boundary and be a whole number of pages, 1 page
-// to MaxRegionLen; anything else fails with ErrInvalid before the kernel is
-// asked. Use AllocRegion, or unix.Mmap of a file (a memfd or tmpfs file
-// takes any access; recent kernels refuse RegionWrite on a shared mapping
-// of a file on a disk filesystem). A []byte from make is not guaranteed to
-// be page-aligned.
+// mem may start and end anywhere, as a buffer a program allocated does:
+// 1 byte to MaxRegionLen; an empty or longer one fails with ErrInvalid
+// before the kernel is asked. The kernel pins and maps the whole pages that
+// hold mem (PinnedPages counts them), and a sync moves mem's bytes and no
+// others of those pages; a range's offset counts from mem[0]. Memory from
+// AllocRegion, or unix.Mmap of a file (a memfd or tmpfs file takes any
+// access; recent kernels refuse RegionWrite on a shared mapping of a file
+// on a disk filesystem), has pages of its own.
 //
 // The memory must stay mapped as long as the client is live. Unmapping it
 // (FreeRegion, unix.Munmap, also in part) or exiting invalidates the
@@ -57,26 +59,19 @@ func (c *Conn) RegisterRegion(ctx context.Context, dev, name string, mem []byte,
 
 // checkRegion checks that mem can be a region and returns its address.
 func checkRegion(mem []byte) (uint64, error) {
-	page := os.Getpagesize()
 	if len(mem) == 0 {
-		return 0, invalidf("region is empty: it must be 1 page (%d bytes) to 1 GiB", page)
+		return 0, invalidf("region is empty: it must be 1 byte to 1 GiB")
 	}
-	addr := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
-	switch {
-	case addr%uintptr(page) != 0:
-		return 0, invalidf("region address %#x is not page-aligned (page size %d): allocate it with AllocRegion or mmap",
-			addr, page)
-	case len(mem)%page != 0:
-		return 0, invalidf("region length %d is not a multiple of the page size %d", len(mem), page)
-	case len(mem) > MaxRegionLen:
+	if len(mem) > MaxRegionLen {
 		return 0, invalidf("region length %d is over the kernel's limit of 1 GiB", len(mem))
 	}
-	return uint64(addr), nil
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem)))), nil
 }
 
 // AllocRegion maps size bytes of anonymous, zeroed, page-aligned memory
-// for RegisterRegion. size must be a positive multiple of the page size
-// (os.Getpagesize); a region client takes 1 page to MaxRegionLen.
+// for RegisterRegion, pages that nothing else uses. size must be a positive
+// multiple of the page size (os.Getpagesize); a region client takes 1 byte
+// to MaxRegionLen, anywhere.
 //
 // The memory is outside Go's heap: the garbage collector neither moves nor
 // frees it, and it stays mapped until FreeRegion.

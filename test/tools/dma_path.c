@@ -11,7 +11,9 @@
  * addresses of debugfs dma/ID), the CPU its own pages, and only a sync in
  * the right direction copies between them. So the checks are exact, byte
  * for byte: what the device sees without a sync is the old copy, with it
- * the new one, and a range sync moves those bytes and no others.
+ * the new one, and a range sync moves those bytes and no others. A region
+ * at buf + 100, as malloc() returns one, shares its first and last pages
+ * with other memory: no sync of it moves those other bytes.
  *
  * A kernel whose ib_umem maps only coherent DMA (7.x:
  * DMA_ATTR_REQUIRE_COHERENT) refuses such a region: that refusal, with
@@ -231,6 +233,226 @@ out:
 	ret = sm_dma_map_read(id, &m);
 	ktap_result(ret == -ENOENT, "debugfs dma/%d is gone: -ENOENT", id);
 	munmap(buf, LEN);
+}
+
+/*
+ * A region as malloc() returns one: at buf + 100, an odd length, sharing
+ * its first and last pages with other memory. ib_umem maps whole pages
+ * (debugfs dma/ID lists them from the first page's start), so the device
+ * sees the region at byte 100 of its mapping; the bytes before and after
+ * it there are other memory, which no sync of the region may move: a
+ * whole sync covers exactly [addr, addr + len), a range's offset counts
+ * from addr, a range ending at the region's end moves its last byte and
+ * not the next one, and one byte further is refused with -ERANGE. A lazy
+ * region's sync moves the bytes marked. When the client is deleted
+ * (ib_umem unmaps the pages), the memory around it keeps what the CPU
+ * wrote there.
+ */
+#define UN_OFF	100
+#define UN_LEN	20011
+
+/* The device's view of the @n bytes of the mapping equals @exp. */
+static int device_sees_n(const struct sm_dma_map *m, const unsigned char *exp,
+			 size_t n, const char *what)
+{
+	long d;
+	int err = sm_dma_map_rw(dev, m, 0, seen, n, 0);
+
+	d = err ? -2 : first_diff(seen, exp, n);
+	if (!ktap_result(d == -1, "%s", what))
+		ktap_diag("device read: %s; first difference at byte %ld of the mapping (the region starts at %d)",
+			  errstr(err), d, UN_OFF);
+	return d == -1;
+}
+
+static int cpu_sees_n(const unsigned char *buf, const unsigned char *exp,
+		      size_t n, const char *what)
+{
+	long d = first_diff(buf, exp, n);
+
+	if (!ktap_result(d == -1, "%s", what))
+		ktap_diag("first difference at byte %ld of the pages (the region starts at %d): 0x%02x, expected 0x%02x",
+			  d, UN_OFF, buf[d], exp[d]);
+	return d == -1;
+}
+
+/* A region at @base + UN_OFF of UN_LEN bytes: its id, or -errno. */
+static int register_unaligned(unsigned char *base, const char *name,
+			      uint32_t flags)
+{
+	struct smnl_new req = {
+		.dev = dev, .name = name, .kind = IB_SYNC_MEM_KIND_REGION,
+		.flags = flags, .region_nest = 1,
+		.region_addr = (uintptr_t)(base + UN_OFF), .region_len = UN_LEN,
+		.region_access = IB_SYNC_MEM_REGION_F_WRITE,
+	};
+
+	return smnl_register(&nl, &req);
+}
+
+static void test_unaligned(void)
+{
+	static unsigned char dev_copy[LEN];
+	const size_t page = sysconf(_SC_PAGESIZE);
+	const size_t span = (UN_OFF + UN_LEN + page - 1) / page * page;
+	struct smnl_sync_result r;
+	struct sm_dma_map m;
+	uint64_t total = 0;
+	unsigned char *base;
+	int id, i, ret;
+
+	base = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED) {
+		ktap_result(0, "unaligned: mmap 64 KiB");
+		return;
+	}
+	fill(base, LEN, 21);
+	memcpy(dev_copy, base, LEN);
+	id = register_unaligned(base, "dma-unaligned", 0);
+	if (umem_requires_coherent()) {
+		ktap_result(id == -EOPNOTSUPP,
+			    "unaligned region on a device that bounces: -EOPNOTSUPP, as an aligned one (%s \"%s\")",
+			    errstr(id), nl.extack);
+		if (id > 0)
+			smnl_unregister(&nl, id);
+		munmap(base, LEN);
+		return;
+	}
+	if (!ktap_result(id > 0, "register a region of %d bytes at buf + %d on %s",
+			 UN_LEN, UN_OFF, dev)) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		munmap(base, LEN);
+		return;
+	}
+	ret = sm_dma_map_read(id, &m);
+	for (i = 0; i < m.n && !ret; i++)
+		total += m.len[i];
+	ktap_result(!ret && total == span,
+		    "unaligned: debugfs dma/%d maps the %zu pages it spans (%llu bytes)",
+		    id, span / page, (unsigned long long)total);
+	if (ret || total != span)
+		goto out;
+
+	/* Whole to-device: the region's bytes, none of the others of its pages. */
+	fill(base, LEN, 22);
+	memcpy(want, base, LEN);
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, 0, "unaligned: sync to-device");
+	memcpy(dev_copy + UN_OFF, want + UN_OFF, UN_LEN);
+	device_sees_n(&m, dev_copy, span,
+		      "unaligned: after to-device the device reads the region's new bytes, not those around it in its pages");
+
+	/* Whole to-cpu: the region's bytes come in, the memory around it keeps the CPU's. */
+	device_writes(&m, 0, span, 23, dev_copy);
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_CPU, 0, 0, "unaligned: sync to-cpu");
+	memcpy(want + UN_OFF, dev_copy + UN_OFF, UN_LEN);
+	cpu_sees_n(base, want, LEN,
+		   "unaligned: after to-cpu the CPU reads the device's bytes in the region, its own around it");
+
+	/* Ranges: the offset counts from the region's first byte. */
+	fill(base, LEN, 24);
+	memcpy(want, base, LEN);
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_DEVICE, 5000, 3001,
+		"unaligned: sync to-device of 3001 bytes at 5000");
+	memcpy(dev_copy + UN_OFF + 5000, want + UN_OFF + 5000, 3001);
+	device_sees_n(&m, dev_copy, span,
+		      "unaligned: the device reads those 3001 bytes at region byte 5000, and no others");
+	device_writes(&m, 0, span, 25, dev_copy);
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_CPU, 9000, 777,
+		"unaligned: sync to-cpu of 777 bytes at 9000");
+	memcpy(want + UN_OFF + 9000, dev_copy + UN_OFF + 9000, 777);
+	cpu_sees_n(base, want, LEN,
+		   "unaligned: the CPU reads those 777 bytes at region byte 9000, and no others");
+
+	/* Its first bytes and its last ones: not one byte of the pages more. */
+	fill(base, LEN, 26);
+	memcpy(want, base, LEN);
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, 10,
+		"unaligned: sync to-device of its first 10 bytes");
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_DEVICE, UN_LEN - 50, 50,
+		"unaligned: sync to-device of the 50 bytes ending at its end");
+	memcpy(dev_copy + UN_OFF, want + UN_OFF, 10);
+	memcpy(dev_copy + UN_OFF + UN_LEN - 50, want + UN_OFF + UN_LEN - 50, 50);
+	device_sees_n(&m, dev_copy, span,
+		      "unaligned: the device reads those 60 bytes, not the byte before the region nor the one after it");
+	device_writes(&m, 0, span, 27, dev_copy);
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_CPU, UN_LEN - 1, 1,
+		"unaligned: sync to-cpu of its last byte");
+	memcpy(want + UN_OFF + UN_LEN - 1, dev_copy + UN_OFF + UN_LEN - 1, 1);
+	cpu_sees_n(base, want, LEN,
+		   "unaligned: the CPU reads the device's last byte of the region, and its own next one");
+	memset(&r, 0, sizeof(r));
+	ret = smnl_sync_range(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, UN_LEN - 50, 51, &r);
+	ktap_result(ret == -ERANGE,
+		    "unaligned: a range one byte past its end -> -ERANGE (%s/%s \"%s\")",
+		    errstr(ret), errstr(r.client_err), nl.extack);
+	ret = smnl_sync_range(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, UN_LEN, 1, &r);
+	ktap_result(ret == -ERANGE,
+		    "unaligned: a range at its end -> -ERANGE (%s)", errstr(ret));
+	device_sees_n(&m, dev_copy, span, "unaligned: the refused ranges moved nothing");
+
+	/* Deleted: ib_umem unmaps whole pages; the memory around the region is the CPU's. */
+	fill(base, LEN, 28);
+	memcpy(want, base, LEN);
+out:
+	ret = smnl_unregister(&nl, id);
+	ktap_result(ret == 0, "unaligned: unregister: 0");
+	if (!ret && total == span) {
+		cpu_sees_n(base, want, UN_OFF,
+			   "unaligned: deleted, the bytes before the region in its first page are the CPU's");
+		cpu_sees_n(base + UN_OFF + UN_LEN, want + UN_OFF + UN_LEN, LEN - UN_OFF - UN_LEN,
+			   "unaligned: and those after it in its last page too");
+	}
+	munmap(base, LEN);
+}
+
+/*
+ * A lazy unaligned region: its sync moves the bytes marked (offsets from
+ * the region's start), no others.
+ */
+static void test_unaligned_lazy(void)
+{
+	static unsigned char dev_copy[LEN];
+	const size_t page = sysconf(_SC_PAGESIZE);
+	const size_t span = (UN_OFF + UN_LEN + page - 1) / page * page;
+	struct sm_dma_map m;
+	unsigned char *base;
+	int id, ret;
+
+	if (umem_requires_coherent())
+		return;
+	base = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED) {
+		ktap_result(0, "unaligned lazy: mmap 64 KiB");
+		return;
+	}
+	fill(base, LEN, 31);
+	memcpy(dev_copy, base, LEN);
+	id = register_unaligned(base, "dma-unaligned-lazy", IB_SYNC_MEM_CLIENT_F_LAZY);
+	if (!ktap_result(id > 0, "register a lazy region of %d bytes at buf + %d", UN_LEN, UN_OFF)) {
+		ktap_diag("register: %s \"%s\"", errstr(id), nl.extack);
+		munmap(base, LEN);
+		return;
+	}
+	ret = sm_dma_map_read(id, &m);
+	if (!ktap_result(!ret, "unaligned lazy: debugfs dma/%d", id))
+		goto out;
+	fill(base, LEN, 32);
+	memcpy(want, base, LEN);
+	ret = smnl_mark_dirty(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, 12345, 4321);
+	ktap_result(ret == 0, "unaligned lazy: MARK_DIRTY of 4321 bytes at 12345: 0 (%s)", errstr(ret));
+	ret = smnl_mark_dirty(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, UN_LEN - 3, 3);
+	ktap_result(ret == 0, "unaligned lazy: MARK_DIRTY of its last 3 bytes: 0 (%s)", errstr(ret));
+	sync_ok(id, IB_SYNC_MEM_SYNC_TO_DEVICE, 0, 0, "unaligned lazy: sync to-device");
+	memcpy(dev_copy + UN_OFF + 12345, want + UN_OFF + 12345, 4321);
+	memcpy(dev_copy + UN_OFF + UN_LEN - 3, want + UN_OFF + UN_LEN - 3, 3);
+	device_sees_n(&m, dev_copy, span,
+		      "unaligned lazy: the device reads the bytes marked, and no others");
+	ret = smnl_mark_dirty(&nl, id, IB_SYNC_MEM_SYNC_TO_DEVICE, UN_LEN - 3, 4);
+	ktap_result(ret == -ERANGE, "unaligned lazy: a mark one byte past its end -> -ERANGE (%s)",
+		    errstr(ret));
+out:
+	ktap_result(smnl_unregister(&nl, id) == 0, "unaligned lazy: unregister: 0");
+	munmap(base, LEN);
 }
 
 /* A read-only region: the device reads what the CPU synced to it. */
@@ -571,6 +793,8 @@ int main(int argc, char **argv)
 		  umem_requires_coherent() ? "yes" : "no");
 	test_region();
 	test_read_only();
+	test_unaligned();
+	test_unaligned_lazy();
 	test_heap();
 	test_moves();
 	test_remove();

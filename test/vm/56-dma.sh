@@ -6,7 +6,9 @@
 #
 #   dma_path   regions on the device: the device's view (its bus file at
 #              the bus addresses of debugfs dma/ID) against the CPU's, in
-#              every direction, whole and in ranges; a dma-buf attached on
+#              every direction, whole and in ranges; a region at buf +
+#              100 of an odd length (as malloc returns one): its bytes
+#              move, none of the others of its pages; a dma-buf attached on
 #              the device, a writer's fence bounding its to-cpu; a
 #              buffer whose exporter moves it (7.x; 6.x pins it): the
 #              mapping let go at the move, the new pages mapped at the

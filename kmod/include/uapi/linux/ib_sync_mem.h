@@ -79,9 +79,13 @@
  *    kind): memory of the calling process, pinned and DMA-mapped on the
  *    device until the client is deleted; pinned pages count against
  *    RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK:
- *       IB_SYNC_MEM_A_REGION_ADDR: NLA_U64, page-aligned user address
- *       IB_SYNC_MEM_A_REGION_LEN: NLA_U64, bytes, a multiple of the page
- *          size, 1 page to 1 GiB
+ *       IB_SYNC_MEM_A_REGION_ADDR: NLA_U64, user address, any byte (as
+ *          malloc() returns one)
+ *       IB_SYNC_MEM_A_REGION_LEN: NLA_U64, bytes, 1 byte to 1 GiB. The
+ *          whole pages that hold [ADDR, ADDR + LEN) are pinned and mapped
+ *          (and counted); a sync moves the region's bytes and no other
+ *          byte of its first and last pages, and a range's offset counts
+ *          from ADDR
  *       IB_SYNC_MEM_A_REGION_ACCESS: NLA_U32, IB_SYNC_MEM_REGION_F_*
  *    IB_SYNC_MEM_A_DMABUF: NLA_NESTED, a dma-buf client (required for that
  *    kind): the buffer is referenced, attached to the device's DMA device
@@ -97,7 +101,7 @@
  * module is not loaded), -ENOSPC past the module's max_clients or
  * max_clients_per_dev (at most IB_SYNC_MEM_DEV_CLIENTS_MAX), -EINVAL bad
  * or missing attribute (an empty or over-long name too; for a region:
- * unaligned, zero or too long, wrapping around, or not user memory),
+ * zero or too long, wrapping around, or not user memory),
  * -EFAULT region not mapped, -ENOMEM region
  * past RLIMIT_MEMLOCK, -EBADF not a dma-buf fd, -EPERM.
  *
@@ -237,14 +241,16 @@
  * Ranges: a range must lie inside the client (-ERANGE otherwise), have a
  * length (LEN 1 or more: 0 is -ERANGE) and start and end on the
  * client's range alignment if its kind has one (-EINVAL; a sim client's is
- * 64 bytes, a cache line). A kind that syncs ranges (region, sim) syncs
- * only those bytes, and its byte counters count them; another syncs the
- * whole client (and counts it all). A range sync runs whatever the client's
- * laziness: its caller says what was written. An inbound flush makes every
- * write the NIC completed visible, whatever the range. One rule here and
- * in the ioctls of linux/ib_sync_mem_dev.h: no length means the whole
- * client, and an offset needs a length (-EINVAL); here no length is LEN
- * absent (OFFSET absent too), there it is len 0 (offset 0 too).
+ * 64 bytes, a cache line). OFFSET counts from the client's first byte (a
+ * region's ADDR, wherever in its page that is). A kind that syncs ranges
+ * (region, sim) syncs only those bytes, and its byte counters count them;
+ * another syncs the whole client (and counts it all). A range sync runs
+ * whatever the client's laziness: its caller says what was written. An
+ * inbound flush makes every write the NIC completed visible, whatever the
+ * range. One rule here and in the ioctls of linux/ib_sync_mem_dev.h: no
+ * length means the whole client, and an offset needs a length (-EINVAL);
+ * here no length is LEN absent (OFFSET absent too), there it is len 0
+ * (offset 0 too).
  *
  * IB_SYNC_MEM_CMD_MARK_DIRTY (CAP_NET_ADMIN)
  * ------------------------------------------

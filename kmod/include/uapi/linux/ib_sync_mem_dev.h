@@ -223,7 +223,10 @@ struct ib_sync_mem_ioc_own {
  * IB_SYNC_MEM_ORIGIN_DEVICE and IB_SYNC_MEM_CLIENT_F_FILE: the file owns
  * it, as after IB_SYNC_MEM_IOC_OWN (deleted when the file is released;
  * the family's CLIENT_DEL deletes it too). Memory a kind takes from the
- * caller (a region's pages, a dma-buf fd) is the calling process's.
+ * caller (a region's pages, a dma-buf fd) is the calling process's; a
+ * region is any bytes of it, at any address (CLIENT_NEW's
+ * IB_SYNC_MEM_A_REGION). Offsets of the sync and mark ioctls count from
+ * the client's first byte.
  * Errors: CLIENT_NEW's (-EINVAL for a missing or malformed attribute,
  * -EOPNOTSUPP for a kind not loaded, -ENODEV, -ENOSPC, ...), and -EINVAL
  * for IB_SYNC_MEM_CLIENT_F_OWNED (a socket's ownership: the file owns it)
