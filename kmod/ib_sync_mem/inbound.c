@@ -679,9 +679,10 @@ static int sm_inbound_acquire(struct sm_inbound *f,
 /*
  * Poll @f's CQ until no READ is in flight: busily for up to four times the
  * last round trip (at most SM_INBOUND_SPIN_NS; a READ's tail is about
- * three times its median) unless the CPU is wanted (a lazy request, as
- * PREEMPT_LAZY makes for a woken worker, is let run at once and the spin
- * goes on), then between naps that
+ * three times its median), letting whatever wants the CPU run first
+ * (schedule(); a lazy request too, as PREEMPT_LAZY makes for a woken
+ * worker: the device's work that completes the READ may be on this CPU),
+ * then between naps that
  * grow by a quarter up to SM_INBOUND_NAP_MAX_US (a poll at most a quarter
  * late). Ends when the device goes, the caller is killed or @deadline
  * passes. The owner's: the one poller of the CQ.
@@ -703,13 +704,13 @@ static int sm_inbound_wait(struct sm_inbound *f, ktime_t deadline)
 		now = ktime_get_ns();
 		if (now >= ktime_to_ns(deadline))
 			return -ETIMEDOUT;
-		if (now < spin_end && !need_resched()) {
+		if (now < spin_end) {
 			/*
-			 * A lazy request (PREEMPT_LAZY) is the work just woken,
-			 * maybe the device's that completes the READ, on this
-			 * CPU: let it run now rather than at the next tick.
+			 * The CPU is wanted, maybe by the device's work that
+			 * completes the READ (a lazy request too: PREEMPT_LAZY):
+			 * let it run now, then poll on.
 			 */
-			if (sm_resched_lazy())
+			if (need_resched() || sm_resched_lazy())
 				schedule();
 			else
 				cpu_relax();
