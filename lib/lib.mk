@@ -131,4 +131,4 @@ uninstall-lib:
 # The ABI baseline, written again from the library just built: commit it
 # with the change that alters the ABI, on purpose (lib/abi-check.sh).
 abi-dump: $(LIB_SO)
-	abidw --no-corpus-path --headers-dir lib/include --out-file lib/abi/libsyncmem.abi $(LIB_SO)
+	abidw --no-corpus-path --no-show-locs --drop-private-types --headers-dir lib/include --out-file lib/abi/libsyncmem.abi $(LIB_SO)
