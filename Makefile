@@ -58,7 +58,7 @@ TOOLS_NL := test/tools/smnl.c test/tools/smnl_raw.c
 TOOLS := $(patsubst test/tools/%.c,build/bin/%,$(filter-out $(TOOLS_NL),$(wildcard test/tools/*.c)))
 # The tools on libsyncmem (lib/) alone, linked with its static library
 # (they run in the VM from a copy of build/bin): no smnl.c, no libynl.
-TOOLS_LIBSYNCMEM := build/bin/smnlctl
+TOOLS_LIBSYNCMEM := build/bin/smnlctl build/bin/lib_test
 TOOLS := $(filter-out $(TOOLS_LIBSYNCMEM),$(TOOLS))
 # The programs on verbs (test/tools/rcqp.h) link libibverbs.
 TOOLS_VERBS := rdma_canary wire_canary train_loop inbound_bench

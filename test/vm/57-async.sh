@@ -7,7 +7,8 @@
 # with it); every fence it made must have signalled once and been freed. The fences' guarantees across unregister and device removal
 # are the in-kernel cases async, async_device and async_across_removal
 # (20-core). Then pkg/syncdev's integration tests, the same from Go, and
-# examples/nccl_flush.c, the receive pattern on libsyncmem.
+# libsyncmem: test/tools/lib_test.c, and examples/nccl_flush.c, the
+# receive pattern on it.
 . "$(dirname "$0")/lib.sh"
 suite_begin
 
@@ -74,6 +75,9 @@ check "... and the program says so (own: 0)" wait_until 30 grep -qx 'own: 0' /tm
 kill -KILL "$owner"
 wait "$owner" || true
 check "killed and reaped: the client it owned is gone already" lacks_client "$own_id"
+# libsyncmem's calls against the module, from a program on the library
+# alone (test/tools/lib_test.c, linked with libsyncmem.a).
+run_prog lib_test --dev rxe0
 # examples/nccl_flush.c, the receive pattern a net plugin's author would
 # copy, on libsyncmem's shared library (build/lib, not installed here) and
 # libibverbs: a receive buffer made a region client, two RC QPs on rxe0,
