@@ -31,8 +31,9 @@
  *
  *   nccl_flush [-d DEV] [-a IPV4] [-s BYTES] [-n MESSAGES] [--verify]
  *
- * DEV (rxe0) is the verbs device and IPV4 (192.168.77.1) an address of its
- * port (its RoCE v2 GID). Odd messages are flushed blocking, even ones
+ * DEV (rxe0) is the verbs device and IPV4 (192.168.76.1, the address the
+ * project's VMs give rxe0's netdev) an address of its port: its RoCE v2 GID
+ * is the QPs' (waited for up to 10 s while the GID table fills). Odd messages are flushed blocking, even ones
  * through a fence. Prints a line per message; exit status 0 when every
  * message arrived whole and every flush succeeded, 1 otherwise.
  *
@@ -59,7 +60,7 @@
 #define INBOUND_DEBUGFS	"/sys/kernel/debug/ib_sync_mem/inbound"
 
 static const char *dev = "rxe0";
-static const char *ip = "192.168.77.1";
+static const char *ip = "192.168.76.1";
 static size_t size = 1 << 20;
 static unsigned int messages = 8;
 static int verify;
@@ -107,21 +108,27 @@ static int open_device(void)
 		ibv_free_device_list(list);
 	if (!ctx)
 		return -ENODEV;
-	if (inet_pton(AF_INET, ip, &a) != 1 || ibv_query_port(ctx, PORT, &pa))
+	if (inet_pton(AF_INET, ip, &a) != 1)
 		return -EINVAL;
-	mtu = pa.active_mtu;
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		struct ibv_gid_entry g;
+	for (double t0 = now_ms(); gid_index < 0; usleep(100000)) {
+		if (ibv_query_port(ctx, PORT, &pa))
+			return -errno;
+		mtu = pa.active_mtu;
+		for (i = 0; i < pa.gid_tbl_len && gid_index < 0; i++) {
+			struct ibv_gid_entry g;
 
-		if (ibv_query_gid_ex(ctx, PORT, i, &g, 0) ||
-		    g.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-		    memcmp(g.gid.raw + 12, &a, 4) || g.gid.raw[10] != 0xff)
-			continue;
-		gid = g.gid;
-		gid_index = i;
+			if (ibv_query_gid_ex(ctx, PORT, i, &g, 0) ||
+			    g.gid_type != IBV_GID_TYPE_ROCE_V2 ||
+			    memcmp(g.gid.raw + 12, &a, 4) || g.gid.raw[10] != 0xff)
+				continue;
+			gid = g.gid;
+			gid_index = i;
+		}
+		if (gid_index < 0 && now_ms() - t0 > 10000) {
+			fprintf(stderr, "nccl_flush: %s: no RoCE v2 GID of %s\n", dev, ip);
+			return -ENOENT;
+		}
 	}
-	if (gid_index < 0)
-		return -ENOENT;
 	pd = ibv_alloc_pd(ctx);
 	return pd ? 0 : -ENOMEM;
 }

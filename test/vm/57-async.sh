@@ -89,7 +89,7 @@ run_prog lib_test --dev rxe0
 # says where it would drop privileges).
 nccl_flush() {
 	LD_LIBRARY_PATH=$SYNCMEM_TOP/build/lib timeout --kill-after=10 $((120 * SYNCMEM_SLOW)) \
-		"$SYNCMEM_BIN/nccl_flush" --dev rxe0 --addr 192.168.77.1 --messages 8 --verify
+		"$SYNCMEM_BIN/nccl_flush" --dev rxe0 --addr 192.168.76.1 --messages 8 --verify
 }
 check "examples/nccl_flush: 8 WRITEs with immediate flushed through libsyncmem, READ counts and bytes right" \
 	nccl_flush
