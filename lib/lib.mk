@@ -126,7 +126,8 @@ install-lib-dev: lib
 	install -m 644 $(LIB_MAN3) $(DESTDIR)$(MANDIR)/man3/
 
 uninstall-lib:
-	rm -f $(addprefix $(DESTDIR),$(shell $(MAKE) -s --no-print-directory lib-files-runtime lib-files-dev))
+	@$(MAKE) -s --no-print-directory lib-files-runtime lib-files-dev | \
+		while read -r f; do rm -f "$(DESTDIR)$$f"; done
 
 # The ABI baseline, written again from the library just built: commit it
 # with the change that alters the ABI, on purpose (lib/abi-check.sh).
