@@ -1,6 +1,7 @@
 # syncmem: the ib_sync_mem kernel module and its Go control plane.
 #
-#   make            modules for every installed target kernel + Go binaries
+#   make            modules for every installed target kernel + Go binaries,
+#                   the C tools, libsyncmem (make lib) and the examples
 #   make demo       boot a VM, load rxe and the module, drive it (main job)
 #   make test       set up, host tier, VM tier on every kernel, summary line
 #   make vm-shell   a shell in the VM with rxe0 and the module (KVER= picks)
