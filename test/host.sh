@@ -131,6 +131,8 @@ check "uninstall: nothing left" test/packaging/checks.sh empty "$pkgroot"
 # also in the static library), and abidiff against lib/abi/libsyncmem.abi.
 check "libsyncmem: ABI as lib/abi/libsyncmem.abi (abidiff), exports as lib/libsyncmem.map" \
 	test/lib/check.sh abi
+check "libsyncmem: syncmem.h is kernel-doc (scripts/kernel-doc -Werror), every function" \
+	test/lib/check.sh doc
 
 # The seeded defects of make mutants still apply to the tree.
 check "mutants: every test/mutants patch applies" test/mutants/run.sh --check

@@ -12,6 +12,9 @@
 #                            shared and static, from ROOT's copy, run
 #   check.sh man ROOT        every installed section 3 page renders, the
 #                            link pages to their page
+#   check.sh doc             syncmem.h's comments are kernel-doc without a
+#                            warning (the kernel's scripts/kernel-doc), one
+#                            for every function of lib/libsyncmem.map
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -64,6 +67,16 @@ cxx)
 	! LD_LIBRARY_PATH=$libdir ldd "$tmp/cxx-static" | grep -q libsyncmem
 	"$tmp/cxx-static" | tail -n 1
 	echo "static: linked from libsyncmem.a, no libsyncmem.so needed"
+	;;
+doc)
+	kdoc=${KERNEL_DOC:-/usr/src/linux-source-6.1/scripts/kernel-doc}
+	perl "$kdoc" -none -Werror lib/include/syncmem.h
+	documented=$(perl "$kdoc" -rst lib/include/syncmem.h 2>/dev/null |
+		sed -n 's/^\.\. c:function:: .*[ *]\(syncmem_[a-z_]*\) *(.*/\1/p' | sort)
+	exported=$(sed -n 's/^[[:space:]]*\(syncmem_[a-z_]*\);$/\1/p' lib/libsyncmem.map | sort)
+	[ "$documented" = "$exported" ] ||
+		{ diff <(echo "$exported") <(echo "$documented"); exit 1; }
+	echo "$(wc -l <<<"$documented") functions documented in kernel-doc"
 	;;
 man)
 	man3=$root/usr/local/share/man/man3
