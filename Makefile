@@ -1,6 +1,7 @@
 # syncmem: the ib_sync_mem kernel module and its Go control plane.
 #
-#   make            modules for every installed target kernel + Go binaries
+#   make            modules for every installed target kernel + Go binaries,
+#                   the C tools, libsyncmem (make lib) and the examples
 #   make demo       boot a VM, load rxe and the module, drive it (main job)
 #   make test       set up, host tier, VM tier on every kernel, summary line
 #   make vm-shell   a shell in the VM with rxe0 and the module (KVER= picks)
@@ -19,9 +20,9 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 RESULTS ?= $(CURDIR)/results
 export KVER
 
-.PHONY: all modules go genl-test generate tools setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke gate mutants soak two-hosts docs-timings clean
+.PHONY: all modules go genl-test generate tools examples setup debug-kernel test test-host test-vm demo vm-shell bench bench-smoke gate mutants soak two-hosts docs-timings clean
 
-all: modules go genl-test tools
+all: modules go genl-test tools lib examples
 
 modules:
 	@set -e; for k in $$(vm/kernels.sh); do \
@@ -57,10 +58,14 @@ TOOLS_CFLAGS ?= -O2 -Wall -Wextra -Werror
 # the YNL spec: test/tools/ynl.mk), are linked into every one of them.
 TOOLS_NL := test/tools/smnl.c test/tools/smnl_raw.c
 TOOLS := $(patsubst test/tools/%.c,build/bin/%,$(filter-out $(TOOLS_NL),$(wildcard test/tools/*.c)))
+# The tools on libsyncmem (lib/) alone, linked with its static library
+# (they run in the VM from a copy of build/bin): no smnl.c, no libynl.
+TOOLS_LIBSYNCMEM := build/bin/smnlctl build/bin/lib_test
+TOOLS := $(filter-out $(TOOLS_LIBSYNCMEM),$(TOOLS))
 # The programs on verbs (test/tools/rcqp.h) link libibverbs.
 TOOLS_VERBS := rdma_canary wire_canary train_loop inbound_bench
 
-tools: $(TOOLS)
+tools: $(TOOLS) $(TOOLS_LIBSYNCMEM)
 
 build/bin/%: test/tools/%.c $(TOOLS_NL) $(wildcard test/tools/*.h) $(wildcard kmod/include/uapi/linux/*.h)
 	@mkdir -p build/bin
@@ -69,6 +74,22 @@ build/bin/%: test/tools/%.c $(TOOLS_NL) $(wildcard test/tools/*.h) $(wildcard km
 
 # The family's C library generated from the YNL spec, for the tools.
 include test/tools/ynl.mk
+# libsyncmem, the C library for C and C++ callers (on the same generated
+# code): make lib, make install-lib.
+include lib/lib.mk
+
+$(TOOLS_LIBSYNCMEM): build/bin/%: test/tools/%.c $(LIB_A) lib/include/syncmem.h
+	@mkdir -p build/bin
+	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ilib/include -o $@ $< $(LIB_A)
+
+# The examples (examples/), built against libsyncmem as a program outside
+# the project would be: syncmem.h, and the shared library (run with
+# LD_LIBRARY_PATH=build/lib until it is installed).
+EXAMPLES := build/bin/nccl_flush
+examples: $(EXAMPLES)
+build/bin/nccl_flush: examples/nccl_flush.c lib/include/syncmem.h $(LIB_OUT)/libsyncmem.so
+	@mkdir -p build/bin
+	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ilib/include -o $@ $< -L$(LIB_OUT) -lsyncmem -libverbs
 
 setup:
 	@vm/setup.sh
@@ -83,7 +104,7 @@ man:
 # (source in /usr/src/ib-sync-mem-$(VERSION)), syncmemctl in /usr/local/bin,
 # its man pages and bash completion; uninstall undoes all of it.
 # DESTDIR=<dir> installs into <dir>, DKMS trees included (packaging/install.sh).
-install: go
+install: go lib
 	@packaging/install.sh install $(VERSION)
 
 uninstall:

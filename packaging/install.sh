@@ -9,7 +9,11 @@
 # the debug one (vm/kernels.sh with SYNCMEM_DEBUG_KERNEL=0; KVER= picks
 # one); build/bin/syncmemctl in /usr/local/bin, its man pages (docs/man) in
 # /usr/local/share/man/man8, its bash completion in
-# /usr/share/bash-completion/completions/syncmemctl. What it installed is
+# /usr/share/bash-completion/completions/syncmemctl; libsyncmem (lib/lib.mk)
+# under /usr/local in its two parts: the runtime one (libsyncmem.so.0 and
+# the file it names, in lib) and the development one (include/syncmem.h,
+# lib/libsyncmem.so, lib/libsyncmem.a, lib/pkgconfig/syncmem.pc, its section
+# 3 man pages), each listed as "lib-runtime" or "lib-dev". What it installed is
 # listed in /usr/local/share/syncmem/installed, which uninstall reads: it
 # removes the DKMS module (every kernel) and its source tree, and every
 # file listed, and nothing else.
@@ -77,11 +81,12 @@ uninstall() {
 			fi
 			rm -rf "${SRCTREE:?}/$NAME-$what"
 			;;
-		file) rm -f "$D$what" ;;
+		file | lib-runtime | lib-dev) rm -f "$D$what" ;;
 		esac
 	done < <(tac "$MANIFEST")
 	rm -f "$MANIFEST"
 	rmdir "$STATEDIR" 2>/dev/null || true
+	[ -n "$D" ] || ldconfig
 	log "uninstalled"
 }
 
@@ -127,6 +132,17 @@ install_() {
 	build/bin/syncmemctl completion bash >"$STATEDIR/completion.bash"
 	put 644 "$STATEDIR/completion.bash" "$COMPDIR/syncmemctl"
 	rm -f "$STATEDIR/completion.bash"
+	# libsyncmem, built already (make install builds lib): its runtime
+	# part, then its development part, each file in the manifest.
+	local part f
+	for part in runtime dev; do
+		make -s --no-print-directory install-lib-$part DESTDIR="$D" PREFIX=/usr/local >/dev/null
+		while read -r f; do
+			[ -e "$D$f" ] || [ -L "$D$f" ] || { log "ERROR: libsyncmem: $f not installed"; exit 1; }
+			echo "lib-$part $f" >>"$MANIFEST"
+		done < <(make -s --no-print-directory lib-files-$part PREFIX=/usr/local)
+	done
+	[ -n "$D" ] || ldconfig
 	[ -n "$D" ] || ! command -v mandb >/dev/null || mandb -q 2>/dev/null || true
 	log "installed $NAME $version for: $(echo $kernels)"
 }

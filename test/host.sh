@@ -117,9 +117,22 @@ for kver in $(SYNCMEM_DEBUG_KERNEL=0 vm/kernels.sh); do
 done
 check "install: man pages render" test/packaging/checks.sh man "$pkgroot"
 check "install: bash completion" test/packaging/checks.sh completion "$pkgroot"
+# libsyncmem as a program outside the project takes it: from the installed
+# copy (pkg-config of DESTDIR), from C and from C++, shared and static.
+check "libsyncmem: section 3 man pages render" test/lib/check.sh man "$pkgroot"
+check "libsyncmem: a C99 program includes syncmem.h, links (pkg-config)" test/lib/check.sh c "$pkgroot"
+check "libsyncmem: a C++ program includes syncmem.h (extern \"C\"), links shared and static" \
+	test/lib/check.sh cxx "$pkgroot"
 check "keep the DKMS modules for the VM tier" cp -a "$pkgroot/lib/modules" "$top/build/dkms-modules"
 check "make uninstall (DESTDIR)" env DESTDIR="$pkgroot" packaging/install.sh uninstall
 check "uninstall: nothing left" test/packaging/checks.sh empty "$pkgroot"
+
+# libsyncmem's ABI: its SONAME, its exports (the version script's only,
+# also in the static library), and abidiff against lib/abi/libsyncmem.abi.
+check "libsyncmem: ABI as lib/abi/libsyncmem.abi (abidiff), exports as lib/libsyncmem.map" \
+	test/lib/check.sh abi
+check "libsyncmem: syncmem.h is kernel-doc (scripts/kernel-doc -Werror), every function" \
+	test/lib/check.sh doc
 
 # The seeded defects of make mutants still apply to the tree.
 check "mutants: every test/mutants patch applies" test/mutants/run.sh --check

@@ -20,6 +20,9 @@ PKGS=(
 	# packaging: DKMS, the exporter's VM test, the YNL spec (its schema and
 	# tools/net/ynl come from linux-source-6.12, run by Debian's python3)
 	dkms curl linux-source-6.12 python3-jsonschema python3-yaml
+	# libsyncmem (lib/): its ABI check (abidw, abidiff: lib/abi-check.sh)
+	# and the C++ caller's check (test/host.sh)
+	abigail-tools g++
 	# the debug kernel (vm/debug-kernel.sh)
 	bc flex bison libelf-dev libssl-dev dwarves
 	# the trixie root of the newest kernel, 7.x (vm/trixie-root.sh)

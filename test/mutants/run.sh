@@ -194,14 +194,15 @@ restore_copy() {
 go_pkgs() { tr ' ' '\n' <<<"$1" | sed -n 's/^go://p'; }
 
 # build_copy DIR KVER SUITES LOG: build the copy as its suites need it. For
-# a VM kernel: the modules for KVER, the Go binaries and the tools. For Go
+# a VM kernel: the modules for KVER, the Go binaries, the tools, libsyncmem
+# and the examples. For Go
 # tests (no KVER): every Go package, and the named packages' tests compiled
 # without running one (-run '^$'), so that a mutant that does not compile
 # is told apart from a test that fails.
 build_copy() {
 	local d=$1 kver=$2 suites=$3 log=$4
 	if [ -n "$kver" ]; then
-		(cd "$d" && kmod/build.sh "$kver" >/dev/null && make --no-print-directory go tools genl-test) >>"$log" 2>&1
+		(cd "$d" && kmod/build.sh "$kver" >/dev/null && make --no-print-directory go tools genl-test lib examples) >>"$log" 2>&1
 	else
 		# shellcheck disable=SC2046 # one word per package
 		(cd "$d" && go build ./... && go test -count=1 -run '^$' $(go_pkgs "$suites")) >>"$log" 2>&1

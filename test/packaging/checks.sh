@@ -36,10 +36,22 @@ installed)
 	grep -q '^dkms ' "$m" || { echo "manifest lists no DKMS module" >&2; exit 1; }
 	n=0
 	while read -r kind f; do
-		[ "$kind" = file ] || continue
+		case $kind in file | lib-runtime | lib-dev) ;; *) continue ;; esac
 		[ -f "$root$f" ] || { echo "missing $root$f" >&2; exit 1; }
 		n=$((n + 1))
 	done <"$m"
+	# libsyncmem: both parts, the runtime one the SONAME's link to the
+	# library, the development one its header, archive, pkg-config.
+	for f in /usr/local/lib/libsyncmem.so.0 /usr/local/lib/libsyncmem.so.0.1.0; do
+		grep -qxF "lib-runtime $f" "$m" || { echo "manifest lacks runtime $f" >&2; exit 1; }
+	done
+	[ "$(readlink "$root/usr/local/lib/libsyncmem.so.0")" = libsyncmem.so.0.1.0 ] ||
+		{ echo "libsyncmem.so.0 does not name libsyncmem.so.0.1.0" >&2; exit 1; }
+	for f in /usr/local/include/syncmem.h /usr/local/lib/libsyncmem.so \
+		/usr/local/lib/libsyncmem.a /usr/local/lib/pkgconfig/syncmem.pc \
+		/usr/local/share/man/man3/syncmem.3 /usr/local/share/man/man3/syncmem_sync.3; do
+		grep -qxF "lib-dev $f" "$m" || { echo "manifest lacks dev $f" >&2; exit 1; }
+	done
 	for f in /usr/local/bin/syncmemctl /usr/share/bash-completion/completions/syncmemctl \
 		/usr/local/share/man/man8/syncmemctl.8 /usr/local/share/man/man8/syncmemctl-sync.8; do
 		grep -qxF "file $f" "$m" || { echo "manifest lacks $f" >&2; exit 1; }

@@ -187,13 +187,13 @@ check "limits: a batch of $limit, results in request order" jq_of \
 	".run == $limit and .errors == 0 and ([.results[].id] | map(tostring) | join(\",\")) == \"$ids\"" \
 	ctl sync --id "$ids" -j
 # syncmemctl's pkg/genl refuses a batch past the limit before the kernel
-# is asked: the kernel's own bound is asked through smnlctl, which sends
+# is asked: the kernel's own bound is asked through nlsync, which sends
 # the batch as it is.
-check "limits: the kernel runs a batch of $limit sent as it is" expect "smnlctl sync-batch" \
-	"$("$SYNCMEM_BIN/smnlctl" sync-batch "$ids")" "run $limit errors 0 skipped 0 results $limit"
+check "limits: the kernel runs a batch of $limit sent as it is" expect "nlsync sync-batch" \
+	"$("$SYNCMEM_BIN/nlsync" sync-batch "$ids")" "run $limit errors 0 skipped 0 results $limit"
 check "limits: the kernel refuses a batch of $((limit + 1)) with EINVAL" fails_with \
 	"^Error: sync-batch: Invalid argument \\(a batch names 1 to $limit clients\\)\$" \
-	"$SYNCMEM_BIN/smnlctl" sync-batch "$ids,${ids%%,*}"
+	"$SYNCMEM_BIN/nlsync" sync-batch "$ids,${ids%%,*}"
 check "limits: client $((limit + 1)) on rxe0 is refused" \
 	fails_with "client limit reached" ctl register --dev rxe0 --name one-too-many
 check "limits: unregister the $limit" run_step bulk_unregister

@@ -69,15 +69,15 @@ check "a batch of 2048 ids runs whole" jq_of '.run == 2048 and .errors == 0 and 
 	ctl sync --id "$big" -j
 check "a batch of 2049 ids is refused by pkg/genl, naming the limit" fails_with \
 	'a batch names at most 2048 clients, not 2049' ctl sync --id "$big,$id1"
-# The kernel's own bound, asked without pkg/genl: smnlctl sends a batch as
+# The kernel's own bound, asked without pkg/genl: nlsync sends a batch as
 # it is. 2048 run whole; 2049 are refused whole with EINVAL and the
 # kernel's extack.
-check "the kernel runs a batch of 2048 sent as it is" expect "smnlctl sync-batch" \
-	"$("$SYNCMEM_BIN/smnlctl" sync-batch "$big")" "run 2048 errors 0 skipped 0 results 2048"
+check "the kernel runs a batch of 2048 sent as it is" expect "nlsync sync-batch" \
+	"$("$SYNCMEM_BIN/nlsync" sync-batch "$big")" "run 2048 errors 0 skipped 0 results 2048"
 a1=$(syncs_of --id "$id1")
 check "the kernel refuses a batch of 2049 with EINVAL and its message" fails_with \
 	'^Error: sync-batch: Invalid argument \(a batch names 1 to 2048 clients\)$' \
-	"$SYNCMEM_BIN/smnlctl" sync-batch "$big,$id1"
+	"$SYNCMEM_BIN/nlsync" sync-batch "$big,$id1"
 check "nothing of the refused batch ran" expect syncs "$(syncs_of --id "$id1")" "$a1"
 # stats' histogram: pkg/hist's buckets in nanoseconds, empty ones from 0
 # on, high = 2^(i+1)-1. nl-b's latency is a floor, and the sim's hrtimer
@@ -339,7 +339,7 @@ check "sync dev rxe0 owner nosuch: ENOENT, nothing runs" fails_with \
 check "sync id ... owner sim: refused before the kernel" fails_with \
 	'^Error: owner selects clients of a device: give dev DEV too$' syncmemctl sync id "$id1" owner sim
 check "the kernel refuses an owner without a device: EINVAL, its message" fails_with \
-	'an owner selects clients of a device: name the device' "$SYNCMEM_BIN/smnlctl" sync-owner "$id1" sim
+	'an owner selects clients of a device: name the device' "$SYNCMEM_BIN/nlsync" sync-owner "$id1" sim
 check "an owner name of 32 bytes: refused by the kernel's policy" fails_with \
 	'^Error: list clients owned by [x]{32}: ' syncmemctl list owner "$(printf 'x%.0s' {1..32})"
 check "the driver unregisters its client" run_step bulk_unregister

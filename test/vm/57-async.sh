@@ -6,7 +6,9 @@
 # and the permission rule, and takes clients over with a file (they die
 # with it); every fence it made must have signalled once and been freed. The fences' guarantees across unregister and device removal
 # are the in-kernel cases async, async_device and async_across_removal
-# (20-core). Then pkg/syncdev's integration tests, the same from Go.
+# (20-core). Then pkg/syncdev's integration tests, the same from Go, and
+# libsyncmem: test/tools/lib_test.c, and examples/nccl_flush.c, the
+# receive pattern on it.
 . "$(dirname "$0")/lib.sh"
 suite_begin
 
@@ -73,6 +75,29 @@ check "... and the program says so (own: 0)" wait_until 30 grep -qx 'own: 0' /tm
 kill -KILL "$owner"
 wait "$owner" || true
 check "killed and reaped: the client it owned is gone already" lacks_client "$own_id"
+# libsyncmem's calls against the module, from a program on the library
+# alone (test/tools/lib_test.c, linked with libsyncmem.a).
+run_prog lib_test --dev rxe0
+# examples/nccl_flush.c, the receive pattern a net plugin's author would
+# copy, on libsyncmem's shared library (build/lib, not installed here) and
+# libibverbs: a receive buffer made a region client, two RC QPs on rxe0,
+# RDMA WRITEs with immediate, their completions, the inbound flush blocking
+# and through a fence, the bytes checked; --verify fails any flush after
+# which the module's debugfs READ count did not grow by one with this
+# message's first bytes (on rxe the bytes cannot tell). As root until
+# branch unpriv lets any user create and flush its own region (the example
+# says where it would drop privileges).
+nccl_flush() {
+	LD_LIBRARY_PATH=$SYNCMEM_TOP/build/lib timeout --kill-after=10 $((120 * SYNCMEM_SLOW)) \
+		"$SYNCMEM_BIN/nccl_flush" --dev rxe0 --addr 192.168.76.1 --messages 8 --verify
+}
+check "examples/nccl_flush: 8 WRITEs with immediate flushed through libsyncmem, READ counts and bytes right" \
+	nccl_flush
+nccl_flush_lib() {
+	LD_LIBRARY_PATH=$SYNCMEM_TOP/build/lib LD_TRACE_LOADED_OBJECTS=1 "$SYNCMEM_BIN/nccl_flush" |
+		grep -F "libsyncmem.so.0 => $SYNCMEM_TOP/build/lib/libsyncmem.so.0"
+}
+check "examples/nccl_flush runs on libsyncmem.so.0 of build/lib" nccl_flush_lib
 no_client_left "no client left behind" || "$SYNCMEM_BIN/smnlctl" del-netlink >&2
 check "no fence left: fences 0, fences_pending 0" \
 	wait_until 30 no_fence_left

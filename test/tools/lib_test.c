@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lib_test: libsyncmem's calls against the module, from a program on the
+ * library alone (lib/include/syncmem.h, linked with libsyncmem.a; no smnl,
+ * no libynl): region clients of the handle's file, what the family says of
+ * them (the hand-parsed client-info), blocking and asynchronous syncs,
+ * fences, the inbound flush, mark-dirty, batches, the device pass, the
+ * refusals' errnos and reasons, deletion over netlink, and the file's
+ * clients gone with its close. KTAP. Needs ib_sync_mem and rxe0; root.
+ *
+ *   lib_test [--dev rxe0]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <syncmem.h>
+
+#include "ktap.h"
+
+#define LEN	(64 * 1024)
+#define TMO	10000
+
+static const char *dev = "rxe0";
+
+struct find {
+	uint32_t id;
+	int found;
+};
+
+static int find_cb(const struct syncmem_client *c, void *arg)
+{
+	struct find *f = arg;
+
+	if (c->id == f->id)
+		f->found++;
+	return 0;
+}
+
+static int stop_cb(const struct syncmem_client *c, void *arg)
+{
+	(void)c;
+	(*(int *)arg)++;
+	return 7;
+}
+
+int main(int argc, char **argv)
+{
+	struct syncmem_entry e[3];
+	struct syncmem_client c;
+	struct syncmem_dev_result dr;
+	struct syncmem *sm, *sm2;
+	unsigned int run = 99, errors = 99;
+	uint32_t id = 0, lazy = 0, ro = 0, bad = 0, index = 0;
+	unsigned char *buf, *buf2, *buf3;
+	struct find f;
+	int ret, fence, n = 0;
+
+	if (argc == 3 && !strcmp(argv[1], "--dev"))
+		dev = argv[2];
+	ktap_start();
+	if (posix_memalign((void **)&buf, 4096, LEN) ||
+	    posix_memalign((void **)&buf2, 4096, LEN) ||
+	    posix_memalign((void **)&buf3, 4096, LEN))
+		return 1;
+	memset(buf, 1, LEN);
+	memset(buf2, 2, LEN);
+	memset(buf3, 3, LEN);
+
+	sm = syncmem_open();
+	if (!ktap_result(sm != NULL, "syncmem_open()")) {
+		ktap_diag("errno %d", errno);
+		return ktap_finish();
+	}
+	ktap_result(syncmem_fd(sm) >= 0, "syncmem_fd() is the device's descriptor");
+
+	ret = syncmem_region_create(sm, dev, "lib-rw", buf, LEN,
+				    SYNCMEM_REGION_WRITE, 0, &id);
+	ktap_result(!ret && id > 0, "region_create: a writable region (id %u): %s", id, errstr(ret));
+	ret = syncmem_region_create(sm, dev, "lib-lazy", buf2, LEN,
+				    SYNCMEM_REGION_WRITE, SYNCMEM_CLIENT_LAZY, &lazy);
+	ktap_result(!ret && lazy > 0, "region_create: a lazy one (id %u): %s", lazy, errstr(ret));
+	ret = syncmem_region_create(sm, dev, "lib-ro", buf3, LEN, 0, 0, &ro);
+	ktap_result(!ret && ro > 0, "region_create: a read-only one (id %u): %s", ro, errstr(ret));
+
+	ret = syncmem_region_create(sm, "nosuchdev", "lib-nodev", buf3, LEN, 0, 0, &bad);
+	ktap_diag("no such device: %s (%s)", errstr(ret), syncmem_errmsg(sm));
+	ktap_result(ret == -ENODEV, "region_create on no such device: -ENODEV");
+	ret = syncmem_region_create(sm, dev, "lib-flags", buf3, LEN, 0, 1U << 30, &bad);
+	ktap_diag("unknown flag: %s (%s)", errstr(ret), syncmem_errmsg(sm));
+	ktap_result(ret == -EINVAL && syncmem_errmsg(sm)[0],
+		    "region_create with an unknown flag: -EINVAL, the kernel's reason kept");
+	ret = syncmem_region_create(sm, dev, "lib-owned", buf3, LEN, 0, SYNCMEM_CLIENT_OWNED, &bad);
+	ktap_result(ret == -EINVAL, "region_create with SYNCMEM_CLIENT_OWNED: -EINVAL (%s)", errstr(ret));
+	ret = syncmem_region_create(sm, dev, "lib-empty", buf3, 0, 0, 0, &bad);
+	ktap_diag("no length: %s (%s)", errstr(ret), syncmem_errmsg(sm));
+	ktap_result(ret < 0, "region_create of 0 bytes is refused");
+
+	/* What the family says of it, client-info parsed by hand. */
+	memset(&c, 0xff, sizeof(c));
+	ret = syncmem_client_get(sm, id, &c);
+	ktap_result(!ret, "client_get: %s (%s)", errstr(ret), syncmem_errmsg(sm));
+	ktap_diag("id %u name %s dev %s owner %s kind %s state %s origin %u flags %#x size %llu pinned %u region %#llx+%llu access %u segments %u",
+		  c.id, c.name, c.dev, c.owner, syncmem_kind_name(c.kind),
+		  syncmem_state_name(c.state), c.origin, c.flags,
+		  (unsigned long long)c.size, c.pinned_pages,
+		  (unsigned long long)c.region_addr, (unsigned long long)c.region_len,
+		  c.region_access, c.region_segments);
+	ktap_result(c.id == id && !strcmp(c.name, "lib-rw") && !strcmp(c.dev, dev),
+		    "client_get: id, name, device");
+	ktap_result(c.kind == SYNCMEM_KIND_REGION && c.state == SYNCMEM_STATE_LIVE &&
+		    c.origin == SYNCMEM_ORIGIN_DEVICE && c.flags == SYNCMEM_CLIENT_FILE,
+		    "client_get: a live region, created on the device, its file's");
+	ktap_result(c.region_addr == (uintptr_t)buf && c.region_len == LEN &&
+		    c.region_access == SYNCMEM_REGION_WRITE && c.region_segments >= 1 &&
+		    c.size == LEN && c.pinned_pages == LEN / 4096,
+		    "client_get: the region's address, length, access, segments, pins (client-info)");
+	ktap_result(c.reserved[0] == 0 && c.reserved[7] == 0, "client_get: reserved is zero");
+	ret = syncmem_dev_index(sm, dev, &index);
+	ktap_result(!ret && index == c.dev_index, "dev_index(%s) = %u, the client's", dev, index);
+	ret = syncmem_dev_index(sm, "nosuchdev", &index);
+	ktap_result(ret == -ENODEV, "dev_index of no such device: -ENODEV (%s)", errstr(ret));
+	f = (struct find){ .id = id };
+	ret = syncmem_client_foreach(sm, dev, find_cb, &f);
+	ktap_result(!ret && f.found == 1, "client_foreach(%s) sees it once", dev);
+	ret = syncmem_client_foreach(sm, NULL, stop_cb, &n);
+	ktap_result(ret == 7 && n == 1, "client_foreach: the callback's non-zero stops the walk, returned");
+
+	/* Syncs. */
+	ret = syncmem_sync(sm, id, SYNCMEM_TO_DEVICE, 0, 0, TMO);
+	ktap_result(!ret, "sync to-device, blocking: %s", errstr(ret));
+	ret = syncmem_sync(sm, id, SYNCMEM_TO_CPU, 4096, 8192, TMO);
+	ktap_result(!ret, "sync to-cpu of a range: %s", errstr(ret));
+	ret = syncmem_sync(sm, id, SYNCMEM_TO_CPU, LEN, 4096, TMO);
+	ktap_result(ret == -ERANGE, "sync of a range past the client: -ERANGE (%s)", errstr(ret));
+	ret = syncmem_sync(sm, id, 9, 0, 0, TMO);
+	ktap_result(ret == -EINVAL, "sync in no direction: -EINVAL (%s)", errstr(ret));
+	ret = syncmem_sync(sm, id, SYNCMEM_TO_DEVICE, 0, 0, SYNCMEM_TIMEOUT_MAX_MS + 1);
+	ktap_result(ret == -EINVAL, "sync with a timeout past the most: -EINVAL (%s)", errstr(ret));
+	ret = syncmem_sync(sm, 0x7fffff00, SYNCMEM_TO_DEVICE, 0, 0, TMO);
+	ktap_result(ret == -ENOENT, "sync of no such client: -ENOENT (%s)", errstr(ret));
+	fence = syncmem_sync_async(sm, id, SYNCMEM_TO_CPU, 0, 0, TMO, -1);
+	ktap_result(fence >= 0, "sync_async: a fence (%d)", fence);
+	if (fence >= 0) {
+		ret = syncmem_fence_wait(fence, TMO);
+		ktap_result(!ret, "fence_wait: signalled without error (%s)", errstr(ret));
+		ktap_result(syncmem_fence_status(fence) == 1, "fence_status: 1");
+		ret = syncmem_sync_async(sm, lazy, SYNCMEM_TO_DEVICE, 0, 0, TMO, fence);
+		ktap_result(ret >= 0, "sync_async with an in-fence: a fence (%d)", ret);
+		if (ret >= 0) {
+			ktap_result(!syncmem_fence_wait(ret, TMO), "... which signals without error");
+			close(ret);
+		}
+		close(fence);
+	}
+	ktap_result(syncmem_fence_status(syncmem_fd(sm)) == -EINVAL,
+		    "fence_status of a descriptor that is no sync_file: -EINVAL");
+
+	/* Inbound. */
+	ret = syncmem_flush_inbound(sm, id, TMO);
+	ktap_result(!ret, "flush_inbound of a writable region: %s", errstr(ret));
+	fence = syncmem_flush_inbound_async(sm, id, TMO);
+	ktap_result(fence >= 0 && !syncmem_fence_wait(fence, TMO),
+		    "flush_inbound_async: a fence that signals without error");
+	if (fence >= 0)
+		close(fence);
+	ret = syncmem_flush_inbound(sm, ro, TMO);
+	ktap_result(ret == -EACCES, "flush_inbound of a read-only region: -EACCES (%s)", errstr(ret));
+	fence = syncmem_flush_inbound_async(sm, ro, TMO);
+	if (fence >= 0) {
+		ret = syncmem_fence_wait(fence, TMO);
+		close(fence);
+	} else {
+		ret = fence;
+	}
+	ktap_result(ret == -EACCES, "... asynchronous: -EACCES, from the call or its fence (%s)", errstr(ret));
+
+	/* Lazy clients. */
+	ret = syncmem_mark_dirty(sm, id, SYNCMEM_TO_DEVICE, 0, 0);
+	ktap_result(ret == -EINVAL, "mark_dirty of a client that is not lazy: -EINVAL (%s)", errstr(ret));
+	ret = syncmem_mark_dirty(sm, lazy, SYNCMEM_TO_DEVICE, 0, 4096);
+	ktap_result(!ret, "mark_dirty of the lazy one: %s", errstr(ret));
+	ret = syncmem_sync(sm, lazy, SYNCMEM_TO_DEVICE, 0, 0, TMO);
+	ktap_result(!ret, "... and its sync: %s", errstr(ret));
+
+	/* Batches. */
+	memset(e, 0, sizeof(e));
+	e[0].id = id;
+	e[1].id = ro;
+	e[2].id = id;
+	e[2].offset = 0;
+	e[2].len = 4096;
+	e[1].err = 12345;
+	ret = syncmem_sync_batch(sm, e, 3, SYNCMEM_TO_CPU, TMO, &run, &errors);
+	ktap_diag("batch: %s, run %u errors %u, entries %d %d %d", errstr(ret), run,
+		  errors, e[0].err, e[1].err, e[2].err);
+	ktap_result(!ret && run == 3 && errors == 1 && !e[0].err && e[1].err == -EACCES && !e[2].err,
+		    "sync_batch: three entries run, the read-only one's to-cpu fails with -EACCES");
+	fence = syncmem_sync_batch_async(sm, e, 3, SYNCMEM_TO_CPU, TMO, -1);
+	ret = fence >= 0 ? syncmem_fence_wait(fence, TMO) : fence;
+	ktap_result(ret == -EACCES, "sync_batch_async: its fence has the failed entry's -EACCES (%s)", errstr(ret));
+	if (fence >= 0)
+		close(fence);
+	e[1].id = 0x7fffff00;
+	ret = syncmem_sync_batch(sm, e, 3, SYNCMEM_TO_CPU, TMO, NULL, NULL);
+	ktap_result(ret == -ENOENT, "sync_batch naming no such client: -ENOENT (%s)", errstr(ret));
+	ret = syncmem_sync_batch(sm, e, 0, SYNCMEM_TO_CPU, TMO, NULL, NULL);
+	ktap_result(ret == -EINVAL, "sync_batch of none: -EINVAL (%s)", errstr(ret));
+
+	/* The device. */
+	memset(&dr, 0xff, sizeof(dr));
+	ret = syncmem_sync_dev(sm, c.dev_index, SYNCMEM_TO_DEVICE, TMO, &dr);
+	ktap_diag("sync_dev: %s, clients %u errors %u skipped %u err %d pass %llu",
+		  errstr(ret), dr.clients, dr.errors, dr.skipped, dr.err,
+		  (unsigned long long)dr.pass);
+	ktap_result(!ret && dr.clients >= 2 && dr.errors == 0 && dr.err == 0,
+		    "sync_dev to-device: the pass ran its clients");
+
+	/* Deletion over netlink, and the file's clients gone at close. */
+	ret = syncmem_client_delete(sm, lazy);
+	ktap_result(!ret, "client_delete of the lazy one: %s", errstr(ret));
+	ret = syncmem_client_get(sm, lazy, &c);
+	ktap_result(ret == -ENOENT, "... then client_get: -ENOENT (%s)", errstr(ret));
+	ret = syncmem_client_delete(sm, lazy);
+	ktap_result(ret == -ENOENT, "client_delete again: -ENOENT (%s)", errstr(ret));
+	syncmem_close(sm);
+	sm2 = syncmem_open();
+	if (ktap_result(sm2 != NULL, "a second handle")) {
+		ktap_result(syncmem_client_get(sm2, id, &c) == -ENOENT &&
+			    syncmem_client_get(sm2, ro, &c) == -ENOENT,
+			    "the closed handle's clients are gone when syncmem_close() returns");
+		syncmem_close(sm2);
+	}
+	free(buf);
+	free(buf2);
+	free(buf3);
+	return ktap_finish();
+}
