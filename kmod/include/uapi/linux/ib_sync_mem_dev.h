@@ -240,6 +240,29 @@ struct ib_sync_mem_ioc_create {
 	__u32 id;
 };
 
+/**
+ * struct ib_sync_mem_ioc_delete - IB_SYNC_MEM_IOC_DELETE: delete a client
+ *	this file owns
+ * @id: a client the file created (IB_SYNC_MEM_IOC_CREATE) or took over
+ *	(IB_SYNC_MEM_IOC_OWN)
+ * @flags: 0
+ *
+ * Deletes it as the file's release would: unregistered, after the syncs
+ * in flight on it (each ends within its own timeout), its memory let go
+ * of (a region's pages unpinned and their RLIMIT_MEMLOCK charge given
+ * back) and its place under max_clients_per_user given back, all before
+ * the ioctl returns; its pending fences signal (-ENODEV). The wait can be
+ * killed (-EINTR): the client still goes, soon after. Errors: -ENOENT for
+ * any id the file does not own (another file's client, one created
+ * through the family, a kernel driver's, one being deleted, an unknown
+ * one: the same errno whoever opened the file; the family's CLIENT_DEL
+ * deletes the others), -EINVAL for @flags.
+ */
+struct ib_sync_mem_ioc_delete {
+	__u32 id;
+	__u32 flags;
+};
+
 #define IB_SYNC_MEM_IOC_MAGIC	0xDB
 
 /* Does nothing: the floor of any syscall path to the module (benches). */
@@ -256,5 +279,7 @@ struct ib_sync_mem_ioc_create {
 				     struct ib_sync_mem_ioc_own)
 #define IB_SYNC_MEM_IOC_CREATE	_IOWR(IB_SYNC_MEM_IOC_MAGIC, 6, \
 				      struct ib_sync_mem_ioc_create)
+#define IB_SYNC_MEM_IOC_DELETE	_IOW(IB_SYNC_MEM_IOC_MAGIC, 7, \
+				     struct ib_sync_mem_ioc_delete)
 
 #endif /* _UAPI_LINUX_IB_SYNC_MEM_DEV_H */
