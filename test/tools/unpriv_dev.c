@@ -103,6 +103,8 @@ static int create(int fd, const char *name, uint32_t kind, void *addr,
 		nest = smnl_nest_start(&m, IB_SYNC_MEM_A_REGION);
 		smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_ADDR, (uintptr_t)addr);
 		smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_LEN, len);
+		/* The device writes it: every direction, inbound too. */
+		smnl_put_u32(&m, IB_SYNC_MEM_A_REGION_ACCESS, IB_SYNC_MEM_REGION_F_WRITE);
 		smnl_nest_end(&m, nest);
 	} else if (latency_us) {
 		nest = smnl_nest_start(&m, IB_SYNC_MEM_A_SIM);
@@ -596,7 +598,9 @@ int main(int argc, char **argv)
 		smnl_close(&nl);
 		return ktap_finish();
 	}
-	ktap_result(!fstat(fd, &sb) && (sb.st_mode & 0777) == 0666 && sb.st_uid == 0,
+	if (fstat(fd, &sb))
+		memset(&sb, 0, sizeof(sb));
+	ktap_result((sb.st_mode & 0777) == 0666 && sb.st_uid == 0,
 		    "the node: mode 0666, root's (%o)", sb.st_mode & 0777);
 	ktap_result(ioc(fd, IB_SYNC_MEM_IOC_NOP, NULL) == 0, "NOP");
 
