@@ -9,7 +9,8 @@
 # the debug one (vm/kernels.sh with SYNCMEM_DEBUG_KERNEL=0; KVER= picks
 # one); build/bin/syncmemctl in /usr/local/bin, its man pages (docs/man) in
 # /usr/local/share/man/man8, its bash completion in
-# /usr/share/bash-completion/completions/syncmemctl. What it installed is
+# /usr/share/bash-completion/completions/syncmemctl, the udev rule that
+# keeps /dev/ib_sync_mem mode 0666 in /etc/udev/rules.d. What it installed is
 # listed in /usr/local/share/syncmem/installed, which uninstall reads: it
 # removes the DKMS module (every kernel) and its source tree, and every
 # file listed, and nothing else.
@@ -28,6 +29,7 @@ D=${DESTDIR:-}
 BINDIR=$D/usr/local/bin
 MANDIR=$D/usr/local/share/man/man8
 COMPDIR=$D/usr/share/bash-completion/completions
+UDEVDIR=$D/etc/udev/rules.d
 STATEDIR=$D/usr/local/share/syncmem
 MANIFEST=$STATEDIR/installed
 SRCTREE=$D/usr/src
@@ -92,7 +94,7 @@ install_() {
 	kernels=$(SYNCMEM_DEBUG_KERNEL=0 vm/kernels.sh)
 	# A previous installation goes first, whatever its version.
 	uninstall
-	mkdir -p "$STATEDIR" "$BINDIR" "$MANDIR" "$COMPDIR" "$SRCTREE"
+	mkdir -p "$STATEDIR" "$BINDIR" "$MANDIR" "$COMPDIR" "$UDEVDIR" "$SRCTREE"
 	: >"$MANIFEST"
 
 	src=$SRCTREE/$NAME-$version
@@ -127,6 +129,7 @@ install_() {
 	build/bin/syncmemctl completion bash >"$STATEDIR/completion.bash"
 	put 644 "$STATEDIR/completion.bash" "$COMPDIR/syncmemctl"
 	rm -f "$STATEDIR/completion.bash"
+	put 644 packaging/60-ib-sync-mem.rules "$UDEVDIR/60-ib-sync-mem.rules"
 	[ -n "$D" ] || ! command -v mandb >/dev/null || mandb -q 2>/dev/null || true
 	log "installed $NAME $version for: $(echo $kernels)"
 }

@@ -41,7 +41,8 @@ installed)
 		n=$((n + 1))
 	done <"$m"
 	for f in /usr/local/bin/syncmemctl /usr/share/bash-completion/completions/syncmemctl \
-		/usr/local/share/man/man8/syncmemctl.8 /usr/local/share/man/man8/syncmemctl-sync.8; do
+		/usr/local/share/man/man8/syncmemctl.8 /usr/local/share/man/man8/syncmemctl-sync.8 \
+		/etc/udev/rules.d/60-ib-sync-mem.rules; do
 		grep -qxF "file $f" "$m" || { echo "manifest lacks $f" >&2; exit 1; }
 	done
 	echo "$n files"
