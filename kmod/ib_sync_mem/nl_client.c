@@ -1026,4 +1026,6 @@ void sm_nl_clients_exit(void)
 	destroy_workqueue(sm_nl_wq);
 	sm_nl_destroy_matching(sm_nl_match_all, NULL, false);
 	WARN_ON(!xa_empty(&sm_nl_objs));
+	/* Every client gone, every user's count gave its places back. */
+	WARN_ON(!list_empty(&sm_nl_users));
 }
