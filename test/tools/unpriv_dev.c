@@ -374,15 +374,44 @@ struct slow_sync {
 	uint32_t id;
 	int ret;
 	struct timespec end;
+	volatile pid_t tid;
 };
 
 static void *slow_sync_run(void *arg)
 {
 	struct slow_sync *s = arg;
 
+	s->tid = gettid();
 	s->ret = sync_one(s->fd, s->id, TO_DEV);
 	clock_gettime(CLOCK_MONOTONIC, &s->end);
 	return NULL;
+}
+
+/*
+ * Wait (a hang guard, 10 s) until thread @s sleeps in its ioctl (x86-64's
+ * syscall 16, /proc/self/task/TID/syscall): its sync is in flight, on any
+ * kernel however slow. 0, or -ETIMEDOUT.
+ */
+static int wait_in_ioctl(struct slow_sync *s)
+{
+	char path[64], buf[64];
+	int i, fd, n;
+
+	for (i = 0; i < bound_ms(10000) / 10; i++, usleep(10000)) {
+		if (!s->tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)s->tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n > 3 && !strncmp(buf, "16 ", 3)) {
+			/* In it: give it time to reach the client's ->sync. */
+			usleep(50000);
+			return 0;
+		}
+	}
+	return -ETIMEDOUT;
 }
 
 static double ts_sub(const struct timespec *a, const struct timespec *b)
@@ -398,7 +427,7 @@ static void test_delete(int fd, uint32_t r)
 	struct timespec end;
 	pthread_t t;
 	long pin0 = vm_pin();
-	int st, get, slow;
+	int st, get, slow, in;
 	char msg[256];
 
 	st = ioc(fd, IB_SYNC_MEM_IOC_DELETE, &d);
@@ -418,14 +447,15 @@ static void test_delete(int fd, uint32_t r)
 		return;
 	s.id = slow;
 	pthread_create(&t, NULL, slow_sync_run, &s);
-	usleep(150000);
+	in = wait_in_ioctl(&s);
 	st = del(fd, slow);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	pthread_join(t, NULL);
 	get = smnl_client_get(&nl, slow, &c);
-	ktap_result(st == 0 && s.ret == 0 && get == -ENOENT && ts_sub(&end, &s.end) > -0.05,
-		    "DELETE during its sync: the sync completes (%d), DELETE returns after it (%d, %.3f s later), gone (%d)",
-		    s.ret, st, ts_sub(&end, &s.end), get);
+	ktap_result(in == 0 && st == 0 && s.ret == 0 && get == -ENOENT &&
+		    ts_sub(&end, &s.end) > -0.05,
+		    "DELETE during its sync: the sync completes (%d), DELETE returns after it (%d, %.3f s later), gone (%d; in the ioctl: %d)",
+		    s.ret, st, ts_sub(&end, &s.end), get, in);
 }
 
 /*
@@ -440,7 +470,7 @@ static void test_close_mid_sync(void)
 	char msg[256];
 	struct smnl_client c;
 	pthread_t t;
-	int fd = dev_open(), a, b, f = -1, st, ga, gb, fs;
+	int fd = dev_open(), a, b, f = -1, st, ga, gb, fs, in;
 	int pp[2];
 	pid_t pid;
 	uint32_t kid = 0;
@@ -454,15 +484,16 @@ static void test_close_mid_sync(void)
 	s.id = a;
 	pthread_create(&t, NULL, slow_sync_run, &s);
 	st = sync_full(fd, b, TO_DEV, 0, 0, IB_SYNC_MEM_IOC_F_ASYNC, &f);
-	usleep(200000);
+	in = wait_in_ioctl(&s);
 	close(fd);
 	pthread_join(t, NULL);
 	ga = smnl_client_get(&nl, a, &c);
 	gb = smnl_client_get(&nl, b, &c);
 	fs = st ? st : sync_file_wait(f, bound_ms(60000));
-	ktap_result(s.ret == 0 && ga == -ENOENT && gb == -ENOENT && (fs == 1 || fs == -ENODEV),
-		    "closed mid-sync: the blocking sync completes (%d), both clients gone once it returned (%d %d), the async fence signals (%d)",
-		    s.ret, ga, gb, fs);
+	ktap_result(in == 0 && s.ret == 0 && ga == -ENOENT && gb == -ENOENT &&
+		    (fs == 1 || fs == -ENODEV),
+		    "closed mid-sync: the blocking sync completes (%d), both clients gone once it returned (%d %d), the async fence signals (%d; in the ioctl: %d)",
+		    s.ret, ga, gb, fs, in);
 	if (f >= 0)
 		close(f);
 
