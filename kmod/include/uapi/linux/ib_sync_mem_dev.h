@@ -48,10 +48,9 @@
  * A region's pages are pinned by ib_umem_get(), which charges them to the
  * calling process's mm (pinned_vm, VmPin in /proc/PID/status) and refuses
  * them past its RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK: CREATE is then
- * -ENOMEM, "region exceeds RLIMIT_MEMLOCK" (-EPERM, "RLIMIT_MEMLOCK is 0
- * without CAP_IPC_LOCK", where the kernel's ib_umem says so). The charge
- * is given back when the client goes. This holds for a privileged file
- * too: CAP_NET_ADMIN is not CAP_IPC_LOCK.
+ * -ENOMEM, "region exceeds RLIMIT_MEMLOCK". The charge is given back when
+ * the client goes. It is judged on the calling process alone, whatever
+ * the file's privilege: CAP_NET_ADMIN is not CAP_IPC_LOCK.
  *
  * A file descriptor passed to another process (SCM_RIGHTS, fork, pidfd_getfd)
  * carries the opener's rights and its clients, as a uverbs fd does: its
