@@ -13,7 +13,8 @@
 # under /usr/local in its two parts: the runtime one (libsyncmem.so.0 and
 # the file it names, in lib) and the development one (include/syncmem.h,
 # lib/libsyncmem.so, lib/libsyncmem.a, lib/pkgconfig/syncmem.pc, its section
-# 3 man pages), each listed as "lib-runtime" or "lib-dev". What it installed is
+# 3 man pages), each listed as "lib-runtime" or "lib-dev"; the udev rule that
+# keeps /dev/ib_sync_mem mode 0666 in /etc/udev/rules.d. What it installed is
 # listed in /usr/local/share/syncmem/installed, which uninstall reads: it
 # removes the DKMS module (every kernel) and its source tree, and every
 # file listed, and nothing else.
@@ -32,6 +33,7 @@ D=${DESTDIR:-}
 BINDIR=$D/usr/local/bin
 MANDIR=$D/usr/local/share/man/man8
 COMPDIR=$D/usr/share/bash-completion/completions
+UDEVDIR=$D/etc/udev/rules.d
 STATEDIR=$D/usr/local/share/syncmem
 MANIFEST=$STATEDIR/installed
 SRCTREE=$D/usr/src
@@ -97,7 +99,7 @@ install_() {
 	kernels=$(SYNCMEM_DEBUG_KERNEL=0 vm/kernels.sh)
 	# A previous installation goes first, whatever its version.
 	uninstall
-	mkdir -p "$STATEDIR" "$BINDIR" "$MANDIR" "$COMPDIR" "$SRCTREE"
+	mkdir -p "$STATEDIR" "$BINDIR" "$MANDIR" "$COMPDIR" "$UDEVDIR" "$SRCTREE"
 	: >"$MANIFEST"
 
 	src=$SRCTREE/$NAME-$version
@@ -143,6 +145,7 @@ install_() {
 		done < <(make -s --no-print-directory lib-files-$part PREFIX=/usr/local)
 	done
 	[ -n "$D" ] || ldconfig
+	put 644 packaging/60-ib-sync-mem.rules "$UDEVDIR/60-ib-sync-mem.rules"
 	[ -n "$D" ] || ! command -v mandb >/dev/null || mandb -q 2>/dev/null || true
 	log "installed $NAME $version for: $(echo $kernels)"
 }

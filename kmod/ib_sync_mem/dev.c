@@ -7,8 +7,14 @@
  * mark lazy clients dirty. Clients are named by the netlink family's ids.
  * A file may create clients (IB_SYNC_MEM_IOC_CREATE, the family's
  * CLIENT_NEW attributes) or take clients created through the family over
- * (IB_SYNC_MEM_IOC_OWN): they are deleted when it is released. Closing
- * it cancels no sync.
+ * (IB_SYNC_MEM_IOC_OWN): they are deleted when it is released or by
+ * IB_SYNC_MEM_IOC_DELETE. Closing it cancels no sync.
+ *
+ * Anyone may open the node (mode 0666), as uverbs allows: a file whose
+ * opener had CAP_NET_ADMIN in the initial user namespace reaches every
+ * client; any other reaches only the clients it owns (client->file), and
+ * another id is -ENOENT, as if it did not exist. The check is a compare
+ * on the client the lookup found, not a second lookup.
  */
 #include <linux/capability.h>
 #include <linux/dma-fence.h>
@@ -27,6 +33,34 @@
 
 /* file->private_data of a file whose opener may sync (sm_dev_open()). */
 static const bool sm_dev_admin = true;
+
+static bool sm_dev_is_admin(const struct file *file)
+{
+	return file->private_data == &sm_dev_admin;
+}
+
+/*
+ * May @file reach client @c: its opener's privilege, or its own client.
+ * Another is as unknown to it as an id that does not exist.
+ */
+static bool sm_dev_reaches(const struct file *file,
+			   const struct ib_sync_mem_client *c)
+{
+	return sm_dev_is_admin(file) || READ_ONCE(c->file) == file;
+}
+
+/* Client @id, referenced, if @file may reach it; else NULL. */
+static struct ib_sync_mem_client *sm_dev_lookup(const struct file *file,
+						u32 id)
+{
+	struct ib_sync_mem_client *c = sm_client_lookup(id);
+
+	if (c && !sm_dev_reaches(file, c)) {
+		ib_sync_mem_put(c);
+		c = NULL;
+	}
+	return c;
+}
 
 /* The in-fence of a request, with a reference; NULL if it names none. */
 static struct dma_fence *sm_dev_in_fence(u32 flags, int fd)
@@ -106,7 +140,7 @@ static bool sm_dev_req_ok(u32 flags, u32 timeout_ms)
 	       timeout_ms <= IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS;
 }
 
-static long sm_dev_sync(void __user *arg)
+static long sm_dev_sync(struct file *file, void __user *arg)
 {
 	struct ib_sync_mem_ioc_sync req;
 	struct ib_sync_mem_client *c;
@@ -117,7 +151,7 @@ static long sm_dev_sync(void __user *arg)
 		return -EFAULT;
 	if (!sm_dev_req_ok(req.flags, req.timeout_ms))
 		return -EINVAL;
-	c = sm_client_lookup(req.id);
+	c = sm_dev_lookup(file, req.id);
 	if (!c)
 		return -ENOENT;
 	in = sm_dev_in_fence(req.flags, req.in_fence);
@@ -196,9 +230,13 @@ out_dom:
 	return ret;
 }
 
-/* The entries of a batch request, their clients looked up and referenced. */
+/*
+ * The entries of a batch request, their clients looked up and referenced:
+ * -ENOENT, nothing referenced, if one is missing or out of @file's reach.
+ */
 static struct ib_sync_mem_batch_entry *
-sm_dev_batch_get(const struct ib_sync_mem_ioc_sync_batch *req,
+sm_dev_batch_get(const struct file *file,
+		 const struct ib_sync_mem_ioc_sync_batch *req,
 		 struct ib_sync_mem_ioc_entry **uent)
 {
 	struct ib_sync_mem_batch_entry *e;
@@ -228,6 +266,16 @@ sm_dev_batch_get(const struct ib_sync_mem_ioc_sync_batch *req,
 	if (sm_lookup_batch(ids, e, req->n) != req->n) {
 		kvfree(e);
 		e = ERR_PTR(-ENOENT);
+		goto out;
+	}
+	for (i = 0; i < req->n; i++)
+		if (!sm_dev_reaches(file, e[i].client))
+			break;
+	if (i < req->n) {
+		for (i = 0; i < req->n; i++)
+			ib_sync_mem_put(e[i].client);
+		kvfree(e);
+		e = ERR_PTR(-ENOENT);
 	}
 out:
 	if (IS_ERR(e)) {
@@ -239,7 +287,7 @@ out:
 	return e;
 }
 
-static long sm_dev_sync_batch(void __user *arg)
+static long sm_dev_sync_batch(struct file *file, void __user *arg)
 {
 	struct ib_sync_mem_ioc_sync_batch req;
 	struct ib_sync_mem_batch_entry *e;
@@ -252,7 +300,7 @@ static long sm_dev_sync_batch(void __user *arg)
 		return -EFAULT;
 	if (!sm_dev_req_ok(req.flags, req.timeout_ms))
 		return -EINVAL;
-	e = sm_dev_batch_get(&req, &u);
+	e = sm_dev_batch_get(file, &req, &u);
 	if (IS_ERR(e))
 		return PTR_ERR(e);
 	in = sm_dev_in_fence(req.flags, req.in_fence);
@@ -294,7 +342,7 @@ out:
 	return ret;
 }
 
-static long sm_dev_mark_dirty(void __user *arg)
+static long sm_dev_mark_dirty(struct file *file, void __user *arg)
 {
 	struct ib_sync_mem_ioc_mark req;
 	struct ib_sync_mem_client *c;
@@ -302,7 +350,7 @@ static long sm_dev_mark_dirty(void __user *arg)
 
 	if (copy_from_user(&req, arg, sizeof(req)))
 		return -EFAULT;
-	c = sm_client_lookup(req.id);
+	c = sm_dev_lookup(file, req.id);
 	if (!c)
 		return -ENOENT;
 	ret = sm_state_errno(c);
@@ -378,7 +426,8 @@ static long sm_dev_create(struct file *file, void __user *arg)
 		ret = PTR_ERR(attrs);
 		goto out;
 	}
-	ret = sm_nl_file_create(attrs, req.attrs_len, file, &extack, &req.id);
+	ret = sm_nl_file_create(attrs, req.attrs_len, file,
+				sm_dev_is_admin(file), &extack, &req.id);
 	kfree(attrs);
 	if (ret)
 		goto out;
@@ -394,6 +443,17 @@ out:
 	return sm_dev_put_msg(&req, &extack) ?: ret;
 }
 
+static long sm_dev_delete(struct file *file, void __user *arg)
+{
+	struct ib_sync_mem_ioc_delete req;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags)
+		return -EINVAL;
+	return sm_nl_file_delete_wait(req.id, file);
+}
+
 static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
@@ -403,12 +463,16 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 		return 0;
 	switch (cmd) {
 	case IB_SYNC_MEM_IOC_SYNC:
-	case IB_SYNC_MEM_IOC_SYNC_DEV:
 	case IB_SYNC_MEM_IOC_SYNC_BATCH:
 	case IB_SYNC_MEM_IOC_MARK_DIRTY:
-	case IB_SYNC_MEM_IOC_OWN:
 	case IB_SYNC_MEM_IOC_CREATE:
-		if (file->private_data != &sm_dev_admin)
+	case IB_SYNC_MEM_IOC_DELETE:
+		/* Any opener: each decides which clients the file reaches. */
+		break;
+	case IB_SYNC_MEM_IOC_SYNC_DEV:
+	case IB_SYNC_MEM_IOC_OWN:
+		/* Beyond the file's own clients. */
+		if (!sm_dev_is_admin(file))
 			return -EPERM;
 		break;
 	default:
@@ -416,17 +480,19 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
 	}
 	switch (cmd) {
 	case IB_SYNC_MEM_IOC_SYNC:
-		return sm_dev_sync(uarg);
+		return sm_dev_sync(file, uarg);
 	case IB_SYNC_MEM_IOC_SYNC_DEV:
 		return sm_dev_sync_dev(uarg);
 	case IB_SYNC_MEM_IOC_SYNC_BATCH:
-		return sm_dev_sync_batch(uarg);
+		return sm_dev_sync_batch(file, uarg);
 	case IB_SYNC_MEM_IOC_OWN:
 		return sm_dev_own(file, uarg);
 	case IB_SYNC_MEM_IOC_CREATE:
 		return sm_dev_create(file, uarg);
+	case IB_SYNC_MEM_IOC_DELETE:
+		return sm_dev_delete(file, uarg);
 	default:
-		return sm_dev_mark_dirty(uarg);
+		return sm_dev_mark_dirty(file, uarg);
 	}
 }
 
@@ -434,7 +500,7 @@ static long sm_dev_ioctl(struct file *file, unsigned int cmd,
  * The family's rule for its mutating commands (CAP_NET_ADMIN in the
  * initial user namespace), decided once, at open, for the opener's
  * credentials: those file_ns_capable() would read at each ioctl. No audit
- * record for an opener who only needs IB_SYNC_MEM_IOC_NOP.
+ * record for an opener who only needs its own clients.
  */
 static int sm_dev_open(struct inode *inode, struct file *file)
 {
@@ -462,7 +528,8 @@ static struct miscdevice sm_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = IB_SYNC_MEM_DEV_NAME,
 	.fops = &sm_dev_fops,
-	.mode = 0600,
+	/* As uverbs: each ioctl decides what its file reaches. */
+	.mode = 0666,
 };
 
 int sm_dev_init(void)

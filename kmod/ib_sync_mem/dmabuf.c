@@ -704,6 +704,7 @@ struct ib_sync_mem_client_kind sm_dmabuf_kind = {
 	.id = IB_SYNC_MEM_KIND_DMABUF,
 	.name = "dma-buf",
 	.owner = THIS_MODULE,
+	.unprivileged = true,	/* the caller's own dma-buf fd, charged to it */
 	.create = sm_dmabuf_create,
 	.destroy = sm_dmabuf_destroy,
 };

@@ -17,9 +17,16 @@
  * its device: that runs in a work item (sm_nl_wq), so that the deleting
  * caller's wait can be killed and a closing socket's release does not wait
  * at all. A device's removal deletes its clients itself, synchronously.
+ *
+ * A file opened without CAP_NET_ADMIN creates clients only of the kinds
+ * that allow it (ib_sync_mem_client_kind.unprivileged), at most
+ * max_clients_per_user of them per device for each user (the opener's
+ * uid): each such client is counted on a struct sm_nl_user from before
+ * its kind creates it until its object is destroyed, whatever destroys it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/module.h>
 #include <linux/notifier.h>
 #include <linux/slab.h>
@@ -45,6 +52,17 @@ struct sm_nl_owner {
 	u32 pid;
 };
 
+/*
+ * How many clients one user's unprivileged files have on one device, on
+ * sm_nl_users while there is one (under sm_nl_lock).
+ */
+struct sm_nl_user {
+	struct list_head node;
+	const struct ib_sync_mem_domain *dom;	/* compared only */
+	kuid_t uid;
+	unsigned int clients;
+};
+
 /**
  * struct sm_nl_obj - a client created through netlink
  * @client: the client (its registration reference is the object's)
@@ -58,6 +76,7 @@ struct sm_nl_owner {
  * @gone: completed when the client is unregistered
  * @destroy_work: deletes it (CLIENT_DEL, NETLINK_URELEASE)
  * @doomed: on the way out (sm_nl_destroy_matching())
+ * @user: the count it is on (an unprivileged file's client), else NULL
  */
 struct sm_nl_obj {
 	struct ib_sync_mem_client *client;
@@ -70,6 +89,7 @@ struct sm_nl_obj {
 	struct completion gone;
 	struct work_struct destroy_work;
 	struct list_head doomed;
+	struct sm_nl_user *user;
 };
 
 static DEFINE_MUTEX(sm_kinds_lock);	/* protects sm_kinds */
@@ -78,6 +98,61 @@ static LIST_HEAD(sm_kinds);
 static DEFINE_XARRAY(sm_nl_objs);
 static DEFINE_MUTEX(sm_nl_lock);	/* serialises changes of sm_nl_objs */
 static struct workqueue_struct *sm_nl_wq;
+static LIST_HEAD(sm_nl_users);		/* under sm_nl_lock */
+
+static int sm_set_max_per_user(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, IB_SYNC_MEM_DEV_CLIENTS_MAX);
+}
+
+static const struct kernel_param_ops sm_max_per_user_ops = {
+	.set = sm_set_max_per_user,
+	.get = param_get_uint,
+};
+
+static unsigned int max_clients_per_user = 256;
+module_param_cb(max_clients_per_user, &sm_max_per_user_ops,
+		&max_clients_per_user, 0644);
+MODULE_PARM_DESC(max_clients_per_user,
+		 "Most clients the files of /dev/ib_sync_mem one user opened without CAP_NET_ADMIN have on one device, 1 to 2048 (default 256)");
+
+/*
+ * Count a new client of @uid's on @dom: its count, or an ERR_PTR:
+ * -EMFILE at max_clients_per_user, -ENOMEM. Under sm_nl_lock.
+ */
+static struct sm_nl_user *sm_nl_user_charge(const struct ib_sync_mem_domain *dom,
+					    kuid_t uid)
+{
+	struct sm_nl_user *u;
+
+	lockdep_assert_held(&sm_nl_lock);
+	list_for_each_entry(u, &sm_nl_users, node) {
+		if (u->dom != dom || !uid_eq(u->uid, uid))
+			continue;
+		if (u->clients >= READ_ONCE(max_clients_per_user))
+			return ERR_PTR(-EMFILE);
+		u->clients++;
+		return u;
+	}
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u)
+		return ERR_PTR(-ENOMEM);
+	u->dom = dom;
+	u->uid = uid;
+	u->clients = 1;
+	list_add(&u->node, &sm_nl_users);
+	return u;
+}
+
+/* Give back a client counted by sm_nl_user_charge(). Under sm_nl_lock. */
+static void sm_nl_user_uncharge(struct sm_nl_user *u)
+{
+	lockdep_assert_held(&sm_nl_lock);
+	if (!u || --u->clients)
+		return;
+	list_del(&u->node);
+	kfree(u);
+}
 
 /*
  * Creations between a kind's create() and the record of their client (the
@@ -261,6 +336,8 @@ static void sm_nl_obj_destroy(struct sm_nl_obj *obj)
 	kind->destroy(obj->client);
 	mutex_lock(&sm_nl_lock);
 	xa_cmpxchg(&sm_nl_objs, id, obj, NULL, 0);
+	sm_nl_user_uncharge(obj->user);
+	obj->user = NULL;
 	mutex_unlock(&sm_nl_lock);
 	module_put(kind->owner);
 	complete_all(&obj->gone);
@@ -281,6 +358,8 @@ static void sm_nl_obj_init(struct sm_nl_obj *obj, struct ib_sync_mem_client *c,
 	obj->dom = c->dom;
 	obj->kind = kind;
 	obj->owner = *creator;
+	/* Before the caller learns the id: dev.c finds it by this. */
+	WRITE_ONCE(c->file, creator->file);
 	if (sk) {
 		obj->sk = sk;
 		sock_hold(sk);
@@ -427,6 +506,7 @@ int sm_nl_own(u32 id, const struct file *file)
 		obj->owner.file = file;
 		obj->owner.owned = false;
 		xa_unlock(&sm_nl_objs);
+		WRITE_ONCE(obj->client->file, file);
 	}
 	mutex_unlock(&sm_nl_lock);
 	if (obj)
@@ -496,7 +576,9 @@ static bool sm_nl_match_obj(struct sm_nl_obj *obj, const void *arg)
 /*
  * Register a client as CLIENT_NEW's @attrs ask (validated by the family's
  * policy) and record it as @creator's; @sk is the socket of a client it
- * owns, else NULL.
+ * owns, else NULL. @user, for a file opened without CAP_NET_ADMIN, is its
+ * opener's uid: only a kind that allows it, counted against
+ * max_clients_per_user (NULL: neither).
  *
  * Return: the client, with a reference for the caller (the record's may go
  * at once: CLIENT_DEL, the device's removal), its record in *@objp; or an
@@ -505,9 +587,10 @@ static bool sm_nl_match_obj(struct sm_nl_obj *obj, const void *arg)
 static struct ib_sync_mem_client *
 sm_nl_create(struct nlattr **attrs, struct netlink_ext_ack *extack,
 	     const struct sm_nl_owner *creator, struct sock *sk,
-	     struct sm_nl_obj **objp)
+	     const kuid_t *user, struct sm_nl_obj **objp)
 {
 	struct ib_sync_mem_client_kind *kind;
+	struct sm_nl_user *counted = NULL;
 	struct ib_sync_mem_domain *dom;
 	struct ib_sync_mem_client *c;
 	struct ib_device *ibdev;
@@ -536,6 +619,12 @@ sm_nl_create(struct nlattr **attrs, struct netlink_ext_ack *extack,
 				    "client kind not available (module not loaded?)");
 		return ERR_PTR(-EOPNOTSUPP);
 	}
+	if (user && !READ_ONCE(kind->unprivileged)) {
+		NL_SET_ERR_MSG_ATTR(extack, attrs[IB_SYNC_MEM_A_CLIENT_KIND],
+				    "client kind needs CAP_NET_ADMIN");
+		c = ERR_PTR(-EPERM);
+		goto err_kind;
+	}
 
 	dom = sm_nl_domain(attrs, extack);
 	if (IS_ERR(dom)) {
@@ -549,6 +638,18 @@ sm_nl_create(struct nlattr **attrs, struct netlink_ext_ack *extack,
 		goto err_dom;
 	}
 	mutex_lock(&sm_nl_lock);
+	if (user) {
+		counted = sm_nl_user_charge(dom, *user);
+		if (IS_ERR(counted)) {
+			mutex_unlock(&sm_nl_lock);
+			if (PTR_ERR(counted) == -EMFILE)
+				NL_SET_ERR_MSG(extack,
+					       "per-user client limit of the device reached (max_clients_per_user)");
+			c = ERR_CAST(counted);
+			ib_device_put(ibdev);
+			goto err_dom;
+		}
+	}
 	atomic_inc(&dom->nl_creating);
 	mutex_unlock(&sm_nl_lock);
 
@@ -557,10 +658,13 @@ sm_nl_create(struct nlattr **attrs, struct netlink_ext_ack *extack,
 		c = ERR_PTR(-ENOMEM);
 		goto err_creating;
 	}
+	/* Given back by sm_nl_obj_destroy() from now on. */
+	obj->user = counted;
 	c = kind->create(ibdev, name,
 			 flags & IB_SYNC_MEM_CLIENT_F_LAZY ? IB_SYNC_MEM_F_LAZY : 0,
 			 attrs, extack);
 	if (IS_ERR(c)) {
+		obj->user = NULL;
 		sm_nl_obj_free(obj);
 		/* The kind may have said why already; keep its message. */
 		if (extack && extack->_msg)
@@ -600,6 +704,7 @@ sm_nl_create(struct nlattr **attrs, struct netlink_ext_ack *extack,
 
 err_creating:
 	mutex_lock(&sm_nl_lock);
+	sm_nl_user_uncharge(counted);
 	atomic_dec(&dom->nl_creating);
 	mutex_unlock(&sm_nl_lock);
 	wake_up_all(&sm_nl_created);
@@ -636,7 +741,7 @@ int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 	c = sm_nl_create(info->attrs, info->extack, &creator,
-			 owned ? NETLINK_CB(skb).sk : NULL, &obj);
+			 owned ? NETLINK_CB(skb).sk : NULL, NULL, &obj);
 	if (IS_ERR(c)) {
 		nlmsg_free(msg);
 		return PTR_ERR(c);
@@ -663,14 +768,17 @@ int sm_nl_client_new_doit(struct sk_buff *skb, struct genl_info *info)
  * @data: CLIENT_NEW's attributes, as in its message
  * @len: their length
  * @file: the open file of /dev/ib_sync_mem that creates it
+ * @admin: its opener had CAP_NET_ADMIN; otherwise only a kind that allows
+ *	it, counted against max_clients_per_user for the opener's uid
  * @extack: for the reason of a failure
  * @id: set to the new client's id
  *
- * Return: 0, or CLIENT_NEW's errno; -EINVAL for IB_SYNC_MEM_CLIENT_F_OWNED.
+ * Return: 0, or CLIENT_NEW's errno; -EINVAL for IB_SYNC_MEM_CLIENT_F_OWNED;
+ * without @admin, -EPERM for a kind that needs it and -EMFILE at the limit.
  */
 int sm_nl_file_create(const struct nlattr *data, int len,
-		      const struct file *file, struct netlink_ext_ack *extack,
-		      u32 *id)
+		      const struct file *file, bool admin,
+		      struct netlink_ext_ack *extack, u32 *id)
 {
 	const struct sm_nl_owner creator = {
 		.origin = IB_SYNC_MEM_ORIGIN_DEVICE,
@@ -693,7 +801,8 @@ int sm_nl_file_create(const struct nlattr *data, int len,
 				    "a client created through the device is its file's, not a socket's (CLIENT_F_OWNED)");
 		return -EINVAL;
 	}
-	c = sm_nl_create(attrs, extack, &creator, NULL, &obj);
+	c = sm_nl_create(attrs, extack, &creator, NULL,
+			 admin ? NULL : &file->f_cred->uid, &obj);
 	if (IS_ERR(c))
 		return PTR_ERR(c);
 	*id = c->id;
@@ -713,13 +822,55 @@ void sm_nl_file_delete(u32 id, const struct file *file)
 	sm_nl_delete_matching_id(id, sm_nl_match_file, file);
 }
 
+/*
+ * Delete the client of @obj (marked dying by the caller, with a reference
+ * that this drops) and wait for it to be gone, killably.
+ *
+ * Unregistering waits for the syncs in flight on the device, as long as
+ * their deadlines: that wait runs in a work item, and this one can be
+ * killed (-EINTR). The client goes either way.
+ */
+static int sm_nl_obj_delete_wait(struct sm_nl_obj *obj)
+{
+	int ret;
+
+	queue_work(sm_nl_wq, &obj->destroy_work);
+	ret = wait_for_completion_killable(&obj->gone) ? -EINTR : 0;
+	sm_nl_obj_put(obj);
+	return ret;
+}
+
+/**
+ * sm_nl_file_delete_wait() - IB_SYNC_MEM_IOC_DELETE: delete a client @file
+ *	owns and wait until it is gone
+ * @id: the client
+ * @file: the open file of /dev/ib_sync_mem
+ *
+ * Return: 0 once it is gone; -EINTR if the wait was killed (it still
+ * goes); -ENOENT if @file does not own it or it is being deleted.
+ */
+int sm_nl_file_delete_wait(u32 id, const struct file *file)
+{
+	struct sm_nl_obj *obj;
+
+	mutex_lock(&sm_nl_lock);
+	obj = xa_load(&sm_nl_objs, id);
+	if (obj && (obj->dying || obj->owner.file != file))
+		obj = NULL;
+	if (obj) {
+		obj->dying = true;
+		kref_get(&obj->ref);
+	}
+	mutex_unlock(&sm_nl_lock);
+	return obj ? sm_nl_obj_delete_wait(obj) : -ENOENT;
+}
+
 int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct ib_sync_mem_client *c;
 	struct sm_nl_obj *obj;
 	struct nlattr *attr;
 	bool dying = false;
-	int ret;
 	u32 id;
 
 	if (SM_NL_REQUIRE(info, IB_SYNC_MEM_A_CLIENT_ID,
@@ -738,17 +889,8 @@ int sm_nl_client_del_doit(struct sk_buff *skb, struct genl_info *info)
 		kref_get(&obj->ref);
 	}
 	mutex_unlock(&sm_nl_lock);
-	if (obj) {
-		/*
-		 * Unregistering waits for the syncs in flight on the device,
-		 * as long as their deadlines: that wait runs in a work item,
-		 * and this one can be killed. The client goes either way.
-		 */
-		queue_work(sm_nl_wq, &obj->destroy_work);
-		ret = wait_for_completion_killable(&obj->gone) ? -EINTR : 0;
-		sm_nl_obj_put(obj);
-		return ret;
-	}
+	if (obj)
+		return sm_nl_obj_delete_wait(obj);
 	if (dying) {
 		NL_SET_ERR_MSG_ATTR(info->extack, attr,
 				    "no such client (being deleted)");
@@ -884,4 +1026,6 @@ void sm_nl_clients_exit(void)
 	destroy_workqueue(sm_nl_wq);
 	sm_nl_destroy_matching(sm_nl_match_all, NULL, false);
 	WARN_ON(!xa_empty(&sm_nl_objs));
+	/* Every client gone, every user's count gave its places back. */
+	WARN_ON(!list_empty(&sm_nl_users));
 }

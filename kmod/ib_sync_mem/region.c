@@ -686,6 +686,7 @@ struct ib_sync_mem_client_kind sm_region_kind = {
 	.id = IB_SYNC_MEM_KIND_REGION,
 	.name = "region",
 	.owner = THIS_MODULE,
+	.unprivileged = true,	/* the caller's own pages, charged to it */
 	.create = sm_region_create,
 	.destroy = sm_region_destroy,
 };

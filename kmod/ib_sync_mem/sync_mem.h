@@ -319,6 +319,10 @@ struct sm_cover {
  * @spans: ranged lazy clients only (see struct sm_dirty_spans), else NULL
  * @range_align: ranges of the client start and end on this (a power of
  *	two; the end may also be the client's end)
+ * @file: the open file of /dev/ib_sync_mem that owns it (it created it or
+ *	took it over), NULL if none: set by nl_client.c once, before any such
+ *	file learns the id, and compared, never used, by dev.c (the client is
+ *	unregistered before the file is freed)
  */
 /**
  * struct sm_lazy - the dirty state of a lazy client
@@ -388,6 +392,7 @@ struct ib_sync_mem_client {
 	char name[IB_SYNC_MEM_NAME_MAX];
 	/* Off the lines a fan-out reads: only ranged lazy clients use them. */
 	struct sm_dirty_spans *spans;
+	const struct file *file;
 };
 
 /*
@@ -675,9 +680,10 @@ void sm_dev_exit(void);
 int sm_nl_own(u32 id, const struct file *file);
 void sm_nl_file_released(const struct file *file);
 int sm_nl_file_create(const struct nlattr *data, int len,
-		      const struct file *file, struct netlink_ext_ack *extack,
-		      u32 *id);
+		      const struct file *file, bool admin,
+		      struct netlink_ext_ack *extack, u32 *id);
 void sm_nl_file_delete(u32 id, const struct file *file);
+int sm_nl_file_delete_wait(u32 id, const struct file *file);
 
 /* debugfs.c */
 void sm_debugfs_init(void);

@@ -842,6 +842,14 @@ static struct ib_sync_mem_client_kind sim_kind = {
 	.destroy = sim_nl_destroy,
 };
 
+/*
+ * Tests only: an unprivileged file of /dev/ib_sync_mem may create sim
+ * clients (their syncs take the time asked, for tests of syncs in flight).
+ */
+module_param_named(unprivileged, sim_kind.unprivileged, bool, 0644);
+MODULE_PARM_DESC(unprivileged,
+		 "Files of /dev/ib_sync_mem opened without CAP_NET_ADMIN may create sim clients (tests; default N)");
+
 static int __init sim_init(void)
 {
 	int ret;

@@ -53,7 +53,8 @@ installed)
 		grep -qxF "lib-dev $f" "$m" || { echo "manifest lacks dev $f" >&2; exit 1; }
 	done
 	for f in /usr/local/bin/syncmemctl /usr/share/bash-completion/completions/syncmemctl \
-		/usr/local/share/man/man8/syncmemctl.8 /usr/local/share/man/man8/syncmemctl-sync.8; do
+		/usr/local/share/man/man8/syncmemctl.8 /usr/local/share/man/man8/syncmemctl-sync.8 \
+		/etc/udev/rules.d/60-ib-sync-mem.rules; do
 		grep -qxF "file $f" "$m" || { echo "manifest lacks $f" >&2; exit 1; }
 	done
 	echo "$n files"

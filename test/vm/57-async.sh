@@ -16,6 +16,34 @@ check "load ib_sync_mem" sm_load
 check "load ib_sync_mem_sim" sim_load
 check "/dev/ib_sync_mem is there (devtmpfs)" test -c /dev/ib_sync_mem
 run_prog async_dev --dev rxe0
+
+# Without privilege: test/tools/unpriv_dev.c as uid 65534, no capabilities.
+# Its own clients work end to end; another file's and an administrator's
+# are ENOENT; the device-wide sync, OWN and the family's mutating commands
+# EPERM; RLIMIT_MEMLOCK holds; closing mid-sync leaves nothing. The sim
+# offers its kind to unprivileged files (for syncs that take time).
+SIMPARAM=/sys/module/ib_sync_mem_sim/parameters/unprivileged
+USERPARAM=/sys/module/ib_sync_mem/parameters/max_clients_per_user
+check "the sim's kind offered to unprivileged files" eval "echo 1 > $SIMPARAM"
+adm_id=$(ctl register dev rxe0 name unpriv-admins)
+check "an administrator's client" is_id "$adm_id"
+run_prog --nobody unpriv_dev --dev rxe0 --foreign "$adm_id"
+check "the administrator's client was not synced by it" expect syncs "$(syncs_of id "$adm_id")" 0
+check "delete the administrator's client" ctl unregister id "$adm_id"
+check "no client of uid 65534 left" jq_list 'all(.[]; (.name | startswith("unpriv-")) | not)'
+check "the default max_clients_per_user is 256" expect max_clients_per_user "$(cat $USERPARAM)" 256
+check "max_clients_per_user=4" eval "echo 4 > $USERPARAM"
+run_prog --nobody unpriv_dev --dev rxe0 --limit 4
+# The limit is an unprivileged opener's: the family's CLIENT_NEW is not
+# counted.
+for i in 1 2 3 4 5; do
+	lim_ids[i]=$(ctl register dev rxe0 name "unpriv-admin-lim-$i")
+done
+check "an administrator registers 5 with max_clients_per_user=4" is_id "${lim_ids[5]}"
+check "delete them" ctl unregister id "$(csv "${lim_ids[@]}")"
+check "max_clients_per_user back to 256" eval "echo 256 > $USERPARAM"
+check "the sim's kind withdrawn from unprivileged files" eval "echo 0 > $SIMPARAM"
+check "no fence left after the unprivileged runs" wait_until 30 no_fence_left
 # A kernel driver's client, which no file may take over.
 check "load ib_sync_mem_outside" insmod "$KO/ib_sync_mem_outside.ko"
 kid=$(ctl list -j | jq -r '[.[] | select(.owner == "outside" and .dev == "rxe0") | .id][0]')

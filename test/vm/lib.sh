@@ -502,18 +502,24 @@ fails_with() { fails_as "$@" && grep -q '^Error: ' <<<"$FAILED_ERR"; }
 
 # ---- programs that print KTAP ----
 
-# run_prog [--timeout SECONDS] PROG ARGS...: run PROG (of build/bin, copied
-# to $SYNCMEM_BIN by vm/guest.sh) and
+# run_prog [--timeout SECONDS] [--nobody] PROG ARGS...: run PROG (of
+# build/bin, copied to $SYNCMEM_BIN by vm/guest.sh; as uid 65534 without
+# capabilities with --nobody, as nobody() runs a command) and
 # re-emit its results as "PROG: <test>". A program that is missing,
 # crashes, hangs, stops before its plan or exits inconsistently with its
 # results fails. Its output goes into the suite's log as it comes, as
 # "PROG: <line>": a long program that reports its steps does not look
 # stalled, and one that is ended still shows where it was.
 run_prog() {
-	local limit=$((240 * SYNCMEM_SLOW))
+	local limit=$((240 * SYNCMEM_SLOW)) as=()
 	if [ "$1" = --timeout ]; then
 		limit=$2
 		shift 2
+	fi
+	if [ "$1" = --nobody ]; then
+		as=(setpriv --reuid=65534 --regid=65534 --clear-groups
+			--inh-caps=-all --bounding-set=-all)
+		shift
 	fi
 	local name=$1 prog=$SYNCMEM_BIN/$1 out rc line desc plan='' n=0 failed=0
 	shift
@@ -523,7 +529,7 @@ run_prog() {
 	fi
 	echo "--- $name $*" >&2
 	out=$(mktemp)
-	timeout --kill-after=10 "$limit" "$prog" "$@" | tee "$out" | sed -u "s/^/$name: /" >&2
+	timeout --kill-after=10 "$limit" "${as[@]}" "$prog" "$@" | tee "$out" | sed -u "s/^/$name: /" >&2
 	rc=${PIPESTATUS[0]}
 	while IFS= read -r line; do
 		case $line in

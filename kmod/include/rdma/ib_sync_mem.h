@@ -485,12 +485,19 @@ int ib_sync_mem_client_last_err(const struct ib_sync_mem_client *client);
  *	context, when userspace deletes it, its owning socket closes, its
  *	device goes away, the family cannot record it or deliver the reply
  *	to its CLIENT_NEW, or the module unloads.
+ * @unprivileged: an open file of /dev/ib_sync_mem whose opener lacks
+ *	CAP_NET_ADMIN may create clients of this kind. Set it only for a kind
+ *	whose @create takes nothing but what the calling process owns (its
+ *	memory, a file descriptor it holds) and charges what it pins to that
+ *	process (RLIMIT_MEMLOCK, as ib_umem_get() does); @create then runs in
+ *	that process's context with its credentials. Read at each creation.
  * @node: on the list of kinds
  */
 struct ib_sync_mem_client_kind {
 	u32 id;
 	const char *name;
 	struct module *owner;
+	bool unprivileged;
 	struct ib_sync_mem_client *(*create)(struct ib_device *ibdev,
 					     const char *name, u32 flags,
 					     struct nlattr **attrs,

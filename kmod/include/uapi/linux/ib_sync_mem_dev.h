@@ -11,13 +11,57 @@
  * family.
  *
  * The node: the module registers the misc device "ib_sync_mem"; devtmpfs
- * creates /dev/ib_sync_mem, mode 0600, owned by root (a udev rule may
- * widen it: the ioctls check the caller, not the mode).
+ * creates /dev/ib_sync_mem, mode 0666, owned by root (the packaging's udev
+ * rule says the same), as rdma-core's rules make /dev/infiniband/uverbs*:
+ * anyone may open it, and each ioctl decides what the file reaches.
  *
- * Permissions: IB_SYNC_MEM_IOC_NOP is open to whoever opened the device.
- * Every other ioctl needs CAP_NET_ADMIN in the initial user namespace, as
- * the family's mutating commands do (-EPERM otherwise), judged by the
- * credentials of the task that opened the file.
+ * Permissions are the opener's, judged once, when the file is opened (as
+ * file_ns_capable() would judge them): a file is privileged if the task
+ * that opened it had CAP_NET_ADMIN in the initial user namespace (the
+ * rule of the family's mutating commands), unprivileged otherwise.
+ *
+ *  - A privileged file reaches every client by id, syncs whole devices
+ *    (IB_SYNC_MEM_IOC_SYNC_DEV) and takes clients over (IB_SYNC_MEM_IOC_OWN).
+ *  - An unprivileged file reaches only the clients it owns: those it
+ *    created (IB_SYNC_MEM_IOC_CREATE) and none other. For SYNC (blocking,
+ *    ranged, inbound or asynchronous), SYNC_BATCH, MARK_DIRTY and DELETE
+ *    any other id (another file's client, even of the same program or
+ *    user; one created through the family; a kernel driver's) is -ENOENT,
+ *    exactly as an id that does not exist: its existence is not
+ *    confirmed. SYNC_DEV and OWN are -EPERM, whatever they name. CREATE
+ *    makes only clients of the kinds that allow it (region clients over
+ *    the caller's own pages, dma-buf clients of a dma-buf fd the caller
+ *    holds; another kind is -EPERM, "client kind needs CAP_NET_ADMIN"),
+ *    at most max_clients_per_user (a parameter of the module, default
+ *    256) per device for each user, counted on the real uid of the
+ *    opener across all of that user's unprivileged files: one more is
+ *    -EMFILE, with the reason "per-user client limit of the device
+ *    reached (max_clients_per_user)" in the request's msg (an ioctl has
+ *    no extended ack). The place is given back when the client goes
+ *    (IB_SYNC_MEM_IOC_DELETE, the file's release, the family's
+ *    CLIENT_DEL, its device's removal, the module's unload). A privileged
+ *    file's clients are not counted: its opener may create any number
+ *    through the family anyway (the family's own limits, max_clients and
+ *    max_clients_per_dev, hold for both: -ENOSPC).
+ *  - IB_SYNC_MEM_IOC_NOP is open to every file.
+ *
+ * A region's pages are pinned by ib_umem_get(), which charges them to the
+ * calling process's mm (pinned_vm, VmPin in /proc/PID/status) and refuses
+ * them past its RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK: CREATE is then
+ * -ENOMEM, "region exceeds RLIMIT_MEMLOCK". The charge is given back when
+ * the client goes. It is judged on the calling process alone, whatever
+ * the file's privilege: CAP_NET_ADMIN is not CAP_IPC_LOCK.
+ *
+ * A file descriptor passed to another process (SCM_RIGHTS, fork, pidfd_getfd)
+ * carries the opener's rights and its clients, as a uverbs fd does: its
+ * holder may do whatever the opener could through it (a privileged
+ * opener's fd lets an unprivileged holder sync any client), and reaches
+ * the clients the file owns, wherever they were created. Memory is
+ * always the calling process's: a region CREATE'd by the holder pins the
+ * holder's pages and charges its RLIMIT_MEMLOCK, while the file's place
+ * under max_clients_per_user stays the opener's uid. The clients live as
+ * long as the file: until its last descriptor, in any process, is closed.
+ * Pass a file only to a process you would let do all of that.
  *
  * Fences: IB_SYNC_MEM_IOC_F_ASYNC returns at once with a new sync_file fd
  * (O_CLOEXEC) in out_fence; its fence signals when the sync completed,
@@ -43,7 +87,9 @@
  * flags, timeout_ms or reserved field, or an in_fence that is not a
  * sync_file;
  * -EBADF for an in_fence that is not an open fd; -ENOENT for an unknown
- * client id, -ENODEV for an unknown device index (as the family's);
+ * client id or one out of an unprivileged file's reach, -EPERM for what
+ * needs a privileged file (above), -ENODEV for an unknown device index
+ * (as the family's);
  * -EINVAL or -ERANGE for a bad range (as the family's); -ENOTTY for an
  * unknown ioctl. A blocking sync returns its
  * client's result as the family's IB_SYNC_MEM_CMD_SYNC does (-ETIMEDOUT,
@@ -89,7 +135,8 @@ struct ib_sync_mem_ioc_sync {
 };
 
 /**
- * struct ib_sync_mem_ioc_sync_dev - IB_SYNC_MEM_IOC_SYNC_DEV: one device
+ * struct ib_sync_mem_ioc_sync_dev - IB_SYNC_MEM_IOC_SYNC_DEV: one device,
+ *	every client of it (a privileged file's ioctl: -EPERM otherwise)
  * @dev_index: the device (IB_SYNC_MEM_A_DEV_INDEX)
  * @dir: enum ib_sync_mem_sync_dir
  * @flags: IB_SYNC_MEM_IOC_F_*
@@ -189,9 +236,10 @@ struct ib_sync_mem_ioc_mark {
  * before that close returns; its fences still signal (-ENODEV). It shows
  * IB_SYNC_MEM_CLIENT_F_FILE. A client its socket owned
  * (IB_SYNC_MEM_CLIENT_F_OWNED) no longer dies with that socket. Taking
- * over a client the file owns already does nothing. Errors: -ENOENT for
- * an unknown client or one being deleted, -EPERM for a kernel driver's
- * client, -EBUSY for one another open file owns, -EINVAL for flags.
+ * over a client the file owns already does nothing. A privileged file's
+ * ioctl (an unprivileged one's is -EPERM). Errors: -ENOENT for an unknown
+ * client or one being deleted, -EPERM for a kernel driver's client,
+ * -EBUSY for one another open file owns, -EINVAL for flags.
  */
 struct ib_sync_mem_ioc_own {
 	__u32 id;
@@ -228,7 +276,11 @@ struct ib_sync_mem_ioc_own {
  * IB_SYNC_MEM_A_REGION). Offsets of the sync and mark ioctls count from
  * the client's first byte.
  * Errors: CLIENT_NEW's (-EINVAL for a missing or malformed attribute,
- * -EOPNOTSUPP for a kind not loaded, -ENODEV, -ENOSPC, ...), and -EINVAL
+ * -EOPNOTSUPP for a kind not loaded, -ENODEV, -ENOSPC, -ENOMEM past
+ * RLIMIT_MEMLOCK, ...); from an unprivileged file, -EPERM for a kind that
+ * needs a privileged one and -EMFILE past max_clients_per_user (checked in
+ * that order, after the kind and device are known and before the kind
+ * reads its own attributes); and -EINVAL
  * for IB_SYNC_MEM_CLIENT_F_OWNED (a socket's ownership: the file owns it)
  * or a flag, -EINVAL for an @attrs_len of 0 and -E2BIG for one past
  * IB_SYNC_MEM_IOC_ATTRS_MAX, -EFAULT for @attrs, @msg or the
@@ -241,6 +293,29 @@ struct ib_sync_mem_ioc_create {
 	__u64 msg;
 	__u32 msg_len;
 	__u32 id;
+};
+
+/**
+ * struct ib_sync_mem_ioc_delete - IB_SYNC_MEM_IOC_DELETE: delete a client
+ *	this file owns
+ * @id: a client the file created (IB_SYNC_MEM_IOC_CREATE) or took over
+ *	(IB_SYNC_MEM_IOC_OWN)
+ * @flags: 0
+ *
+ * Deletes it as the file's release would: unregistered, after the syncs
+ * in flight on it (each ends within its own timeout), its memory let go
+ * of (a region's pages unpinned and their RLIMIT_MEMLOCK charge given
+ * back) and its place under max_clients_per_user given back, all before
+ * the ioctl returns; its pending fences signal (-ENODEV). The wait can be
+ * killed (-EINTR): the client still goes, soon after. Errors: -ENOENT for
+ * any id the file does not own (another file's client, one created
+ * through the family, a kernel driver's, one being deleted, an unknown
+ * one: the same errno whoever opened the file; the family's CLIENT_DEL
+ * deletes the others), -EINVAL for @flags.
+ */
+struct ib_sync_mem_ioc_delete {
+	__u32 id;
+	__u32 flags;
 };
 
 #define IB_SYNC_MEM_IOC_MAGIC	0xDB
@@ -259,5 +334,7 @@ struct ib_sync_mem_ioc_create {
 				     struct ib_sync_mem_ioc_own)
 #define IB_SYNC_MEM_IOC_CREATE	_IOWR(IB_SYNC_MEM_IOC_MAGIC, 6, \
 				      struct ib_sync_mem_ioc_create)
+#define IB_SYNC_MEM_IOC_DELETE	_IOW(IB_SYNC_MEM_IOC_MAGIC, 7, \
+				     struct ib_sync_mem_ioc_delete)
 
 #endif /* _UAPI_LINUX_IB_SYNC_MEM_DEV_H */
