@@ -30,12 +30,22 @@
  * A plugin leaves --verify out.
  *
  *   nccl_flush [-d DEV] [-a IPV4] [-s BYTES] [-n MESSAGES] [--verify]
+ *              [--user UID]
  *
  * DEV (rxe0) is the verbs device and IPV4 (192.168.76.1, the address the
  * project's VMs give rxe0's netdev) an address of its port: its RoCE v2 GID
  * is the QPs' (waited for up to 10 s while the GID table fills). Odd messages are flushed blocking, even ones
  * through a fence. Prints a line per message; exit status 0 when every
  * message arrived whole and every flush succeeded, 1 otherwise.
+ *
+ * --user UID: started as root (for --verify's debugfs file), the program
+ * becomes UID (its group too, no supplementary groups) once it opened
+ * that file and the verbs device, and does everything else as UID, as a
+ * plugin in a training job would: /dev/ib_sync_mem serves any user over
+ * the clients its file created, the pinned pages charged to the
+ * process's RLIMIT_MEMLOCK. (The verbs device is opened first only
+ * because the test VMs have no udev rule making /dev/infiniband/uverbs*
+ * 0666, as rdma-core's does.)
  *
  * Build: cc nccl_flush.c $(pkg-config --cflags --libs syncmem) -libverbs
  */
@@ -44,6 +54,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,6 +277,7 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "messages", required_argument, NULL, 'n' },
 		{ "verify", no_argument, NULL, 'v' },
+		{ "user", required_argument, NULL, 'u' },
 		{ 0 },
 	};
 	unsigned char *recv_buf = NULL, *send_buf = NULL;
@@ -275,16 +287,18 @@ int main(int argc, char **argv)
 	struct syncmem *sm;
 	uint32_t id;
 	int c, ret, dfs = -1;
+	long uid = -1;
 
-	while ((c = getopt_long(argc, argv, "d:a:s:n:v", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:a:s:n:vu:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'a': ip = optarg; break;
 		case 's': size = strtoull(optarg, NULL, 0); break;
 		case 'n': messages = strtoul(optarg, NULL, 0); break;
 		case 'v': verify = 1; break;
+		case 'u': uid = strtol(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: nccl_flush [-d DEV] [-a IPV4] [-s BYTES] [-n MESSAGES] [--verify]\n");
+			fprintf(stderr, "usage: nccl_flush [-d DEV] [-a IPV4] [-s BYTES] [-n MESSAGES] [--verify] [--user UID]\n");
 			return 2;
 		}
 	}
@@ -297,22 +311,23 @@ int main(int argc, char **argv)
 		if (dfs < 0)
 			return die(INBOUND_DEBUGFS, errno);
 	}
-	/*
-	 * Privileges drop here once /dev/ib_sync_mem is usable by any user
-	 * over its own memory (issue 50 item 1, branch unpriv): setgid(),
-	 * setuid() to an unprivileged user, and everything below runs as
-	 * that user. Until then the module wants CAP_NET_ADMIN for CREATE
-	 * and the syncs, and this program runs as root.
-	 */
+	ret = open_device();
+	if (ret)
+		return die(dev, ret);
+	/* From here on, an unprivileged user's program (--user). */
+	if (uid >= 0) {
+		if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+		    setresuid(uid, uid, uid))
+			return die("dropping privileges", errno);
+		printf("running as uid %ld, gid %ld, no supplementary group\n",
+		       (long)geteuid(), (long)getegid());
+	}
 
 	if (posix_memalign((void **)&recv_buf, 4096, size) ||
 	    posix_memalign((void **)&send_buf, 4096, size))
 		return die("memory", ENOMEM);
 	memset(recv_buf, 0, size);
 
-	ret = open_device();
-	if (ret)
-		return die(dev, ret);
 	ret = make_end(&tx, send_buf);
 	if (!ret)
 		ret = make_end(&rx, recv_buf);

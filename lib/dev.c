@@ -189,6 +189,14 @@ SM_API int syncmem_client_own(struct syncmem *sm, uint32_t id)
 	return sm_ioctl(sm, IB_SYNC_MEM_IOC_OWN, &o);
 }
 
+/* IB_SYNC_MEM_IOC_DELETE of a client @sm's file owns (syncmem_client_delete()). */
+int sm_dev_delete(struct syncmem *sm, uint32_t id)
+{
+	struct ib_sync_mem_ioc_delete d = { .id = id };
+
+	return sm_ioctl(sm, IB_SYNC_MEM_IOC_DELETE, &d);
+}
+
 /* ---- syncs ---- */
 
 /* IB_SYNC_MEM_IOC_SYNC; with @fence, asynchronous: the fence or -errno. */

@@ -184,8 +184,18 @@ static int sm_nl_drain(struct syncmem *sm)
 SM_API int syncmem_client_delete(struct syncmem *sm, uint32_t id)
 {
 	struct ib_sync_mem_client_del_req *r;
-	int ret = sm_nl(sm);
+	int ret;
 
+	/* The handle's own client: the device's DELETE, for any user. */
+	ret = sm_dev_delete(sm, id);
+	if (ret != -ENOENT && ret != -ENOTTY)
+		return ret;
+	/*
+	 * Another's (or a module without DELETE): the family's CLIENT_DEL,
+	 * CAP_NET_ADMIN's. Refused that, the device's answer stands: another
+	 * file's client is not confirmed to exist.
+	 */
+	ret = sm_nl(sm);
 	if (ret)
 		return ret;
 	r = ib_sync_mem_client_del_req_alloc();
@@ -195,7 +205,7 @@ SM_API int syncmem_client_delete(struct syncmem *sm, uint32_t id)
 	if (ib_sync_mem_client_del(sm->ys, r) < 0)
 		ret = sm_nl_fail(sm);
 	ib_sync_mem_client_del_req_free(r);
-	return ret;
+	return ret == -EPERM ? -ENOENT : ret;
 }
 
 /*

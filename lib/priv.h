@@ -24,6 +24,8 @@ struct syncmem {
 	char msg[SM_MSG_LEN];	/* the kernel's reason for the last failure */
 };
 
+int sm_dev_delete(struct syncmem *sm, uint32_t id);
+
 /* A new call on @sm: no reason yet. */
 static inline void sm_begin(struct syncmem *sm)
 {

@@ -150,8 +150,10 @@ int syncmem_fd(const struct syncmem *sm);
  * Return: 0, or a negative errno: -EINVAL (a bad argument or flag; the
  * reason in syncmem_errmsg()), -ENODEV (no such device), -ENOSPC (the
  * device has its most clients), -EOPNOTSUPP (region kind unavailable),
- * -EFAULT, -ENOMEM, -EPERM (the caller may not create clients),
- * -ENAMETOOLONG (@dev or @name too long for the request).
+ * -EFAULT, -ENOMEM (also: the pages past the process's RLIMIT_MEMLOCK,
+ * without CAP_IPC_LOCK), -EMFILE (the user has the module's
+ * max_clients_per_user clients on the device), -EPERM (a kind that needs
+ * CAP_NET_ADMIN), -ENAMETOOLONG (@dev or @name too long for the request).
  */
 int syncmem_region_create(struct syncmem *sm, const char *dev,
 			  const char *name, void *addr, size_t len,
@@ -193,11 +195,16 @@ int syncmem_client_own(struct syncmem *sm, uint32_t id);
  * @sm: the handle
  * @id: the client
  *
- * The family's IB_SYNC_MEM_CMD_CLIENT_DEL (over netlink: the device has no
- * delete of its own yet); returns when none of the client's callbacks runs.
+ * A client @sm's file created or owns goes by the device's
+ * IB_SYNC_MEM_IOC_DELETE, for any user; another (a CAP_NET_ADMIN caller's
+ * business) by the family's IB_SYNC_MEM_CMD_CLIENT_DEL over netlink.
+ * Returns when none of the client's callbacks runs and, for the handle's
+ * own, its memory is let go of.
  *
- * Return: 0, or -ENOENT (no such client), -EPERM (not CAP_NET_ADMIN), a
- * netlink error.
+ * Return: 0, or -ENOENT (not the handle's client and, for a CAP_NET_ADMIN
+ * caller, no such client: an unprivileged caller is never told that
+ * another file's client exists), -EINTR (the wait was killed; the client
+ * still goes), a netlink error.
  */
 int syncmem_client_delete(struct syncmem *sm, uint32_t id);
 
@@ -327,8 +334,9 @@ const char *syncmem_state_name(uint32_t state);
  * IB_SYNC_MEM_IOC_SYNC. Returns when the sync is done.
  *
  * Return: 0, the client's own error (-ETIMEDOUT, -EIO, ...), or -ENOENT
- * (no such client), -EINVAL (bad direction, timeout or range), -ERANGE
- * (a range past the client), -EPERM.
+ * (no such client; for a handle opened without CAP_NET_ADMIN, any client
+ * its file did not create or own), -EINVAL (bad direction, timeout or
+ * range), -ERANGE (a range past the client).
  */
 int syncmem_sync(struct syncmem *sm, uint32_t id, enum syncmem_dir dir,
 		 uint64_t offset, uint64_t len, uint32_t timeout_ms);
@@ -395,7 +403,7 @@ int syncmem_flush_inbound_async(struct syncmem *sm, uint32_t id,
  * runs, over the bytes marked.
  *
  * Return: 0, or -EINVAL (not a lazy client, a bad range or direction),
- * -ERANGE, -ENOENT, -EPERM.
+ * -ERANGE, -ENOENT (as for syncmem_sync()).
  */
 int syncmem_mark_dirty(struct syncmem *sm, uint32_t id, enum syncmem_dir dir,
 		       uint64_t offset, uint64_t len);
@@ -427,8 +435,9 @@ struct syncmem_entry {
  * IB_SYNC_MEM_IOC_SYNC_BATCH. A client's failure is a result, in its
  * entry: the call itself succeeds.
  *
- * Return: 0 when the batch ran, or a negative errno: -ENOENT (an unknown
- * id: nothing ran), -EINVAL (@n, direction or timeout), -EPERM.
+ * Return: 0 when the batch ran, or a negative errno: -ENOENT (an id
+ * syncmem_sync() would refuse so: nothing ran), -EINVAL (@n, direction or
+ * timeout).
  */
 int syncmem_sync_batch(struct syncmem *sm, struct syncmem_entry *entries,
 		       unsigned int n, enum syncmem_dir dir,
@@ -481,7 +490,8 @@ struct syncmem_dev_result {
  * IB_SYNC_MEM_IOC_SYNC_DEV. A client's failure is a result (@res->err).
  *
  * Return: 0 when the pass ran, or -ENODEV (no such device), -EINVAL,
- * -EPERM.
+ * -EPERM (the handle was opened without CAP_NET_ADMIN: a device's pass
+ * reaches every client).
  */
 int syncmem_sync_dev(struct syncmem *sm, uint32_t dev_index,
 		     enum syncmem_dir dir, uint32_t timeout_ms,
