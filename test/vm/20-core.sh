@@ -107,7 +107,7 @@ echo 1 > "$SIMFS/hold_destroy"
 syncmemctl unregister id "$kid" >"$tmp/kd.out" 2>&1 &
 deleter=$!
 check "killable: its deletion is held after the unregister" wait_until 60 sim_held held_destroy 1
-check "killable: its netlink delete waits for the deletion" wait_until 60 waits_in "$deleter" sm_nl_client_del_doit
+check "killable: its netlink delete waits for the deletion" wait_until 60 waits_in "$deleter" sm_nl_obj_delete_wait sm_nl_client_del_doit
 kill -KILL "$deleter"
 check "killable: SIGKILL ends the waiting netlink delete" wait_until 30 gone "$deleter"
 echo 0 > "$SIMFS/hold_destroy"

@@ -211,7 +211,7 @@ DEL_WAIT="sm_nl_wait_dying sm_nl_domain_removed"
 check "deletion: the removal reaches the wait, or returns" wait_until 120 waiting_or_gone "$del" $DEL_WAIT
 # shellcheck disable=SC2086
 check "deletion: the removal waits for the deletion in flight" waits_in "$del" $DEL_WAIT
-check "deletion: ... and CLIENT_DEL still waits for it" waits_in "$cdel" sm_nl_client_del_doit
+check "deletion: ... and CLIENT_DEL still waits for it" waits_in "$cdel" sm_nl_obj_delete_wait sm_nl_client_del_doit
 echo 0 > "$SIMFS/hold_destroy"
 check "deletion: CLIENT_DEL ends 0" ended_ok "$cdel" 60
 cat "$tmp/cdel.out" >&2
