@@ -40,12 +40,12 @@
  *
  * --user UID: started as root (for --verify's debugfs file), the program
  * becomes UID (its group too, no supplementary groups) once it opened
- * that file and the verbs device, and does everything else as UID, as a
- * plugin in a training job would: /dev/ib_sync_mem serves any user over
- * the clients its file created, the pinned pages charged to the
- * process's RLIMIT_MEMLOCK. (The verbs device is opened first only
- * because the test VMs have no udev rule making /dev/infiniband/uverbs*
- * 0666, as rdma-core's does.)
+ * that file, and does everything else as UID, as a plugin in a training
+ * job would: the verbs device (rdma-core's udev rule makes
+ * /dev/infiniband/uverbs* 0666; uverbs refuses a file opened before a
+ * change of credentials), and /dev/ib_sync_mem, which serves any user
+ * over the clients its file created, the pinned pages charged to the
+ * process's RLIMIT_MEMLOCK.
  *
  * Build: cc nccl_flush.c $(pkg-config --cflags --libs syncmem) -libverbs
  */
@@ -311,9 +311,6 @@ int main(int argc, char **argv)
 		if (dfs < 0)
 			return die(INBOUND_DEBUGFS, errno);
 	}
-	ret = open_device();
-	if (ret)
-		return die(dev, ret);
 	/* From here on, an unprivileged user's program (--user). */
 	if (uid >= 0) {
 		if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
@@ -322,6 +319,9 @@ int main(int argc, char **argv)
 		printf("running as uid %ld, gid %ld, no supplementary group\n",
 		       (long)geteuid(), (long)getegid());
 	}
+	ret = open_device();
+	if (ret)
+		return die(dev, ret);
 
 	if (posix_memalign((void **)&recv_buf, 4096, size) ||
 	    posix_memalign((void **)&send_buf, 4096, size))
