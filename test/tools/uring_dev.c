@@ -15,6 +15,14 @@
  *   uring_dev [--dev rxe0] [--spare rxe1,veth1]
  *	--spare: an rxe device this program adds and removes (on that
  *	netdev) for the removal case
+ *   uring_dev [--dev rxe0] --bench ITERS
+ *	no tests: the time per completed sync of a sim client of no latency
+ *	and per inbound flush of a region, ITERS of each, by the blocking
+ *	ioctl and through the ring with 8 in flight (kept full, reaped as
+ *	they come), one line:
+ *	uring_bench iters=N ioctl_sync_ns=T ring8_sync_ns=T
+ *	ioctl_inbound_ns=T ring8_inbound_ns=T
+ *	(any failure: a message on stderr, exit 1, no figure)
  *
  * Needs ib_sync_mem and ib_sync_mem_sim loaded, root, debugfs.
  */
@@ -591,14 +599,93 @@ static void test_removal(void)
 	smnl_unregister(&nl, waiter);
 }
 
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "uring_dev: %s: %s\n", what, errstr(err));
+	exit(1);
+}
+
+/* ns per blocking SYNC ioctl of @id in @dir. */
+static double bench_ioctl(uint32_t id, uint32_t dir, int iters)
+{
+	struct ib_sync_mem_ioc_sync r = { .id = id, .dir = dir };
+	double t0 = now_ms();
+	int i, st;
+
+	for (i = 0; i < iters; i++) {
+		st = ioc(devfd, IB_SYNC_MEM_IOC_SYNC, &r);
+		if (st)
+			die("ioctl SYNC", st);
+	}
+	return (now_ms() - t0) * 1e6 / iters;
+}
+
+/* ns per completed ring SYNC of @id in @dir, @depth kept in flight. */
+static double bench_ring(uint32_t id, uint32_t dir, int iters, int depth)
+{
+	struct ib_sync_mem_uring_sync s = { .id = id, .dir = dir };
+	struct io_uring_cqe *cqe;
+	int sub = 0, done = 0, st;
+	double t0 = now_ms();
+
+	while (done < iters) {
+		while (sub - done < depth && sub < iters) {
+			if (!prep(&ring, devfd, IB_SYNC_MEM_URING_CMD_SYNC, &s,
+				  sizeof(s), sub))
+				die("no SQE", -EBUSY);
+			sub++;
+		}
+		st = io_uring_submit_and_wait(&ring, 1);
+		if (st < 0)
+			die("io_uring_submit_and_wait", st);
+		while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+			if (cqe->res)
+				die("ring SYNC", cqe->res);
+			io_uring_cqe_seen(&ring, cqe);
+			done++;
+		}
+	}
+	return (now_ms() - t0) * 1e6 / iters;
+}
+
+static int bench(int iters)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	double is, rs, ii, ri;
+	int sim, region;
+	char *buf;
+
+	sim = new_sim("uring-bench-sim", 0, 0);
+	buf = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	region = buf == MAP_FAILED ? -ENOMEM :
+		 smnl_register_region(&nl, dev_name, "uring-bench-region",
+				      (uintptr_t)buf, page, IB_SYNC_MEM_REGION_F_WRITE);
+	if (sim <= 0 || region <= 0)
+		die("bench clients", sim <= 0 ? sim : region);
+	/* Warm both paths up, then measure. */
+	bench_ioctl(sim, TO_DEV, iters / 10 + 1);
+	bench_ring(sim, TO_DEV, iters / 10 + 1, 8);
+	is = bench_ioctl(sim, TO_DEV, iters);
+	rs = bench_ring(sim, TO_DEV, iters, 8);
+	ii = bench_ioctl(region, IB_SYNC_MEM_SYNC_INBOUND, iters);
+	ri = bench_ring(region, IB_SYNC_MEM_SYNC_INBOUND, iters, 8);
+	printf("uring_bench iters=%d ioctl_sync_ns=%.0f ring8_sync_ns=%.0f ioctl_inbound_ns=%.0f ring8_inbound_ns=%.0f\n",
+	       iters, is, rs, ii, ri);
+	smnl_unregister(&nl, sim);
+	smnl_unregister(&nl, region);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dev", required_argument, NULL, 'd' },
 		{ "spare", required_argument, NULL, 's' },
+		{ "bench", required_argument, NULL, 'b' },
 		{ 0 }
 	};
-	int fast, fast2, failing, o, st;
+	int fast, fast2, failing, o, st, iters = 0;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (o == 'd') {
@@ -606,10 +693,20 @@ int main(int argc, char **argv)
 		} else if (o == 's' &&
 			   sscanf(optarg, "%31[^,],%31s", spare_dev, spare_net) == 2) {
 			continue;
+		} else if (o == 'b' && sscanf(optarg, "%d", &iters) == 1 && iters > 0) {
+			continue;
 		} else {
-			fprintf(stderr, "usage: uring_dev [--dev DEV] [--spare RXE,NETDEV]\n");
+			fprintf(stderr, "usage: uring_dev [--dev DEV] [--spare RXE,NETDEV] [--bench ITERS]\n");
 			return 2;
 		}
+	}
+	if (iters) {
+		devfd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+		st = devfd < 0 ? -errno : ring_init(&ring, IORING_SETUP_SQE128);
+		st = st ?: smnl_open(&nl);
+		if (st)
+			die("set-up", st);
+		return bench(iters);
 	}
 	ktap_start();
 	if (smnl_open(&nl)) {
