@@ -491,6 +491,38 @@ static void test_permission(uint32_t id)
 		    rc);
 }
 
+#define TRACEFS	"/sys/kernel/debug/tracing"
+
+/* io_uring's io_uring_complete tracepoint on (1) or off (0), the trace emptied. */
+static int trace_complete(int on)
+{
+	int fd = open(TRACEFS "/trace", O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return debugfs_write_at(TRACEFS "/events/io_uring/io_uring_complete",
+				"enable", on ? "1" : "0");
+}
+
+/* CQEs the trace shows for user_data 0xca0 to 0xca4 with result @res. */
+static int traced_cqes(int res)
+{
+	char line[512], want[32];
+	FILE *f = fopen(TRACEFS "/trace", "r");
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	snprintf(want, sizeof(want), "result %d,", res);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "io_uring_complete") && strstr(line, "user_data 0xca") &&
+		    strstr(line, want))
+			n++;
+	fclose(f);
+	return n;
+}
+
 /*
  * The device file closed with commands pending: they complete as usual.
  * The ring closed with commands pending (in a child that exits): nothing
@@ -500,6 +532,7 @@ static void test_close(void)
 {
 	struct ib_sync_mem_uring_sync s = { .dir = TO_DEV };
 	int slow = new_sim("uring-close-slow", 300000, 0), fd, i, st, n = 0, bad = 0;
+	int tr, cancelable;
 	long fences;
 	pid_t pid;
 
@@ -522,6 +555,7 @@ static void test_close(void)
 		    "4 commands on a /dev/ib_sync_mem fd closed right after submit: all complete, res 0 (%d, %d wrong)",
 		    n, bad);
 
+	tr = trace_complete(1);
 	pid = fork();
 	if (!pid) {
 		struct ib_sync_mem_uring_sync w = {
@@ -534,11 +568,11 @@ static void test_close(void)
 			_exit(10);
 		s.id = slow;
 		for (i = 0; i < 4; i++)
-			prep(&r2, devfd, IB_SYNC_MEM_URING_CMD_SYNC, &s, sizeof(s), i);
+			prep(&r2, devfd, IB_SYNC_MEM_URING_CMD_SYNC, &s, sizeof(s), 0xca0 + i);
 		f = fence_of(slow);
 		w.id = slow;
 		w.in_fence = f;
-		prep(&r2, devfd, IB_SYNC_MEM_URING_CMD_SYNC, &w, sizeof(w), 9);
+		prep(&r2, devfd, IB_SYNC_MEM_URING_CMD_SYNC, &w, sizeof(w), 0xca4);
 		if (f < 0 || io_uring_submit(&r2) != 5)
 			_exit(11);
 		/* The ring goes with the program, its commands pending. */
@@ -552,6 +586,19 @@ static void test_close(void)
 		      (fences = sm_debugfs_key("counters", "fences")) == 0 &&
 		      sm_debugfs_key("counters", "fences_pending") == 0);
 	ktap_result(st, "then every fence signalled and freed: nothing left (fences %ld)", fences);
+	/*
+	 * How they ended (io_uring's io_uring_complete tracepoint): cancelled
+	 * at the task's exit where io_uring can ask (6.7 and later), their
+	 * normal completion, each once, where it cannot (6.1).
+	 */
+	cancelable = kernel_at_least(6, 7);
+	n = traced_cqes(cancelable ? -ECANCELED : 0);
+	bad = traced_cqes(cancelable ? 0 : -ECANCELED);
+	trace_complete(0);
+	ktap_result(tr == 0 && n == 5 && bad == 0,
+		    "the 5 commands completed once each with %s (io_uring_complete: %d, %d otherwise; tracing %s)",
+		    cancelable ? "-ECANCELED, cancelled at the exit" : "0, their syncs' results (6.1: no cancelable commands)",
+		    n, bad, errstr(tr));
 	smnl_unregister(&nl, slow);
 }
 
