@@ -372,8 +372,9 @@ struct ib_sync_mem_ioc_delete {
  *    batch, its first entry's error in the batch's order (one CQE per
  *    batch: no per-entry results, use the ioctl for those).
  *  - -ECANCELED when the ring goes before the sync completed: its last
- *    fd closed (ring exit) or its submitting task exits or execs, on
- *    kernels with IORING_URING_CMD_CANCELABLE (6.7 and later; 6.12, 7.x).
+ *    fd closed (ring exit, also when the program dies) or its submitting
+ *    task calls execve(), on kernels with IORING_URING_CMD_CANCELABLE
+ *    (6.7 and later; 6.12, 7.x).
  *    Only the command ends: the sync itself runs to its end (it cannot be
  *    taken back from a client's engine), holding what it needs, and lets
  *    go of it then. On kernels without it (6.1) io_uring cannot ask a
