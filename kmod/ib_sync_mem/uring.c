@@ -13,7 +13,7 @@
  *
  * Exactly once: the fence's callback list decides. The callback runs at
  * most once and only if it was added; the canceller (->uring_cmd with
- * IO_URING_F_CANCEL, at ring or task exit) completes the command only if
+ * IO_URING_F_CANCEL, at ring exit or exec) completes the command only if
  * it took the callback off the fence (dma_fence_remove_callback() true),
  * and then no callback will run; the submitter completes it only if the
  * fence had signalled before its callback could be added, and then it
