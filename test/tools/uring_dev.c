@@ -20,8 +20,9 @@
  *	and per inbound flush of a region, ITERS of each, by the blocking
  *	ioctl and through the ring with 8 in flight (kept full, reaped as
  *	they come), one line:
- *	uring_bench iters=N ioctl_sync_ns=T ring8_sync_ns=T
- *	ioctl_inbound_ns=T ring8_inbound_ns=T
+ *	uring_bench iters=N ioctl_sync_ns=T ring8_sync_ns=T ring1_sync_ns=T
+ *	ioctl_inbound_ns=T ring8_inbound_ns=T ring1_inbound_ns=T
+ *	(ring1: one in flight at a time, the ring's own cost per command)
  *	(any failure: a message on stderr, exit 1, no figure)
  *
  * Needs ib_sync_mem and ib_sync_mem_sim loaded, root, debugfs.
@@ -698,7 +699,7 @@ static double bench_ring(uint32_t id, uint32_t dir, int iters, int depth)
 static int bench(int iters)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	double is, rs, ii, ri;
+	double is, rs, ii, ri, r1s, r1i;
 	int sim, region;
 	char *buf;
 
@@ -715,10 +716,12 @@ static int bench(int iters)
 	bench_ring(sim, TO_DEV, iters / 10 + 1, 8);
 	is = bench_ioctl(sim, TO_DEV, iters);
 	rs = bench_ring(sim, TO_DEV, iters, 8);
+	r1s = bench_ring(sim, TO_DEV, iters, 1);
 	ii = bench_ioctl(region, IB_SYNC_MEM_SYNC_INBOUND, iters);
 	ri = bench_ring(region, IB_SYNC_MEM_SYNC_INBOUND, iters, 8);
-	printf("uring_bench iters=%d ioctl_sync_ns=%.0f ring8_sync_ns=%.0f ioctl_inbound_ns=%.0f ring8_inbound_ns=%.0f\n",
-	       iters, is, rs, ii, ri);
+	r1i = bench_ring(region, IB_SYNC_MEM_SYNC_INBOUND, iters, 1);
+	printf("uring_bench iters=%d ioctl_sync_ns=%.0f ring8_sync_ns=%.0f ring1_sync_ns=%.0f ioctl_inbound_ns=%.0f ring8_inbound_ns=%.0f ring1_inbound_ns=%.0f\n",
+	       iters, is, rs, r1s, ii, ri, r1i);
 	smnl_unregister(&nl, sim);
 	smnl_unregister(&nl, region);
 	return 0;
