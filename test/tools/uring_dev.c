@@ -44,6 +44,7 @@
 #include "ktap.h"
 #include "smdebugfs.h"
 #include "smnl.h"
+#include "smnl_raw.h"
 #include "syncfile.h"
 
 #define TO_DEV	IB_SYNC_MEM_SYNC_TO_DEVICE
@@ -456,7 +457,36 @@ static int drop_caps(void)
 	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
 
-/* Another file's client, from an unprivileged file's ring: -ENOENT. */
+/*
+ * CREATE through @fd of a region over @len bytes at @addr, the device
+ * writing it (inbound flushes too): its id, or -errno.
+ */
+static int create_region(int fd, void *addr, uint64_t len)
+{
+	static struct smnl_msg m;
+	struct ib_sync_mem_ioc_create c = { 0 };
+	size_t alen, nest;
+	int st;
+
+	smnl_msg_init_family(&m, 0, 0, 0, 0);
+	smnl_put_str(&m, IB_SYNC_MEM_A_CLIENT_NAME, "uring-own-region");
+	smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_KIND, IB_SYNC_MEM_KIND_REGION);
+	smnl_put_str(&m, IB_SYNC_MEM_A_DEV_NAME, dev_name);
+	nest = smnl_nest_start(&m, IB_SYNC_MEM_A_REGION);
+	smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_ADDR, (uintptr_t)addr);
+	smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_LEN, len);
+	smnl_put_u32(&m, IB_SYNC_MEM_A_REGION_ACCESS, IB_SYNC_MEM_REGION_F_WRITE);
+	smnl_nest_end(&m, nest);
+	c.attrs = (uintptr_t)smnl_msg_attrs(&m, &alen);
+	c.attrs_len = alen;
+	st = ioc(fd, IB_SYNC_MEM_IOC_CREATE, &c);
+	return st ?: (int)c.id;
+}
+
+/*
+ * An unprivileged file's ring: its own client (a region it created over
+ * its pages) synced and flushed inbound; another file's client -ENOENT.
+ */
 static void test_permission(uint32_t id)
 {
 	int rc = -1, st;
@@ -469,8 +499,10 @@ static void test_permission(uint32_t id)
 		struct ib_sync_mem_uring_batch b = {
 			.entries = (uintptr_t)&e, .n = 1, .dir = 1,
 		};
+		long page = sysconf(_SC_PAGESIZE);
 		struct io_uring r2;
-		int fd;
+		int fd, own;
+		void *mem;
 
 		if (drop_caps())
 			_exit(10);
@@ -483,12 +515,28 @@ static void test_permission(uint32_t id)
 			_exit(13);
 		if (submit_batch(&r2, fd, &b, 2) != 1 || reap(&r2, NULL, 60000) != -ENOENT)
 			_exit(14);
+		mem = mmap(NULL, page, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		own = mem == MAP_FAILED ? -ENOMEM : create_region(fd, mem, page);
+		if (own <= 0)
+			_exit(15);
+		s.id = own;
+		s.dir = TO_DEV;
+		if (submit_sync(&r2, fd, &s, 3) != 1 || reap(&r2, NULL, 60000) != 0)
+			_exit(16);
+		s.dir = IB_SYNC_MEM_SYNC_INBOUND;
+		if (submit_sync(&r2, fd, &s, 4) != 1 || reap(&r2, NULL, 60000) != 0)
+			_exit(17);
+		e.id = own;
+		b.dir = TO_DEV;
+		if (submit_batch(&r2, fd, &b, 5) != 1 || reap(&r2, NULL, 60000) != 0)
+			_exit(18);
 		_exit(0);
 	}
 	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
 		rc = WEXITSTATUS(st);
 	ktap_result(rc == 0,
-		    "an unprivileged file's ring: another file's client is -ENOENT to SYNC and SYNC_BATCH, as to the ioctl (child exit %d: 10-11 set-up, 12 ioctl, 13-14 ring)",
+		    "an unprivileged file's ring: another file's client is -ENOENT to SYNC and SYNC_BATCH, as to the ioctl; a region it created synced, flushed inbound and batched, 0 each (child exit %d: 10-11 set-up, 12 ioctl, 13-14 ring refusals, 15 CREATE, 16-18 its own client)",
 		    rc);
 }
 
