@@ -64,13 +64,17 @@ TOOLS_LIBSYNCMEM := build/bin/smnlctl build/bin/lib_test
 TOOLS := $(filter-out $(TOOLS_LIBSYNCMEM),$(TOOLS))
 # The programs on verbs (test/tools/rcqp.h) link libibverbs.
 TOOLS_VERBS := rdma_canary wire_canary train_loop inbound_bench
+# The programs on io_uring link liburing (Debian's liburing-dev), statically:
+# the guest of every kernel runs them.
+TOOLS_URING := uring_dev
 
 tools: $(TOOLS) $(TOOLS_LIBSYNCMEM)
 
 build/bin/%: test/tools/%.c $(TOOLS_NL) $(wildcard test/tools/*.h) $(wildcard kmod/include/uapi/linux/*.h)
 	@mkdir -p build/bin
 	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ikmod/include/uapi -o $@ $< $(TOOLS_NL) \
-		$(TOOLS_LDLIBS) -lpthread $(if $(filter $(TOOLS_VERBS),$*),-libverbs)
+		$(TOOLS_LDLIBS) -lpthread $(if $(filter $(TOOLS_VERBS),$*),-libverbs) \
+		$(if $(filter $(TOOLS_URING),$*),-l:liburing.a)
 
 # The family's C library generated from the YNL spec, for the tools.
 include test/tools/ynl.mk

@@ -14,6 +14,8 @@ PKGS=(
 	linux-image-amd64 linux-headers-amd64
 	iproute2 rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev
 	librdmacm-dev
+	# io_uring for the ring's test programs (test/tools/uring_dev.c)
+	liburing-dev
 	clang llvm bpftool libbpf-dev libdrm-dev bpftrace
 	sparse linux-source-6.1 xz-utils
 	jq

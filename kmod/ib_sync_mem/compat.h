@@ -136,4 +136,109 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #define sm_resched_lazy()	false
 #endif
 
+/*
+ * io_uring's driver API (IORING_OP_URING_CMD), for uring.c only: it defines
+ * SM_URING_API before it includes sync_mem.h, the others do without
+ * io_uring's headers. Written for 7.3's include/linux/io_uring/cmd.h; the
+ * entries below map 6.12's and 6.1's onto it. Where the release of a
+ * change is not pinned here (only 6.1's, 6.12's and 7.3's headers were
+ * read), Kbuild probes the header, as for ib_umem_get_va().
+ */
+#ifdef SM_URING_API
+/*
+ * The header: include/linux/io_uring/cmd.h since io_uring's driver API was
+ * split out of include/linux/io_uring.h (6.12 has it, 6.1 not; Kbuild
+ * looks for the file, SM_HAVE_IO_URING_CMD_H: sparse has no __has_include).
+ */
+#ifdef SM_HAVE_IO_URING_CMD_H
+#include <linux/io_uring/cmd.h>
+#else
+#include <linux/io_uring.h>
+#endif
+
+/*
+ * io_uring_cmd_done() lost its res2 argument (the second u64 of a 32-byte
+ * CQE; io_uring_cmd_done32() took that role) after 6.12: 6.12 and 6.1
+ * have io_uring_cmd_done(cmd, ret, res2, issue_flags), 7.3 a static
+ * inline io_uring_cmd_done(cmd, ret, issue_flags) over
+ * __io_uring_cmd_done(). Kbuild probes for io_uring_cmd_done32
+ * (SM_HAVE_IO_URING_CMD_DONE32). 6.1's takes issue_flags too (Debian's
+ * 6.1.0-57 has the stable backport of "block/io_uring: pass in
+ * issue_flags for uring_cmd task_work handling", 6.3).
+ */
+#ifndef SM_HAVE_IO_URING_CMD_DONE32
+#define io_uring_cmd_done(cmd, ret, issue_flags) \
+	io_uring_cmd_done(cmd, ret, 0, issue_flags)
+#endif
+
+/*
+ * The task work a driver defers a completion to: 7.3 calls an
+ * io_req_tw_func_t, (struct io_tw_req, io_tw_token_t), whose command is
+ * io_uring_cmd_from_tw() and whose issue flags are
+ * IO_URING_CMD_TASK_WORK_ISSUE_FLAGS; 6.12 and 6.1 call
+ * void (*)(struct io_uring_cmd *, unsigned int issue_flags) (io_uring_cmd's
+ * task_work_cb, gone in 7.3). Kbuild probes for io_uring_cmd_from_tw
+ * (SM_HAVE_IO_URING_CMD_FROM_TW). SM_URING_CMD_TW(name, fn) defines the
+ * callback @name, of the kernel's type, that calls
+ * fn(struct io_uring_cmd *cmd, unsigned int issue_flags).
+ */
+#ifdef SM_HAVE_IO_URING_CMD_FROM_TW
+#define SM_URING_CMD_TW(name, fn)					\
+static void name(struct io_tw_req tw_req, io_tw_token_t tw)		\
+{									\
+	fn(io_uring_cmd_from_tw(tw_req), IO_URING_CMD_TASK_WORK_ISSUE_FLAGS); \
+}
+#else
+#define SM_URING_CMD_TW(name, fn)					\
+static void name(struct io_uring_cmd *cmd, unsigned int issue_flags)	\
+{									\
+	fn(cmd, issue_flags);						\
+}
+#endif
+
+/*
+ * io_uring_cmd_do_in_task_lazy() (a task work whose wake-up may wait until
+ * the task waits for enough CQEs, IOU_F_TWQ_LAZY_WAKE) came in 6.5; before,
+ * io_uring_cmd_complete_in_task(), which wakes at once.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+#define io_uring_cmd_do_in_task_lazy(cmd, cb) \
+	io_uring_cmd_complete_in_task(cmd, cb)
+#endif
+
+/*
+ * Cancelable commands (IORING_URING_CMD_CANCELABLE,
+ * io_uring_cmd_mark_cancelable(), ->uring_cmd called again with
+ * IO_URING_F_CANCEL at ring exit and task exit) came in 6.7, for ublk.
+ * Before, io_uring has no way to ask a driver to end a command: its ring's
+ * teardown waits for the command's own completion. Here the mark does
+ * nothing and no call has IO_URING_F_CANCEL.
+ */
+#ifndef IORING_URING_CMD_CANCELABLE
+#define IO_URING_F_CANCEL	0
+static inline void io_uring_cmd_mark_cancelable(struct io_uring_cmd *cmd,
+						unsigned int issue_flags)
+{
+}
+#endif
+
+/*
+ * The command's payload, @type at the start of the SQE's cmd area: 7.3
+ * reads it with io_uring_sqe128_cmd(cmd->sqe, type) (a 128-byte SQE's 80
+ * bytes, checked at build time), 6.12 with io_uring_sqe_cmd(cmd->sqe),
+ * 6.1 from cmd->cmd (struct io_uring_cmd had no sqe then: "io_uring: Pass
+ * whole sqe to commands" gave it one; Kbuild probes for io_uring_sqe_cmd,
+ * SM_HAVE_IO_URING_SQE_CMD).
+ */
+#if defined(io_uring_sqe128_cmd)
+#define sm_uring_sqe_cmd(ioucmd, type) \
+	io_uring_sqe128_cmd((ioucmd)->sqe, type)
+#elif defined(SM_HAVE_IO_URING_SQE_CMD)
+#define sm_uring_sqe_cmd(ioucmd, type) \
+	((const type *)io_uring_sqe_cmd((ioucmd)->sqe))
+#else
+#define sm_uring_sqe_cmd(ioucmd, type)	((const type *)(ioucmd)->cmd)
+#endif
+#endif /* SM_URING_API */
+
 #endif /* _IB_SYNC_MEM_COMPAT_H */

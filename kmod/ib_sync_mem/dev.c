@@ -50,8 +50,7 @@ static bool sm_dev_reaches(const struct file *file,
 }
 
 /* Client @id, referenced, if @file may reach it; else NULL. */
-static struct ib_sync_mem_client *sm_dev_lookup(const struct file *file,
-						u32 id)
+struct ib_sync_mem_client *sm_dev_lookup(const struct file *file, u32 id)
 {
 	struct ib_sync_mem_client *c = sm_client_lookup(id);
 
@@ -63,7 +62,7 @@ static struct ib_sync_mem_client *sm_dev_lookup(const struct file *file,
 }
 
 /* The in-fence of a request, with a reference; NULL if it names none. */
-static struct dma_fence *sm_dev_in_fence(u32 flags, int fd)
+struct dma_fence *sm_dev_in_fence(u32 flags, int fd)
 {
 	struct dma_fence *f;
 	struct file *file;
@@ -134,7 +133,7 @@ static int sm_dev_fence_fd(struct dma_fence *f, void __user *arg,
  * The flags and timeout every sync request carries: known flags, and the
  * family's bound on a timeout (0 is the module's default).
  */
-static bool sm_dev_req_ok(u32 flags, u32 timeout_ms)
+bool sm_dev_req_ok(u32 flags, u32 timeout_ms)
 {
 	return !(flags & ~IB_SYNC_MEM_IOC_F_ALL) &&
 	       timeout_ms <= IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS;
@@ -234,7 +233,7 @@ out_dom:
  * The entries of a batch request, their clients looked up and referenced:
  * -ENOENT, nothing referenced, if one is missing or out of @file's reach.
  */
-static struct ib_sync_mem_batch_entry *
+struct ib_sync_mem_batch_entry *
 sm_dev_batch_get(const struct file *file,
 		 const struct ib_sync_mem_ioc_sync_batch *req,
 		 struct ib_sync_mem_ioc_entry **uent)
@@ -522,6 +521,7 @@ static const struct file_operations sm_dev_fops = {
 	.release = sm_dev_release,
 	.unlocked_ioctl = sm_dev_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.uring_cmd = sm_uring_cmd,
 };
 
 static struct miscdevice sm_miscdev = {

@@ -675,6 +675,20 @@ int sm_sync_many(struct ib_sync_mem_batch_entry *e, unsigned int n,
 /* dev.c: /dev/ib_sync_mem, the data path */
 int sm_dev_init(void);
 void sm_dev_exit(void);
+/* Its request checks, shared with uring.c: the ioctls' rules. */
+struct ib_sync_mem_ioc_sync_batch;
+struct ib_sync_mem_ioc_entry;
+bool sm_dev_req_ok(u32 flags, u32 timeout_ms);
+struct ib_sync_mem_client *sm_dev_lookup(const struct file *file, u32 id);
+struct dma_fence *sm_dev_in_fence(u32 flags, int fd);
+struct ib_sync_mem_batch_entry *
+sm_dev_batch_get(const struct file *file,
+		 const struct ib_sync_mem_ioc_sync_batch *req,
+		 struct ib_sync_mem_ioc_entry **uent);
+
+/* uring.c: IORING_OP_URING_CMD on /dev/ib_sync_mem */
+struct io_uring_cmd;
+int sm_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 
 /* nl_client.c: netlink-created clients an open file of the device owns */
 int sm_nl_own(u32 id, const struct file *file);

@@ -16,6 +16,14 @@ check "load ib_sync_mem" sm_load
 check "load ib_sync_mem_sim" sim_load
 check "/dev/ib_sync_mem is there (devtmpfs)" test -c /dev/ib_sync_mem
 run_prog async_dev --dev rxe0
+# Through io_uring (IORING_OP_URING_CMD): test/tools/uring_dev.c syncs and
+# flushes inbound through a ring, 8 in flight, batches, in-fences, bad
+# input's errnos in cqe->res, another file's client, the device file and
+# the ring closed with commands pending, and rxe1 removed while a command
+# waits for its in-fence (-ENODEV).
+run_prog uring_dev --dev rxe0 --spare rxe1,veth1
+check "rxe1 is gone again" lacks_device rxe1
+check "no fence left after the ring's commands" wait_until 30 no_fence_left
 
 # Without privilege: test/tools/unpriv_dev.c as uid 65534, no capabilities.
 # Its own clients work end to end; another file's and an administrator's

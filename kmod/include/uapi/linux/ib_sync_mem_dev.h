@@ -318,6 +318,131 @@ struct ib_sync_mem_ioc_delete {
 	__u32 flags;
 };
 
+/*
+ * io_uring: completions without an fd per sync.
+ *
+ * IORING_OP_URING_CMD on an open /dev/ib_sync_mem (sqe->fd, or a
+ * registered file with IOSQE_FIXED_FILE) syncs one client or a batch and
+ * posts the result in the ring's completion queue: no sync_file, no fd,
+ * no poll per sync, any number in flight (the ring's size bounds what one
+ * io_uring_enter() submits, not what is pending), reaped in bulk. The
+ * sync_file path (IB_SYNC_MEM_IOC_F_ASYNC) stays for fences that go to
+ * other drivers.
+ *
+ * The ring must be set up with IORING_SETUP_SQE128: the command's payload
+ * is the struct its sqe->cmd_op names, at the start of sqe->cmd (80 bytes
+ * there; a 64-byte SQE has 16), the rest of the 80 bytes ignored. The
+ * SQE's other fields are io_uring's: user_data comes back in the CQE;
+ * sqe->uring_cmd_flags and the fields io_uring_cmd_prep() checks must be
+ * 0 (io_uring's own -EINVAL). IORING_SETUP_IOPOLL rings are refused by
+ * io_uring (-EOPNOTSUPP: no polled completion here). CQE32 rings work;
+ * big_cqe[0] is then 0.
+ *
+ * The payload is read once, when the command is issued; the entries of a
+ * batch too, from user memory (@entries): keep them valid until the
+ * command's CQE (io_uring may issue a command after io_uring_enter()
+ * returned: IOSQE_ASYNC, links, a full io-wq). Nothing is written back
+ * to user memory: the CQE is the whole answer.
+ *
+ * Permissions are the ioctls', by the same code: the file's opener
+ * decides (see the top of this file), not the task that submits; an
+ * unprivileged file reaches only its own clients, another id is -ENOENT.
+ *
+ * cqe->res is 0, or a negative errno:
+ *
+ *  - at submission, at once, the command refused and no sync run, with
+ *    the errno IB_SYNC_MEM_IOC_SYNC (F_ASYNC) or IB_SYNC_MEM_IOC_SYNC_BATCH
+ *    returns for the same request: -EINVAL for a bad direction, flags
+ *    (unknown ones, and IB_SYNC_MEM_IOC_F_ASYNC: every ring command is
+ *    asynchronous), timeout_ms, a nonzero @reserved, a range with an
+ *    offset and no length, an in_fence that is not a sync_file, a batch's
+ *    @n of 0 or past IB_SYNC_MEM_SYNC_BATCH_MAX; -EBADF for an in_fence
+ *    that is not an open fd; -ENOENT for an unknown id or one out of the
+ *    file's reach (a batch naming one: nothing run); -ERANGE, -EINVAL for
+ *    a bad range (as the family's); -EOPNOTSUPP for an inbound flush of a
+ *    client whose kind cannot; -EFAULT for a batch's @entries; -ENOMEM;
+ *    and -EINVAL for a ring without IORING_SETUP_SQE128, -ENOTTY for an
+ *    unknown cmd_op. (A kernel or module without the hook at all: io_uring
+ *    answers -EOPNOTSUPP.)
+ *  - at completion, the sync's result, exactly what the fence of the same
+ *    request made with IB_SYNC_MEM_IOC_F_ASYNC signals (see "Fences"
+ *    above), 0 for its status 1: -EIO, -ETIMEDOUT and the like from the
+ *    client; -ENODEV for a client deleted, or a device removed, also while
+ *    the command waits for its in-fence (a one-client command then
+ *    completes at once); -ENXIO for a client whose memory went; the
+ *    in-fence's error if it signalled with one (no sync runs); for a
+ *    batch, its first entry's error in the batch's order (one CQE per
+ *    batch: no per-entry results, use the ioctl for those).
+ *  - -ECANCELED when the ring goes before the sync completed: its last
+ *    fd closed (ring exit, also when the program dies) or its submitting
+ *    task calls execve(), on kernels with IORING_URING_CMD_CANCELABLE
+ *    (6.7 and later; 6.12, 7.x).
+ *    Only the command ends: the sync itself runs to its end (it cannot be
+ *    taken back from a client's engine), holding what it needs, and lets
+ *    go of it then. On kernels without it (6.1) io_uring cannot ask a
+ *    driver to cancel: the ring's teardown (and the exiting task) waits
+ *    for each pending command to complete normally, which it always does
+ *    (the sync ends within its timeout_ms once it began; its in-fence, as
+ *    every dma_fence, signals in finite time, and a client deleted or a
+ *    device removed meanwhile ends the wait at once).
+ *
+ * Each command completes exactly once. Closing the /dev/ib_sync_mem fd
+ * cancels nothing: io_uring holds the file while a command is pending,
+ * and the file's release (deleting the clients it owns) comes after the
+ * last one completed. IORING_OP_ASYNC_CANCEL does not reach these
+ * commands.
+ */
+
+/**
+ * struct ib_sync_mem_uring_sync - IB_SYNC_MEM_URING_CMD_SYNC: one client,
+ *	any direction (an inbound flush too), in the SQE's cmd area
+ * @id: as in struct ib_sync_mem_ioc_sync
+ * @dir: as in struct ib_sync_mem_ioc_sync
+ * @offset: as in struct ib_sync_mem_ioc_sync
+ * @len: as in struct ib_sync_mem_ioc_sync
+ * @flags: 0 or IB_SYNC_MEM_IOC_F_IN_FENCE
+ * @timeout_ms: as in struct ib_sync_mem_ioc_sync
+ * @in_fence: with IB_SYNC_MEM_IOC_F_IN_FENCE, a sync_file fd of the
+ *	submitting task, looked up at issue (it may be closed once
+ *	io_uring_submit() returned, unless the command is issued later: see
+ *	above); the sync begins once it signalled
+ * @reserved: 0
+ */
+struct ib_sync_mem_uring_sync {
+	__u32 id;
+	__u32 dir;
+	__u64 offset;
+	__u64 len;
+	__u32 flags;
+	__u32 timeout_ms;
+	__s32 in_fence;
+	__u32 reserved;
+};
+
+/**
+ * struct ib_sync_mem_uring_batch - IB_SYNC_MEM_URING_CMD_SYNC_BATCH:
+ *	clients in the order given, as IB_SYNC_MEM_IOC_SYNC_BATCH with
+ *	IB_SYNC_MEM_IOC_F_ASYNC, in the SQE's cmd area
+ * @entries: user pointer to @n struct ib_sync_mem_ioc_entry (their @err
+ *	is neither read nor written)
+ * @n: 1 to IB_SYNC_MEM_SYNC_BATCH_MAX
+ * @dir: as in struct ib_sync_mem_ioc_sync_batch
+ * @flags: 0 or IB_SYNC_MEM_IOC_F_IN_FENCE
+ * @timeout_ms: as in struct ib_sync_mem_ioc_sync_batch
+ * @in_fence: as in struct ib_sync_mem_uring_sync; the removal of a device
+ *	does not end a batch's wait for it (as for the ioctl's batch)
+ * @reserved: 0
+ */
+struct ib_sync_mem_uring_batch {
+	__u64 entries;
+	__u32 n;
+	__u32 dir;
+	__u32 flags;
+	__u32 timeout_ms;
+	__s32 in_fence;
+	__u32 reserved;
+};
+
 #define IB_SYNC_MEM_IOC_MAGIC	0xDB
 
 /* Does nothing: the floor of any syscall path to the module (benches). */
@@ -336,5 +461,11 @@ struct ib_sync_mem_ioc_delete {
 				      struct ib_sync_mem_ioc_create)
 #define IB_SYNC_MEM_IOC_DELETE	_IOW(IB_SYNC_MEM_IOC_MAGIC, 7, \
 				     struct ib_sync_mem_ioc_delete)
+
+/* sqe->cmd_op of IORING_OP_URING_CMD (see "io_uring" above). */
+#define IB_SYNC_MEM_URING_CMD_SYNC	_IOW(IB_SYNC_MEM_IOC_MAGIC, 0x40, \
+					     struct ib_sync_mem_uring_sync)
+#define IB_SYNC_MEM_URING_CMD_SYNC_BATCH _IOW(IB_SYNC_MEM_IOC_MAGIC, 0x41, \
+					      struct ib_sync_mem_uring_batch)
 
 #endif /* _UAPI_LINUX_IB_SYNC_MEM_DEV_H */
