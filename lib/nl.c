@@ -27,7 +27,7 @@
 #include "priv.h"
 
 /* Dumps a registry's changes interrupted, asked again at most this often. */
-#define SM_DUMP_TRIES	100
+#define SM_DUMP_TRIES	1000
 #define SM_DRAIN_BUF	(64 * 1024)
 
 /* ---- the handle ---- */

@@ -284,7 +284,7 @@ int syncmem_client_get(struct syncmem *sm, uint32_t id,
  * @arg: passed to @cb
  *
  * A dump of IB_SYNC_MEM_CMD_CLIENT_GET. A dump that the registry's changes
- * interrupt is asked again (up to 100 times, then -EINTR); @cb sees only
+ * interrupt is asked again (up to 1,000 times, then -EINTR); @cb sees only
  * a whole, consistent one.
  *
  * Return: 0, @cb's non-zero return, or a negative errno.
