@@ -237,5 +237,19 @@ for line in "${again[@]}"; do
 	echo "   $k | $suite | $why | $end | $shown"
 done
 
+# Every NMI vm/run.sh sent a guest whose vCPUs all halted with nothing
+# changed (DIR/KVER/kicked), counted even when there is none.
+kicked=()
+while IFS= read -r f; do
+	k=${f#"$dir"/}
+	while IFS= read -r line; do
+		[ -n "$line" ] && kicked+=("${k%/kicked} | $line")
+	done <"$f"
+done < <(find "$dir" -name kicked -not -path '*/boot-1/*' | sort)
+echo "== kicked: ${#kicked[@]}${kicked[0]:+ (kernel | why)}"
+for line in "${kicked[@]}"; do
+	echo "   $line"
+done
+
 echo "$passed passed, $failed failed, $skipped skipped, ${#again[@]} booted again"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
