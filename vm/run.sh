@@ -110,10 +110,13 @@ fi
 # the VM is ended, DIR/frozen gets what the host can still see
 # (probe_frozen), instead of waiting out the VM's hard timeout.
 freeze_guard() {
-	local kver=$1 dir=$2 pid=$3 mon=$4 slow=$SYNCMEM_SLOW stall bound sig last= quiet=0
+	local kver=$1 dir=$2 pid=$3 mon=$4 slow=$SYNCMEM_SLOW stall bound kick sig last= quiet=0
 	vm/kernels.sh --is-debug "$kver" && slow=$((slow * DEBUG_SLOW))
 	stall=$(stall_secs "$slow")
 	bound=$((stall + ${FREEZE_GRACE:-300}))
+	# Half the guest's own stall bound, in the loop's 10 s steps: a guest
+	# woken then still has its suite (vm/guest.sh ends one quiet past it).
+	kick=${KICK_SECS:-$((stall / 20 * 10))}
 	# Not the lock's holder: its sleep, left running when the guard is
 	# killed, would hold vm.lock for the next run's first seconds.
 	exec 9>&-
@@ -131,7 +134,7 @@ freeze_guard() {
 		# 20-core): an NMI from the monitor wakes such a guest, which
 		# then goes on. Once per quiet spell, only when every vCPU halts;
 		# counted in DIR/kicked and reported (check_kernel), never hidden.
-		if [ "$quiet" -eq "${KICK_SECS:-180}" ]; then
+		if [ "$quiet" -eq "$kick" ]; then
 			kick_halted "$dir" "$mon" "$quiet"
 		fi
 		[ "$quiet" -ge "$bound" ] || continue
