@@ -312,6 +312,7 @@ struct dentry;
 void test_fence_init(struct dentry *root);
 void test_fence_exit(void);
 struct dma_fence *kt_fence_new(void);
+int kt_fence_wait(struct dma_fence *f);
 void kt_fence_signal(struct dma_fence *f, int err);
 void test_async(struct ib_device *ibdev);
 void test_async_device(struct ib_device *ibdev);

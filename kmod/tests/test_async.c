@@ -10,14 +10,6 @@
 
 #include "sync_mem_test.h"
 
-/* Wait (bounded: a hang guard) for @f; its status, or 0 if it never signalled. */
-static int ka_wait(struct dma_fence *f)
-{
-	if (dma_fence_wait_timeout(f, false, 60 * HZ) <= 0)
-		return 0;
-	return dma_fence_get_status(f);
-}
-
 static void ka_put(struct dma_fence *f)
 {
 	if (!IS_ERR_OR_NULL(f))
@@ -54,7 +46,7 @@ void test_async(struct ib_device *ibdev)
 	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, NULL);
 	KT_EXPECT(!IS_ERR(f));
 	if (!IS_ERR(f))
-		KT_EXPECT_EQ(ka_wait(f), 1);
+		KT_EXPECT_EQ(kt_fence_wait(f), 1);
 	ka_put(f);
 	KT_EXPECT_EQ(atomic_read(&t->syncs), 1);
 
@@ -62,7 +54,7 @@ void test_async(struct ib_device *ibdev)
 	t->fail = -EIO;
 	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_CPU, 0, 0, 0, NULL);
 	if (!IS_ERR(f))
-		KT_EXPECT_EQ(ka_wait(f), -EIO);
+		KT_EXPECT_EQ(kt_fence_wait(f), -EIO);
 	ka_put(f);
 	KT_EXPECT_EQ(atomic_read(&t->syncs), 2);
 	t->fail = 0;
@@ -79,7 +71,7 @@ void test_async(struct ib_device *ibdev)
 		KT_EXPECT(!dma_fence_is_signaled(f));
 		KT_EXPECT_EQ(atomic_read(&t->syncs), 2);
 		kt_fence_signal(in, 0);
-		KT_EXPECT_EQ(ka_wait(f), 1);
+		KT_EXPECT_EQ(kt_fence_wait(f), 1);
 		KT_EXPECT_EQ(atomic_read(&t->syncs), 3);
 	}
 	ka_put(f);
@@ -94,7 +86,7 @@ void test_async(struct ib_device *ibdev)
 	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, in);
 	if (!IS_ERR(f)) {
 		kt_fence_signal(in, -EPIPE);
-		KT_EXPECT_EQ(ka_wait(f), -EPIPE);
+		KT_EXPECT_EQ(kt_fence_wait(f), -EPIPE);
 	}
 	ka_put(f);
 	dma_fence_put(in);
@@ -122,9 +114,9 @@ void test_async(struct ib_device *ibdev)
 	}
 	kt_fence_signal(in, 0);
 	if (!IS_ERR(f))
-		KT_EXPECT_EQ(ka_wait(f), -ENODEV);
+		KT_EXPECT_EQ(kt_fence_wait(f), -ENODEV);
 	if (!IS_ERR(g))
-		KT_EXPECT_EQ(ka_wait(g), -ENODEV);
+		KT_EXPECT_EQ(kt_fence_wait(g), -ENODEV);
 	ka_put(g);
 	ka_put(f);
 	dma_fence_put(in);
@@ -203,7 +195,7 @@ void test_async_device(struct ib_device *ibdev)
 	f = ib_sync_mem_sync_device_async(ibdev, IB_SYNC_MEM_TO_DEVICE, 0, NULL);
 	KT_EXPECT(!IS_ERR(f));
 	if (!IS_ERR(f))
-		KT_EXPECT_EQ(ka_wait(f), -EIO);
+		KT_EXPECT_EQ(kt_fence_wait(f), -EIO);
 	ka_put(f);
 	for (i = 0; i < KA_DEV_N; i++)
 		KT_EXPECT_EQ(atomic_read(&t[i].syncs), 1);
@@ -211,7 +203,7 @@ void test_async_device(struct ib_device *ibdev)
 	t[1].fail = 0;
 	f = ib_sync_mem_sync_device_async(ibdev, IB_SYNC_MEM_TO_CPU, 0, NULL);
 	if (!IS_ERR(f))
-		KT_EXPECT_EQ(ka_wait(f), 1);
+		KT_EXPECT_EQ(kt_fence_wait(f), 1);
 	ka_put(f);
 	for (i = 0; i < KA_DEV_N; i++)
 		KT_EXPECT_EQ(atomic_read(&t[i].syncs), 2);
@@ -258,7 +250,7 @@ void test_async_batch(struct ib_device *ibdev)
 					0, NULL);
 	KT_EXPECT(!IS_ERR(f));
 	if (!IS_ERR(f))
-		KT_EXPECT_EQ(ka_wait(f), -EIO);
+		KT_EXPECT_EQ(kt_fence_wait(f), -EIO);
 	ka_put(f);
 	for (i = 0; i < KA_BATCH_N; i++)
 		KT_EXPECT_EQ(atomic_read(&t[i].syncs), 1);
@@ -267,7 +259,7 @@ void test_async_batch(struct ib_device *ibdev)
 	f = ib_sync_mem_sync_many_async(e, KA_BATCH_N, IB_SYNC_MEM_TO_CPU, 0,
 					NULL);
 	if (!IS_ERR(f))
-		KT_EXPECT_EQ(ka_wait(f), 1);
+		KT_EXPECT_EQ(kt_fence_wait(f), 1);
 	ka_put(f);
 	for (i = 0; i < KA_BATCH_N; i++)
 		KT_EXPECT_EQ(atomic_read(&t[i].syncs), 2);
@@ -464,7 +456,7 @@ void test_async_kind(struct ib_device *ibdev)
 		KT_EXPECT(KT_WAIT(atomic_read(&t[0].async_calls) == 4, 60));
 		KT_EXPECT(!dma_fence_is_signaled(f));
 		kt_fence_signal(t[0].engine, 0);
-		KT_EXPECT_EQ(ka_wait(f), 1);
+		KT_EXPECT_EQ(kt_fence_wait(f), 1);
 	} else {
 		kt_fail++;
 	}
@@ -473,14 +465,14 @@ void test_async_kind(struct ib_device *ibdev)
 	/* A range, and a lazy client: ->sync from the worker. */
 	f = ib_sync_mem_sync_async(c, IB_SYNC_MEM_TO_DEVICE, 0, 64, 0, NULL);
 	if (!IS_ERR(f))
-		KT_EXPECT_EQ(ka_wait(f), 1);
+		KT_EXPECT_EQ(kt_fence_wait(f), 1);
 	ka_put(f);
 	KT_EXPECT_EQ(atomic_read(&t[0].syncs), 1);
 	ib_sync_mem_mark_dirty(t[1].client, IB_SYNC_MEM_TO_DEVICE);
 	f = ib_sync_mem_sync_async(t[1].client, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0,
 				   NULL);
 	if (!IS_ERR(f))
-		KT_EXPECT_EQ(ka_wait(f), 1);
+		KT_EXPECT_EQ(kt_fence_wait(f), 1);
 	ka_put(f);
 	KT_EXPECT_EQ(atomic_read(&t[1].syncs), 1);
 	KT_EXPECT_EQ(atomic_read(&t[1].async_calls), 0);
@@ -582,7 +574,7 @@ void test_kind_removal_check(void)
 	}
 	KT_EXPECT(!kind_rm.signalled_before);
 	KT_EXPECT_EQ(kind_rm.inval_before, 0);
-	KT_EXPECT_EQ(ka_wait(kind_rm.f), 1);
+	KT_EXPECT_EQ(kt_fence_wait(kind_rm.f), 1);
 	dma_fence_put(kind_rm.f);
 	KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
 	KT_EXPECT_EQ(atomic_read(&t->client->busy), 0);

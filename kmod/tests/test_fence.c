@@ -85,6 +85,14 @@ out:
 	return ret;
 }
 
+/* Wait (bounded: a hang guard) for @f; its status, or 0 if it never signalled. */
+int kt_fence_wait(struct dma_fence *f)
+{
+	if (dma_fence_wait_timeout(f, false, 60 * HZ) <= 0)
+		return 0;
+	return dma_fence_get_status(f);
+}
+
 /**
  * kt_fence_new() - an unsignalled fence of its own timeline
  *

@@ -668,12 +668,10 @@ static int in_async(struct tc *t)
 	f = ib_sync_mem_sync_async(t->client, IN, 0, 0, 0, NULL);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
-	if (dma_fence_wait_timeout(f, false, 60 * HZ) <= 0)
-		ret = -EBUSY;
-	else
-		ret = min(dma_fence_get_status(f), 0);
+	ret = kt_fence_wait(f);
 	dma_fence_put(f);
-	return ret;
+	/* 1: signalled without error; 0: never signalled. */
+	return ret ? min(ret, 0) : -EBUSY;
 }
 
 /*
