@@ -64,16 +64,8 @@ static uint64_t syncs_of(uint32_t id)
 /* VmPin of this process, in pages, or -1. */
 static long vm_pin(void)
 {
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
+	long kb = vm_pin_kb();
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
 	return kb < 0 ? -1 : kb * 1024 / page;
 }
 
