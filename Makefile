@@ -66,7 +66,7 @@ TOOLS := $(filter-out $(TOOLS_LIBSYNCMEM),$(TOOLS))
 TOOLS_VERBS := rdma_canary wire_canary train_loop inbound_bench
 # The programs on io_uring link liburing (Debian's liburing-dev), statically:
 # the guest of every kernel runs them.
-TOOLS_URING := uring_dev
+TOOLS_URING := uring_dev lib_test
 
 tools: $(TOOLS) $(TOOLS_LIBSYNCMEM)
 
@@ -84,7 +84,8 @@ include lib/lib.mk
 
 $(TOOLS_LIBSYNCMEM): build/bin/%: test/tools/%.c $(LIB_A) lib/include/syncmem.h
 	@mkdir -p build/bin
-	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ilib/include -o $@ $< $(LIB_A)
+	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ilib/include -o $@ $< $(LIB_A) \
+		$(if $(filter $(TOOLS_URING),$*),-l:liburing.a)
 
 # The examples (examples/), built against libsyncmem as a program outside
 # the project would be: syncmem.h, and the shared library (run with

@@ -2,12 +2,13 @@
 # libsyncmem's ABI against its committed baseline, for test/host.sh (and by
 # hand after make lib):
 #
-#   lib/abi-check.sh [SO]     SO: build/lib/libsyncmem.so.0.1.0
+#   lib/abi-check.sh [SO]     SO: build/lib/libsyncmem.so.0 (the SONAME's link)
 #
 # Fails when
 #  - the SONAME is not libsyncmem.so.0;
 #  - the shared library exports a symbol lib/libsyncmem.map does not list,
-#    or misses one it lists, or one is not of version SYNCMEM_0.1;
+#    or misses one it lists, or one is not of the version of the map's
+#    node that lists it (SYNCMEM_0.1, SYNCMEM_0.2, ...);
 #  - the static library defines a global symbol outside the map (libynl's
 #    and the generated code's must be local there too);
 #  - abidiff finds any difference between lib/abi/libsyncmem.abi and SO's
@@ -19,7 +20,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-so=${1:-build/lib/libsyncmem.so.0.1.0}
+so=${1:-build/lib/libsyncmem.so.0}
 a=${so%/*}/libsyncmem.a
 base=lib/abi/libsyncmem.abi
 fail=0
@@ -32,15 +33,20 @@ else
 	fail=1
 fi
 
-want=$(sed -n 's/^[[:space:]]*\(syncmem_[a-z_]*\);$/\1/p' lib/libsyncmem.map | sort)
+# name@@NODE for every symbol of the map, as nm -D prints a default version.
+want=$(awk '/^SYNCMEM_[0-9.]+ *\{/ { node = $1 }
+	/^[[:space:]]*syncmem_[a-z_]*;$/ { sub(/;$/, "", $1); print $1 "@@" node }' \
+	lib/libsyncmem.map | sort)
 have=$(nm -D --defined-only "$so" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }' | sort)
-if [ "$(sed 's/@@SYNCMEM_0.1$//' <<<"$have")" = "$want" ] && ! grep -qv '@@SYNCMEM_0.1$' <<<"$have"; then
-	echo "exports: the $(wc -l <<<"$want") functions of lib/libsyncmem.map, SYNCMEM_0.1"
+if [ "$have" = "$want" ]; then
+	echo "exports: the $(wc -l <<<"$want") functions of lib/libsyncmem.map, each of its node's version" \
+		"($(sed 's/.*@@//' <<<"$want" | sort | uniq -c | awk '{ printf "%s%s %d", (NR > 1 ? ", " : ""), $2, $1 }'))"
 else
 	echo "exports differ from lib/libsyncmem.map:"
 	diff <(echo "$want") <(echo "$have") || true
 	fail=1
 fi
+want=$(sed 's/@@.*//' <<<"$want")
 
 shave=$(nm --defined-only "$a" | awk 'NF == 3 && $2 ~ /^[A-TV-Z]$/ { print $3 }' | sort)
 if [ "$shave" = "$want" ]; then

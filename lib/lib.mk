@@ -1,7 +1,7 @@
 # libsyncmem (lib/): the C library of syncmem.h, for C and C++ callers.
 # Included by the top-level Makefile; everything it makes is in build/lib:
 #
-#   libsyncmem.so.0.1.0   the shared library, SONAME libsyncmem.so.0, its
+#   libsyncmem.so.0.2.0   the shared library, SONAME libsyncmem.so.0, its
 #                         exports those of lib/libsyncmem.map only
 #   libsyncmem.so.0, libsyncmem.so   its links
 #   libsyncmem.a          the static library: one object, every symbol
@@ -27,14 +27,14 @@
 
 LIB_OUT := build/lib
 LIB_SOVER := 0
-LIB_VERSION := 0.1.0
+LIB_VERSION := 0.2.0
 LIB_SONAME := libsyncmem.so.$(LIB_SOVER)
 LIB_SO := $(LIB_OUT)/libsyncmem.so.$(LIB_VERSION)
 LIB_A := $(LIB_OUT)/libsyncmem.a
 LIB_PC := $(LIB_OUT)/syncmem.pc
 LIB_MAP := lib/libsyncmem.map
 LIB_HDR := lib/include/syncmem.h
-LIB_SRCS := lib/nl.c lib/dev.c
+LIB_SRCS := lib/nl.c lib/dev.c lib/uring.c
 LIB_MAN3 := $(wildcard docs/man/*.3)
 
 # The library's own sources with the tools' warnings as errors; libynl and

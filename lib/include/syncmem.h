@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define SYNCMEM_VERSION_MAJOR	0
-#define SYNCMEM_VERSION_MINOR	1
+#define SYNCMEM_VERSION_MINOR	2
 
 struct syncmem;
 
@@ -521,16 +521,84 @@ int syncmem_fence_wait(int fence, int timeout_ms);
  */
 int syncmem_fence_status(int fence);
 
+/* ---- io_uring: syncmem_uring_prep_sync(3) ---- */
+
 /*
- * ---- io_uring: reserved for issue 50 item 3 ----
+ * Completions without an fd per sync: IORING_OP_URING_CMD on the handle's
+ * /dev/ib_sync_mem ("io_uring" in linux/ib_sync_mem_dev.h). These calls
+ * only fill an SQE, as liburing's io_uring_prep_*() do: the caller owns
+ * the ring, submits, and reaps each command's CQE, whose res is the sync's
+ * result (0 or a negative errno, as the fence of the same request would
+ * signal; an unknown or out-of-reach id is -ENOENT there, not here), once.
+ * No fd, no poll per sync, any number in flight.
  *
- * Completions without an fd per sync (IORING_OP_URING_CMD on
- * /dev/ib_sync_mem, on liburing) are being written separately: their
- * calls will be named syncmem_uring_*() (prepare a sync, an inbound
- * flush or a batch as an SQE of the caller's ring; read a CQE's result),
- * declared here, implemented in lib/uring.c and exported in a new version
- * node, SYNCMEM_0.2, of lib/libsyncmem.map. Nothing of it exists yet.
+ * The ring must be set up with SYNCMEM_URING_SETUP_FLAGS (128-byte SQEs:
+ * the command's payload does not fit a 64-byte one). The file's opener
+ * decides what the commands may reach, as for the ioctls. Closing the
+ * handle while commands are pending cancels none: io_uring holds the file
+ * until the last one completed. The ring's exit completes them with
+ * -ECANCELED on kernels that can cancel (6.7 and later); on older ones it
+ * waits for them.
  */
+
+/* The io_uring_setup() flag the ring needs (IORING_SETUP_SQE128). */
+#define SYNCMEM_URING_SETUP_FLAGS	(1U << 10)
+/* The bytes of one SQE of such a ring, all of them filled by a prep. */
+#define SYNCMEM_URING_SQE_SIZE		128
+
+struct io_uring_sqe;	/* <linux/io_uring.h> */
+
+/**
+ * syncmem_uring_prep_sync() - an SQE that syncs a client, its result a CQE
+ * @sqe: a free SQE of a ring set up with SYNCMEM_URING_SETUP_FLAGS (such
+ *	as liburing's io_uring_get_sqe()); all SYNCMEM_URING_SQE_SIZE bytes
+ *	are written
+ * @sm: the handle whose file runs the command
+ * @id: the client
+ * @dir: the direction; SYNCMEM_INBOUND for an inbound flush (of the whole
+ *	client: @offset and @len 0)
+ * @offset: as syncmem_sync()'s
+ * @len: as syncmem_sync()'s
+ * @timeout_ms: as syncmem_sync()'s
+ * @in_fence: a sync_file fd the sync waits for first, or -1; looked up
+ *	when the command is issued (keep it open until then: io_uring may
+ *	issue a command after io_uring_enter() returned)
+ *
+ * IB_SYNC_MEM_URING_CMD_SYNC. The SQE's user_data is 0: set it afterwards
+ * (io_uring_sqe_set_data64()); set nothing else. Nothing is submitted and
+ * nothing is checked but the arguments' presence: the kernel answers in
+ * the CQE, with the errnos of syncmem_sync_async() for the same request.
+ *
+ * Return: 0, or -EINVAL when @sqe or @sm is NULL.
+ */
+int syncmem_uring_prep_sync(struct io_uring_sqe *sqe,
+			    const struct syncmem *sm, uint32_t id,
+			    enum syncmem_dir dir, uint64_t offset,
+			    uint64_t len, uint32_t timeout_ms, int in_fence);
+
+/**
+ * syncmem_uring_prep_batch() - an SQE that syncs clients in order, one CQE
+ * @sqe: as syncmem_uring_prep_sync()'s
+ * @sm: the handle whose file runs the command
+ * @entries: the clients (their @err is neither read nor written); the
+ *	kernel reads them when the command is issued: keep them valid and
+ *	unchanged until its CQE
+ * @n: how many, 1 to SYNCMEM_BATCH_MAX
+ * @dir: the direction
+ * @timeout_ms: as syncmem_sync_batch()'s
+ * @in_fence: as syncmem_uring_prep_sync()'s
+ *
+ * IB_SYNC_MEM_URING_CMD_SYNC_BATCH. The CQE's res is the first failed
+ * entry's error in the batch's order, or 0 (syncmem_sync_batch() gives
+ * each entry's).
+ *
+ * Return: 0, or -EINVAL when @sqe or @sm is NULL.
+ */
+int syncmem_uring_prep_batch(struct io_uring_sqe *sqe,
+			     const struct syncmem *sm,
+			     const struct syncmem_entry *entries,
+			     unsigned int n, enum syncmem_dir dir,
+			     uint32_t timeout_ms, int in_fence);
 
 #ifdef __cplusplus
 }

@@ -89,7 +89,11 @@ man)
 	done
 	(cd "${man3%/man3}" && MANWIDTH=80 man -l man3/syncmem_flush_inbound.3 2>/dev/null) |
 		grep -q 'syncmem_flush_inbound_async'
-	echo "$n pages"
+	# Every exported function has its page (its own or a .so link).
+	for fn in $(sed -n 's/^[[:space:]]*\(syncmem_[a-z_]*\);$/\1/p' lib/libsyncmem.map); do
+		[ -f "$man3/$fn.3" ] || { echo "no man page for $fn" >&2; exit 1; }
+	done
+	echo "$n pages, one for each of the map's functions"
 	;;
 *)
 	echo "check.sh: unknown check $what" >&2

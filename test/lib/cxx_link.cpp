@@ -31,6 +31,7 @@ const fn api[] = {
 	FN(syncmem_flush_inbound_async), FN(syncmem_mark_dirty),
 	FN(syncmem_sync_batch), FN(syncmem_sync_batch_async),
 	FN(syncmem_sync_dev), FN(syncmem_fence_wait), FN(syncmem_fence_status),
+	FN(syncmem_uring_prep_sync), FN(syncmem_uring_prep_batch),
 };
 
 int failed;
@@ -66,6 +67,9 @@ int main()
 	expect(sm == nullptr && errno == ENOENT, "syncmem_open() without the module: NULL, ENOENT");
 	if (sm)
 		syncmem_close(sm);
+	expect(syncmem_uring_prep_sync(nullptr, nullptr, 1, SYNCMEM_INBOUND, 0, 0, 0, -1) == -EINVAL,
+	       "syncmem_uring_prep_sync() without an SQE is -EINVAL");
+	expect(SYNCMEM_URING_SQE_SIZE == 128, "SYNCMEM_URING_SQE_SIZE is 128");
 	syncmem_entry e = {};
 	expect(sizeof(e) == 24, "struct syncmem_entry is 24 bytes");
 	return failed ? 1 : 0;

@@ -5,8 +5,10 @@
  * no libynl): region clients of the handle's file, what the family says of
  * them (the hand-parsed client-info), blocking and asynchronous syncs,
  * fences, the inbound flush, mark-dirty, batches, the device pass, the
- * refusals' errnos and reasons, deletion over netlink, and the file's
- * clients gone with its close. KTAP. Needs ib_sync_mem and rxe0; root.
+ * refusals' errnos and reasons, the io_uring commands' SQEs (on a
+ * liburing ring, the one other library a caller needs), deletion over
+ * netlink, and the file's clients gone with its close. KTAP. Needs
+ * ib_sync_mem and rxe0; root.
  *
  *   lib_test [--dev rxe0]
  */
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <liburing.h>
 #include <syncmem.h>
 
 #include "ktap.h"
@@ -38,6 +41,144 @@ static int find_cb(const struct syncmem_client *c, void *arg)
 	if (c->id == f->id)
 		f->found++;
 	return 0;
+}
+
+static uint64_t syncs_of(struct syncmem *sm, uint32_t id)
+{
+	struct syncmem_client c;
+
+	return syncmem_client_get(sm, id, &c) ? ~0ULL : c.syncs;
+}
+
+/*
+ * One command on @ring: prepared by @ret's call already, given
+ * user_data @ud, submitted, its CQE reaped within TMO. Its res, or -ETIME
+ * (no errno a command answers) when none came, -EPROTO for another
+ * user_data.
+ */
+static int ring_one(struct io_uring *ring, struct io_uring_sqe *sqe, int ret,
+		    uint64_t ud)
+{
+	struct __kernel_timespec ts = { .tv_sec = TMO / 1000 };
+	struct io_uring_cqe *cqe;
+
+	if (ret)
+		return ret;
+	io_uring_sqe_set_data64(sqe, ud);
+	if (io_uring_submit(ring) != 1)
+		return -EBADE;
+	if (io_uring_wait_cqe_timeout(ring, &cqe, &ts))
+		return -ETIME;
+	ret = cqe->user_data == ud ? cqe->res : -EPROTO;
+	io_uring_cqe_seen(ring, cqe);
+	return ret;
+}
+
+/*
+ * The io_uring commands through syncmem_uring_prep_*(): each argument
+ * reaches the kernel (a wrong one changes the CQE's res or the count).
+ */
+static void ring_checks(struct syncmem *sm, uint32_t id, uint32_t ro)
+{
+	struct io_uring_params p = { .flags = SYNCMEM_URING_SETUP_FLAGS };
+	struct __kernel_timespec ts = { .tv_sec = TMO / 1000 };
+	struct syncmem_entry e[3] = {
+		{ .id = id }, { .id = ro }, { .id = id, .offset = 4096, .len = 4096 },
+	};
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	uint64_t before, seen = 0;
+	int i, ret, fence, bad = 0;
+
+	ret = io_uring_queue_init_params(16, &ring, &p);
+	if (!ktap_result(!ret, "a ring with SYNCMEM_URING_SETUP_FLAGS: %s", errstr(ret)))
+		return;
+	ktap_result(syncmem_uring_prep_sync(NULL, sm, id, SYNCMEM_TO_DEVICE, 0, 0, TMO, -1) == -EINVAL,
+		    "uring_prep_sync with no SQE: -EINVAL");
+
+	/* Eight in flight, one submit, eight CQEs: each user_data once. */
+	before = syncs_of(sm, id);
+	for (i = 0; i < 8; i++) {
+		sqe = io_uring_get_sqe(&ring);
+		if (!sqe || syncmem_uring_prep_sync(sqe, sm, id, SYNCMEM_TO_DEVICE, 0, 0, TMO, -1))
+			bad++;
+		else
+			io_uring_sqe_set_data64(sqe, 100 + i);
+	}
+	ret = io_uring_submit(&ring);
+	for (i = 0; i < 8 && !bad; i++) {
+		if (io_uring_wait_cqe_timeout(&ring, &cqe, &ts)) {
+			bad++;
+			break;
+		}
+		if (cqe->res || cqe->user_data < 100 || cqe->user_data >= 108)
+			bad++;
+		else
+			seen |= 1ULL << (cqe->user_data - 100);
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	ktap_result(ret == 8 && !bad && seen == 0xff && syncs_of(sm, id) == before + 8,
+		    "uring_prep_sync: 8 syncs in one submit, 8 CQEs of res 0, each user_data once, syncs +8 (submit %d)",
+		    ret);
+
+	sqe = io_uring_get_sqe(&ring);
+	before = syncs_of(sm, id);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_sync(sqe, sm, id, SYNCMEM_INBOUND, 0, 0, TMO, -1), 1);
+	ktap_result(!ret && syncs_of(sm, id) == before + 1,
+		    "uring_prep_sync SYNCMEM_INBOUND of a writable region: res 0, syncs +1 (%s)", errstr(ret));
+	sqe = io_uring_get_sqe(&ring);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_sync(sqe, sm, ro, SYNCMEM_INBOUND, 0, 0, TMO, -1), 2);
+	ktap_result(ret == -EACCES, "... of the read-only one: res -EACCES (%s)", errstr(ret));
+	sqe = io_uring_get_sqe(&ring);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_sync(sqe, sm, ro, SYNCMEM_TO_DEVICE, 0, 0, TMO, -1), 3);
+	ktap_result(!ret, "... to-device of the read-only one: res 0 (%s)", errstr(ret));
+	sqe = io_uring_get_sqe(&ring);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_sync(sqe, sm, id, SYNCMEM_TO_CPU, LEN - 4096, 8192, TMO, -1), 4);
+	ktap_result(ret == -ERANGE, "uring_prep_sync of a range past the client: res -ERANGE (%s)", errstr(ret));
+	sqe = io_uring_get_sqe(&ring);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_sync(sqe, sm, id, SYNCMEM_TO_CPU, 0, 0,
+							   SYNCMEM_TIMEOUT_MAX_MS + 1, -1), 5);
+	ktap_result(ret == -EINVAL, "uring_prep_sync with a timeout past the most: res -EINVAL (%s)", errstr(ret));
+	sqe = io_uring_get_sqe(&ring);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_sync(sqe, sm, 0x7fffff00, SYNCMEM_TO_CPU, 0, 0, TMO, -1), 6);
+	ktap_result(ret == -ENOENT, "uring_prep_sync of no such client: res -ENOENT (%s)", errstr(ret));
+	/* The in-fence goes with its flag: the device's fd is no sync_file. */
+	sqe = io_uring_get_sqe(&ring);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_sync(sqe, sm, id, SYNCMEM_TO_CPU, 0, 0, TMO,
+							   syncmem_fd(sm)), 7);
+	ktap_result(ret == -EINVAL, "uring_prep_sync with an in-fence that is no sync_file: res -EINVAL (%s)",
+		    errstr(ret));
+	fence = syncmem_sync_async(sm, id, SYNCMEM_TO_DEVICE, 0, 0, TMO, -1);
+	sqe = io_uring_get_sqe(&ring);
+	before = syncs_of(sm, id);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_sync(sqe, sm, id, SYNCMEM_TO_CPU, 0, 0, TMO, fence), 8);
+	ktap_result(fence >= 0 && !ret && syncs_of(sm, id) == before + 1,
+		    "uring_prep_sync after a sync's fence: res 0, syncs +1 (%s)", errstr(ret));
+	if (fence >= 0)
+		close(fence);
+
+	/* A batch: one CQE, the first failure's errno; each entry run. */
+	sqe = io_uring_get_sqe(&ring);
+	before = syncs_of(sm, id);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_batch(sqe, sm, e, 3, SYNCMEM_TO_CPU, TMO, -1), 9);
+	ktap_result(ret == -EACCES && syncs_of(sm, id) == before + 2,
+		    "uring_prep_batch of 3 (the read-only one's to-cpu fails): res -EACCES, the writable one's syncs +2 (%s)",
+		    errstr(ret));
+	sqe = io_uring_get_sqe(&ring);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_batch(sqe, sm, e, 0, SYNCMEM_TO_CPU, TMO, -1), 10);
+	ktap_result(ret == -EINVAL, "uring_prep_batch of none: res -EINVAL (%s)", errstr(ret));
+	sqe = io_uring_get_sqe(&ring);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_batch(sqe, sm, e, 3, SYNCMEM_TO_DEVICE, TMO,
+							    syncmem_fd(sm)), 11);
+	ktap_result(ret == -EINVAL, "uring_prep_batch with an in-fence that is no sync_file: res -EINVAL (%s)",
+		    errstr(ret));
+	sqe = io_uring_get_sqe(&ring);
+	before = syncs_of(sm, id);
+	ret = ring_one(&ring, sqe, syncmem_uring_prep_batch(sqe, sm, e, 3, SYNCMEM_TO_DEVICE, TMO, -1), 12);
+	ktap_result(!ret && syncs_of(sm, id) == before + 2,
+		    "uring_prep_batch to-device: res 0, syncs +2 (%s)", errstr(ret));
+	io_uring_queue_exit(&ring);
 }
 
 static int stop_cb(const struct syncmem_client *c, void *arg)
@@ -209,6 +350,8 @@ int main(int argc, char **argv)
 	ktap_result(ret == -ENOENT, "sync_batch naming no such client: -ENOENT (%s)", errstr(ret));
 	ret = syncmem_sync_batch(sm, e, 0, SYNCMEM_TO_CPU, TMO, NULL, NULL);
 	ktap_result(ret == -EINVAL, "sync_batch of none: -EINVAL (%s)", errstr(ret));
+
+	ring_checks(sm, id, ro);
 
 	/* The device. */
 	memset(&dr, 0xff, sizeof(dr));
