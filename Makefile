@@ -88,13 +88,13 @@ $(TOOLS_LIBSYNCMEM): build/bin/%: test/tools/%.c $(LIB_A) lib/include/syncmem.h
 		$(if $(filter $(TOOLS_URING),$*),-l:liburing.a)
 
 # The examples (examples/), built against libsyncmem as a program outside
-# the project would be: syncmem.h, and the shared library (run with
-# LD_LIBRARY_PATH=build/lib until it is installed).
+# the project would be: syncmem.h, the shared library (run with
+# LD_LIBRARY_PATH=build/lib until it is installed), liburing and libibverbs.
 EXAMPLES := build/bin/nccl_flush
 examples: $(EXAMPLES)
 build/bin/nccl_flush: examples/nccl_flush.c lib/include/syncmem.h $(LIB_OUT)/libsyncmem.so
 	@mkdir -p build/bin
-	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ilib/include -o $@ $< -L$(LIB_OUT) -lsyncmem -libverbs
+	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ilib/include -o $@ $< -L$(LIB_OUT) -lsyncmem -luring -libverbs
 
 setup:
 	@vm/setup.sh

@@ -15,8 +15,10 @@
  *      bytes are in the buffer as far as the NIC is concerned, but a GPU
  *      reading its memory now could still see stale data (writes still in
  *      flight behind the completion on the PCIe path);
- *   4. it flushes inbound (syncmem_flush_inbound(), or
- *      syncmem_flush_inbound_async() and a wait on the fence): the module
+ *   4. it flushes inbound (syncmem_flush_inbound(); or
+ *      syncmem_flush_inbound_async() and a wait on the fence; or an SQE of
+ *      the plugin's io_uring, syncmem_uring_prep_sync() with
+ *      SYNCMEM_INBOUND, reaped as a CQE: no fd per flush): the module
  *      reads through the NIC, behind the writes, what NCCL's plugins do
  *      with an RDMA READ of their own;
  *   5. the buffer is the accelerator's to read (here: the CPU checks it).
@@ -34,8 +36,9 @@
  *
  * DEV (rxe0) is the verbs device and IPV4 (192.168.76.1, the address the
  * project's VMs give rxe0's netdev) an address of its port: its RoCE v2 GID
- * is the QPs' (waited for up to 10 s while the GID table fills). Odd messages are flushed blocking, even ones
- * through a fence. Prints a line per message; exit status 0 when every
+ * is the QPs' (waited for up to 10 s while the GID table fills). Message M
+ * is flushed blocking when M % 3 is 1, through a fence when 2, through
+ * the ring when 0. Prints a line per message; exit status 0 when every
  * message arrived whole and every flush succeeded, 1 otherwise.
  *
  * --user UID: started as root (for --verify's debugfs file), the program
@@ -47,7 +50,7 @@
  * over the clients its file created, the pinned pages charged to the
  * process's RLIMIT_MEMLOCK.
  *
- * Build: cc nccl_flush.c $(pkg-config --cflags --libs syncmem) -libverbs
+ * Build: cc nccl_flush.c $(pkg-config --cflags --libs syncmem liburing) -libverbs
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -63,6 +66,7 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include <liburing.h>
 #include <syncmem.h>
 
 #define PORT		1
@@ -261,6 +265,36 @@ static int inbound_reads(int fd, uint64_t *reads, uint64_t *last)
 	return 0;
 }
 
+/*
+ * The inbound flush of client @id as a command of @ring, completed there:
+ * what a plugin's test() would submit, then reap with its other
+ * completions. Here one at a time. The CQE's res, or a negative errno.
+ */
+static int ring_flush(struct io_uring *ring, struct syncmem *sm, uint32_t id,
+		      uint64_t tag)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (!sqe)
+		return -EBUSY;
+	ret = syncmem_uring_prep_sync(sqe, sm, id, SYNCMEM_INBOUND, 0, 0,
+				      FLUSH_TIMEOUT_MS, -1);
+	if (ret)
+		return ret;
+	io_uring_sqe_set_data64(sqe, tag);
+	ret = io_uring_submit_and_wait(ring, 1);
+	if (ret < 0)
+		return ret;
+	ret = io_uring_wait_cqe(ring, &cqe);
+	if (ret)
+		return ret;
+	ret = cqe->user_data == tag ? cqe->res : -EPROTO;
+	io_uring_cqe_seen(ring, cqe);
+	return ret;
+}
+
 static void pattern(unsigned char *buf, unsigned int msg)
 {
 	size_t i;
@@ -282,7 +316,9 @@ int main(int argc, char **argv)
 	};
 	unsigned char *recv_buf = NULL, *send_buf = NULL;
 	struct end tx = { 0 }, rx = { 0 };
-	unsigned int m, failed = 0, blocking = 0, async = 0;
+	struct io_uring_params rp = { .flags = SYNCMEM_URING_SETUP_FLAGS };
+	unsigned int m, failed = 0, blocking = 0, async = 0, ringed = 0;
+	struct io_uring ring;
 	uint64_t reads0 = 0, reads = 0, last = 0, all0 = 0;
 	struct syncmem *sm;
 	uint32_t id;
@@ -349,6 +385,10 @@ int main(int argc, char **argv)
 			strerror(-ret), syncmem_errmsg(sm));
 		return 1;
 	}
+	/* The plugin's ring, where its flushes complete. */
+	ret = io_uring_queue_init_params(16, &ring, &rp);
+	if (ret)
+		return die("io_uring_queue_init_params", ret);
 	printf("%s: %zu-byte receive buffer, region client %u; QPs %u -> %u\n",
 	       dev, size, id, tx.qp->qp_num, rx.qp->qp_num);
 	if (verify && (ret = inbound_reads(dfs, &all0, &last)))
@@ -366,7 +406,8 @@ int main(int argc, char **argv)
 			.send_flags = IBV_SEND_SIGNALED,
 			.imm_data = htonl(m),
 		}, *bad;
-		const char *how = m % 2 ? "blocking" : "fence";
+		static const char *const hows[] = { "ring", "blocking", "fence" };
+		const char *how = hows[m % 3];
 		struct ibv_wc wc;
 		uint64_t first;
 		double t0;
@@ -389,17 +430,20 @@ int main(int argc, char **argv)
 
 		if (verify && (ret = inbound_reads(dfs, &reads0, &last)))
 			return die(INBOUND_DEBUGFS, ret);
-		/* 4: the flush, blocking or through a fence. */
+		/* 4: the flush, blocking, through a fence or the ring. */
 		t0 = now_ms();
-		if (m % 2) {
+		if (m % 3 == 1) {
 			ret = syncmem_flush_inbound(sm, id, FLUSH_TIMEOUT_MS);
 			blocking++;
-		} else {
+		} else if (m % 3 == 2) {
 			fence = syncmem_flush_inbound_async(sm, id, FLUSH_TIMEOUT_MS);
 			ret = fence < 0 ? fence : syncmem_fence_wait(fence, FLUSH_TIMEOUT_MS);
 			if (fence >= 0)
 				close(fence);
 			async++;
+		} else {
+			ret = ring_flush(&ring, sm, id, m);
+			ringed++;
 		}
 		if (ret) {
 			printf("message %u: flush (%s): %s (%s)\n", m, how,
@@ -431,11 +475,12 @@ int main(int argc, char **argv)
 		printf("; bytes ok\n");
 	}
 	if (verify)
-		printf("%u flushes (%u blocking, %u through a fence), %llu module READs\n",
-		       blocking + async, blocking, async,
+		printf("%u flushes (%u blocking, %u through a fence, %u through the ring), %llu module READs\n",
+		       blocking + async + ringed, blocking, async, ringed,
 		       (unsigned long long)(reads - all0));
 	printf("%s\n", failed ? "FAILED" : "every message arrived whole and was flushed");
 
+	io_uring_queue_exit(&ring);
 	syncmem_close(sm);	/* the client dies with the handle's file */
 	ibv_destroy_qp(tx.qp);
 	ibv_destroy_qp(rx.qp);

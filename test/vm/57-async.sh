@@ -117,8 +117,9 @@ run_prog lib_test --dev rxe0
 # examples/nccl_flush.c, the receive pattern a net plugin's author would
 # copy, on libsyncmem's shared library (build/lib, not installed here) and
 # libibverbs: a receive buffer made a region client, two RC QPs on rxe0,
-# RDMA WRITEs with immediate, their completions, the inbound flush blocking
-# and through a fence, the bytes checked; --verify fails any flush after
+# RDMA WRITEs with immediate, their completions, the inbound flush blocking,
+# through a fence and through an io_uring (liburing's ring, an SQE of
+# syncmem_uring_prep_sync()), the bytes checked; --verify fails any flush after
 # which the module's debugfs READ count did not grow by one with this
 # message's first bytes (on rxe the bytes cannot tell). It runs as uid
 # 65534 (--user: root only opens the debugfs file first), verbs and the
@@ -139,9 +140,10 @@ nccl_flush() {
 	echo "$out" >&2
 	[ "$rc" = 0 ] &&
 		grep -qx "running as uid 65534, gid 65534, no supplementary group" <<<"$out" &&
+		grep -qx "8 flushes (3 blocking, 3 through a fence, 2 through the ring), 8 module READs" <<<"$out" &&
 		grep -qx "every message arrived whole and was flushed" <<<"$out"
 }
-check "examples/nccl_flush as uid 65534: 8 WRITEs with immediate flushed through libsyncmem, READ counts and bytes right" \
+check "examples/nccl_flush as uid 65534: 8 WRITEs with immediate flushed through libsyncmem (blocking, fence, ring), READ counts and bytes right" \
 	nccl_flush
 nccl_flush_lib() {
 	LD_LIBRARY_PATH=$SYNCMEM_TOP/build/lib LD_TRACE_LOADED_OBJECTS=1 "$SYNCMEM_BIN/nccl_flush" |
