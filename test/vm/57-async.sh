@@ -114,6 +114,10 @@ check "killed and reaped: the client it owned is gone already" lacks_client "$ow
 # libsyncmem's calls against the module, from a program on the library
 # alone (test/tools/lib_test.c, linked with libsyncmem.a).
 run_prog lib_test --dev rxe0
+# The example's verbs need ib_uverbs: 6.12's rdma_rxe loads it, 7.3's
+# does not, and without udev nothing else does when this suite runs alone.
+check "ib_uverbs loaded, its node in /dev/infiniband" \
+	eval "modprobe ib_uverbs && test -c /dev/infiniband/uverbs0"
 # examples/nccl_flush.c, the receive pattern a net plugin's author would
 # copy, on libsyncmem's shared library (build/lib, not installed here) and
 # libibverbs: a receive buffer made a region client, two RC QPs on rxe0,
