@@ -139,6 +139,26 @@ bool sm_dev_req_ok(u32 flags, u32 timeout_ms)
 	       timeout_ms <= IB_SYNC_MEM_SYNC_TIMEOUT_MAX_MS;
 }
 
+/*
+ * A blocking sync of @c as IB_SYNC_MEM_IOC_SYNC asks it, after @in (NULL:
+ * none); also uring.c's commands that run at issue. Bad input is refused
+ * before an in-fence is waited for; the syncs below refuse it alike (an
+ * offset needs a length).
+ */
+int sm_dev_sync_blocking(struct ib_sync_mem_client *c, u32 dir, u64 offset,
+			 u64 len, u32 timeout_ms, struct dma_fence *in)
+{
+	int ret;
+
+	ret = in || offset ? sm_sync_refused(c, dir, offset, len) : 0;
+	ret = ret ?: sm_dev_wait_in(in, timeout_ms);
+	if (ret)
+		return ret;
+	if (len)
+		return ib_sync_mem_sync_range(c, dir, offset, len, timeout_ms);
+	return ib_sync_mem_sync(c, dir, timeout_ms);
+}
+
 static long sm_dev_sync(struct file *file, void __user *arg)
 {
 	struct ib_sync_mem_ioc_sync req;
@@ -164,18 +184,8 @@ static long sm_dev_sync(struct file *file, void __user *arg)
 		ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
 				      &req.out_fence);
 	} else {
-		/*
-		 * Bad input is refused before an in-fence is waited for; the
-		 * syncs below refuse it alike (an offset needs a length).
-		 */
-		ret = in || req.offset ?
-		      sm_sync_refused(c, req.dir, req.offset, req.len) : 0;
-		ret = ret ?: sm_dev_wait_in(in, req.timeout_ms);
-		if (!ret && req.len)
-			ret = ib_sync_mem_sync_range(c, req.dir, req.offset,
-						     req.len, req.timeout_ms);
-		else if (!ret)
-			ret = ib_sync_mem_sync(c, req.dir, req.timeout_ms);
+		ret = sm_dev_sync_blocking(c, req.dir, req.offset, req.len,
+					   req.timeout_ms, in);
 	}
 	if (in)
 		dma_fence_put(in);

@@ -681,6 +681,8 @@ struct ib_sync_mem_ioc_entry;
 bool sm_dev_req_ok(u32 flags, u32 timeout_ms);
 struct ib_sync_mem_client *sm_dev_lookup(const struct file *file, u32 id);
 struct dma_fence *sm_dev_in_fence(u32 flags, int fd);
+int sm_dev_sync_blocking(struct ib_sync_mem_client *c, u32 dir, u64 offset,
+			 u64 len, u32 timeout_ms, struct dma_fence *in);
 struct ib_sync_mem_batch_entry *
 sm_dev_batch_get(const struct file *file,
 		 const struct ib_sync_mem_ioc_sync_batch *req,

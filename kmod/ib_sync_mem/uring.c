@@ -3,9 +3,15 @@
  * IORING_OP_URING_CMD on /dev/ib_sync_mem (uapi/linux/ib_sync_mem_dev.h,
  * "io_uring"): a sync of one client or a batch, completed in the ring's CQ.
  *
- * A command is an asynchronous sync of async.c: at issue it is checked as
- * the ioctl checks it (dev.c's helpers: the same errnos, the same
- * permission rule) and submitted; the job's fence is the command's state.
+ * A command is checked at issue as the ioctl checks it (dev.c's helpers:
+ * the same errnos, the same permission rule). One that cannot wait runs
+ * there, in io_uring_enter(): a sync of one fence-safe client (a region's:
+ * the CPU's cache maintenance and the DMA API's, no allocation that
+ * reclaims, no fence wait), not an inbound flush (it waits for a READ),
+ * without an in-fence. It is the blocking ioctl's sync, and its result is
+ * posted at once: no job, no worker, no fence. Any other command is an
+ * asynchronous sync of async.c, submitted; the job's fence is the
+ * command's state.
  * A callback on the fence defers the completion to the submitter's task
  * work (the callback runs where the fence signals: under its lock,
  * interrupts off, where io_uring_cmd_done() may not be called), and the
@@ -100,9 +106,23 @@ static int sm_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	return 0;
 }
 
-/* IB_SYNC_MEM_URING_CMD_SYNC: the checks of IB_SYNC_MEM_IOC_SYNC's async. */
+/* A sync that runs at issue (see the top of this file). */
+static bool sm_uring_at_issue(const struct ib_sync_mem_client *c,
+			      const struct ib_sync_mem_uring_sync *req)
+{
+	return !(req->flags & IB_SYNC_MEM_IOC_F_IN_FENCE) &&
+	       req->dir != IB_SYNC_MEM_INBOUND &&
+	       (c->flags & IB_SYNC_MEM_F_FENCE_SAFE);
+}
+
+/*
+ * IB_SYNC_MEM_URING_CMD_SYNC: the checks of IB_SYNC_MEM_IOC_SYNC's async.
+ * Return: the sync's fence; NULL when it ran at issue, its result in
+ * *@res; or an ERR_PTR(), the command refused.
+ */
 static struct dma_fence *sm_uring_sync(struct file *file,
-				       const struct ib_sync_mem_uring_sync *u)
+				       const struct ib_sync_mem_uring_sync *u,
+				       int *res)
 {
 	struct ib_sync_mem_uring_sync req;
 	struct ib_sync_mem_client *c;
@@ -116,6 +136,12 @@ static struct dma_fence *sm_uring_sync(struct file *file,
 	c = sm_dev_lookup(file, req.id);
 	if (!c)
 		return ERR_PTR(-ENOENT);
+	if (sm_uring_at_issue(c, &req)) {
+		*res = sm_dev_sync_blocking(c, req.dir, req.offset, req.len,
+					    req.timeout_ms, NULL);
+		f = NULL;
+		goto out;
+	}
 	in = sm_dev_in_fence(req.flags, req.in_fence);
 	if (IS_ERR(in)) {
 		f = ERR_CAST(in);
@@ -172,13 +198,15 @@ out:
  * @issue_flags: io_uring's
  *
  * Return: -EIOCBQUEUED once the sync is submitted (its CQE comes from
- * sm_uring_complete() or sm_uring_cancel()); a negative errno, the CQE's
- * res, if it was refused; 0 for a cancellation.
+ * sm_uring_complete() or sm_uring_cancel()) or ran at issue (its CQE
+ * posted already); a negative errno, the CQE's res, if it was refused; 0
+ * for a cancellation.
  */
 int sm_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
 	struct sm_uring_pdu *pdu = sm_uring_pdu(cmd);
 	struct dma_fence *f;
+	int res = 0;
 
 	if (issue_flags & IO_URING_F_CANCEL)
 		return sm_uring_cancel(cmd, issue_flags);
@@ -187,7 +215,8 @@ int sm_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	switch (cmd->cmd_op) {
 	case IB_SYNC_MEM_URING_CMD_SYNC:
 		f = sm_uring_sync(cmd->file,
-				  sm_uring_sqe_cmd(cmd, struct ib_sync_mem_uring_sync));
+				  sm_uring_sqe_cmd(cmd, struct ib_sync_mem_uring_sync),
+				  &res);
 		break;
 	case IB_SYNC_MEM_URING_CMD_SYNC_BATCH:
 		f = sm_uring_batch(cmd->file,
@@ -198,6 +227,14 @@ int sm_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	}
 	if (IS_ERR(f))
 		return PTR_ERR(f);
+	if (!f) {
+		/*
+		 * Ran at issue. Posted here, not returned: a result of -EAGAIN
+		 * would have io_uring issue the command again from a worker.
+		 */
+		io_uring_cmd_done(cmd, res, issue_flags);
+		return -EIOCBQUEUED;
+	}
 	pdu->fence = f;
 	INIT_LIST_HEAD(&pdu->cb.node);
 	/* Before the callback may run: see the top of this file. */

@@ -16,11 +16,14 @@
  *	--spare: an rxe device this program adds and removes (on that
  *	netdev) for the removal case
  *   uring_dev [--dev rxe0] --bench ITERS
- *	no tests: the time per completed sync of a sim client of no latency
- *	and per inbound flush of a region, ITERS of each, by the blocking
- *	ioctl and through the ring with 8 in flight (kept full, reaped as
- *	they come), one line:
- *	uring_bench iters=N ioctl_sync_ns=T ring8_sync_ns=T ring1_sync_ns=T
+ *	no tests (bench/guest.sh, suite "uring"): the time per completed
+ *	sync of a sim client of no latency (an asynchronous job), per
+ *	to-device sync of a one-page region (run at issue) and per inbound
+ *	flush of that region, ITERS of each, by the blocking ioctl and
+ *	through the ring with 8 in flight (kept full, reaped as they come),
+ *	one line:
+ *	uring iters=N ioctl_sync_ns=T ring8_sync_ns=T ring1_sync_ns=T
+ *	ioctl_region_ns=T ring8_region_ns=T ring1_region_ns=T
  *	ioctl_inbound_ns=T ring8_inbound_ns=T ring1_inbound_ns=T
  *	(ring1: one in flight at a time, the ring's own cost per command)
  *	(any failure: a message on stderr, exit 1, no figure)
@@ -213,7 +216,7 @@ static void test_sync(uint32_t fast, uint32_t failing)
 	struct ib_sync_mem_uring_sync s = { .id = fast, .dir = TO_DEV };
 	uint64_t before = syncs_of(fast), reads0 = 0, reads1 = 0, last;
 	long page = sysconf(_SC_PAGESIZE);
-	int st, i, region;
+	int st, i, region, ready = 0, done = 0;
 	char *buf;
 
 	st = ring_sync(&s);
@@ -236,6 +239,23 @@ static void test_sync(uint32_t fast, uint32_t failing)
 	s = (struct ib_sync_mem_uring_sync){ .id = region, .dir = TO_DEV };
 	st = ring_sync(&s);
 	ktap_result(st == 0, "the region synced to-device through the ring (%s)", errstr(st));
+	/*
+	 * A region's sync without an in-fence runs at issue: its CQE is
+	 * posted when io_uring_submit() returns, and the sync counted, each
+	 * of 8 times (an asynchronous job would need its worker first).
+	 */
+	before = syncs_of(region);
+	for (i = 0; i < 8; i++) {
+		uint64_t ud = 0;
+
+		st = submit_sync(&ring, devfd, &s, 0xa700 + i);
+		ready += st == 1 && cqe_ready(&ring) && syncs_of(region) == before + i + 1;
+		st = reap(&ring, &ud, bound_ms(60000));
+		done += st == 0 && ud == 0xa700 + (uint64_t)i;
+	}
+	ktap_result(ready == 8 && done == 8 && syncs_of(region) == before + 8,
+		    "a region's sync runs at issue: 8 times its CQE (res 0, its user_data) posted and the sync counted when io_uring_submit() returned (%d ready, %d done)",
+		    ready, done);
 	s.dir = IB_SYNC_MEM_SYNC_TO_CPU;
 	s.offset = page;
 	s.len = 2 * page;
@@ -321,6 +341,55 @@ static void test_batch(uint32_t fast, uint32_t fast2)
 	smnl_unregister(&nl, bfail);
 }
 
+/*
+ * A region's sync runs at issue only without an in-fence: with one it
+ * waits as any other (no CQE when io_uring_submit() returned, no sync,
+ * while @slow's 1 s sync is pending), and a failed one is its result.
+ */
+static void in_fence_region(uint32_t slow, uint32_t failing)
+{
+	struct ib_sync_mem_uring_sync s = {
+		.dir = TO_DEV, .flags = IB_SYNC_MEM_IOC_F_IN_FENCE,
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t before, ud = 0;
+	int f, st, held = 0, region;
+	char *buf;
+
+	buf = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	region = buf == MAP_FAILED ? -ENOMEM :
+		 smnl_register_region(&nl, dev_name, "uring-in-region", (uintptr_t)buf,
+				      page, IB_SYNC_MEM_REGION_F_WRITE);
+	if (!ktap_result(region > 0, "a one-page region client (%d)", region))
+		return;
+	s.id = region;
+	before = syncs_of(region);
+	f = fence_of(slow);
+	s.in_fence = f;
+	st = f < 0 ? f : submit_sync(&ring, devfd, &s, 0x2f);
+	if (f >= 0)
+		close(f);
+	if (st == 1) {
+		held = !cqe_ready(&ring) && syncs_of(region) == before;
+		st = reap(&ring, &ud, bound_ms(60000));
+	}
+	ktap_result(st == 0 && ud == 0x2f && held && syncs_of(region) == before + 1,
+		    "a region's sync after the fence of a 1 s sync: not run at issue (no CQE, no sync when submitted), then res 0 and one sync (%s, held %d)",
+		    errstr(st), held);
+	f = fence_of(failing);
+	s.in_fence = f;
+	before = syncs_of(region);
+	st = f < 0 ? f : ring_sync(&s);
+	if (f >= 0)
+		close(f);
+	ktap_result(st == -EIO && syncs_of(region) == before,
+		    "a region's sync after an in-fence that failed with EIO: cqe res -EIO, no sync ran (%s)",
+		    errstr(st));
+	smnl_unregister(&nl, region);
+	munmap(buf, page);
+}
+
 /* An in-fence holds the command; a failed one is the command's result. */
 static void test_in_fence(uint32_t fast, uint32_t failing)
 {
@@ -354,6 +423,7 @@ static void test_in_fence(uint32_t fast, uint32_t failing)
 		close(f);
 	ktap_result(st == -EIO && syncs_of(fast) == before,
 		    "an in-fence that failed with EIO: cqe res -EIO, no sync ran (%s)", errstr(st));
+	in_fence_region(slow, failing);
 	smnl_unregister(&nl, slow);
 }
 
@@ -747,7 +817,7 @@ static double bench_ring(uint32_t id, uint32_t dir, int iters, int depth)
 static int bench(int iters)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	double is, rs, ii, ri, r1s, r1i;
+	double is, rs, ii, ri, r1s, r1i, ig, rg, r1g;
 	int sim, region;
 	char *buf;
 
@@ -765,11 +835,16 @@ static int bench(int iters)
 	is = bench_ioctl(sim, TO_DEV, iters);
 	rs = bench_ring(sim, TO_DEV, iters, 8);
 	r1s = bench_ring(sim, TO_DEV, iters, 1);
+	bench_ioctl(region, TO_DEV, iters / 10 + 1);
+	bench_ring(region, TO_DEV, iters / 10 + 1, 8);
+	ig = bench_ioctl(region, TO_DEV, iters);
+	rg = bench_ring(region, TO_DEV, iters, 8);
+	r1g = bench_ring(region, TO_DEV, iters, 1);
 	ii = bench_ioctl(region, IB_SYNC_MEM_SYNC_INBOUND, iters);
 	ri = bench_ring(region, IB_SYNC_MEM_SYNC_INBOUND, iters, 8);
 	r1i = bench_ring(region, IB_SYNC_MEM_SYNC_INBOUND, iters, 1);
-	printf("uring_bench iters=%d ioctl_sync_ns=%.0f ring8_sync_ns=%.0f ring1_sync_ns=%.0f ioctl_inbound_ns=%.0f ring8_inbound_ns=%.0f ring1_inbound_ns=%.0f\n",
-	       iters, is, rs, r1s, ii, ri, r1i);
+	printf("uring iters=%d ioctl_sync_ns=%.0f ring8_sync_ns=%.0f ring1_sync_ns=%.0f ioctl_region_ns=%.0f ring8_region_ns=%.0f ring1_region_ns=%.0f ioctl_inbound_ns=%.0f ring8_inbound_ns=%.0f ring1_inbound_ns=%.0f\n",
+	       iters, is, rs, r1s, ig, rg, r1g, ii, ri, r1i);
 	smnl_unregister(&nl, sim);
 	smnl_unregister(&nl, region);
 	return 0;

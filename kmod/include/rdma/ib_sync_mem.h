@@ -227,7 +227,10 @@ enum ib_sync_mem_inval {
  *	dma_fence, and take no lock that is held elsewhere around such an
  *	allocation or a fence wait. A client that can move cannot promise it
  *	(its ->revalidate maps again): registration refuses the flag with
- *	->revalidate (-EINVAL). The module's region clients have it.
+ *	->revalidate (-EINVAL). The module's region clients have it. A sync
+ *	of such a client through io_uring (/dev/ib_sync_mem's uring_cmd) runs
+ *	in the submitting task's io_uring_enter(), as the blocking ioctl's:
+ *	->sync should not wait long there.
  */
 #define IB_SYNC_MEM_F_LAZY		BIT(0)
 #define IB_SYNC_MEM_F_FENCE_SAFE	BIT(1)
