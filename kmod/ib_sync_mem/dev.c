@@ -143,10 +143,13 @@ bool sm_dev_req_ok(u32 flags, u32 timeout_ms)
  * A blocking sync of @c as IB_SYNC_MEM_IOC_SYNC asks it, after @in (NULL:
  * none); also uring.c's commands that run at issue. Bad input is refused
  * before an in-fence is waited for; the syncs below refuse it alike (an
- * offset needs a length).
+ * offset needs a length). Inlined into the ioctl (its hot path: a call
+ * here costs it some 20 instructions of the gate's budget).
  */
-int sm_dev_sync_blocking(struct ib_sync_mem_client *c, u32 dir, u64 offset,
-			 u64 len, u32 timeout_ms, struct dma_fence *in)
+static __always_inline int __sm_dev_sync_blocking(struct ib_sync_mem_client *c,
+						  u32 dir, u64 offset, u64 len,
+						  u32 timeout_ms,
+						  struct dma_fence *in)
 {
 	int ret;
 
@@ -157,6 +160,12 @@ int sm_dev_sync_blocking(struct ib_sync_mem_client *c, u32 dir, u64 offset,
 	if (len)
 		return ib_sync_mem_sync_range(c, dir, offset, len, timeout_ms);
 	return ib_sync_mem_sync(c, dir, timeout_ms);
+}
+
+int sm_dev_sync_blocking(struct ib_sync_mem_client *c, u32 dir, u64 offset,
+			 u64 len, u32 timeout_ms, struct dma_fence *in)
+{
+	return __sm_dev_sync_blocking(c, dir, offset, len, timeout_ms, in);
 }
 
 static long sm_dev_sync(struct file *file, void __user *arg)
@@ -184,8 +193,8 @@ static long sm_dev_sync(struct file *file, void __user *arg)
 		ret = sm_dev_fence_fd(f, arg, &req, sizeof(req),
 				      &req.out_fence);
 	} else {
-		ret = sm_dev_sync_blocking(c, req.dir, req.offset, req.len,
-					   req.timeout_ms, in);
+		ret = __sm_dev_sync_blocking(c, req.dir, req.offset, req.len,
+					     req.timeout_ms, in);
 	}
 	if (in)
 		dma_fence_put(in);
