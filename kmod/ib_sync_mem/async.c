@@ -245,22 +245,32 @@ static void sm_async_kind_failed(struct sm_async *job, int err)
 }
 
 /*
- * The sync of a one-client or batch @job: its entries (@one for the
- * one-client form), their results set. The first entry's error, if any.
+ * The entries of a one-client or batch @job, *@n of them: its batch, or
+ * @one made its one client.
  */
-static int sm_async_sync_entries(struct sm_async *job,
-				 struct ib_sync_mem_batch_entry *one)
+static struct ib_sync_mem_batch_entry *
+sm_async_entries(struct sm_async *job, struct ib_sync_mem_batch_entry *one,
+		 unsigned int *n)
 {
-	struct ib_sync_mem_batch_entry *e = job->batch ?: one;
-	unsigned int i, n = job->batch ? job->n : 1;
+	*n = job->batch ? job->n : 1;
+	if (job->batch)
+		return job->batch;
+	*one = (struct ib_sync_mem_batch_entry){
+		.client = job->client,
+		.offset = job->offset,
+		.len = job->len,
+	};
+	return one;
+}
+
+/* The sync of @job's @n entries @e, their results set: the first error. */
+static int sm_async_sync_entries(struct sm_async *job,
+				 struct ib_sync_mem_batch_entry *e,
+				 unsigned int n)
+{
+	unsigned int i;
 	int err;
 
-	if (!job->batch)
-		*one = (struct ib_sync_mem_batch_entry){
-			.client = job->client,
-			.offset = job->offset,
-			.len = job->len,
-		};
 	err = sm_sync_many(e, n, job->dir, job->timeout_ms,
 			   job->safe ? SM_SYNC_SIGNALLING : 0);
 	for (i = 0; !err && i < n; i++)
@@ -270,14 +280,14 @@ static int sm_async_sync_entries(struct sm_async *job,
 
 /*
  * After the signal: the sync_failed events a sync inside the signalling
- * section left to its caller, one for each client whose ->sync ran and
- * failed.
+ * section left to its caller, one for each of @job's @n entries @e whose
+ * ->sync ran and failed.
  */
 static void sm_async_events(struct sm_async *job,
-			    const struct ib_sync_mem_batch_entry *one)
+			    const struct ib_sync_mem_batch_entry *e,
+			    unsigned int n)
 {
-	const struct ib_sync_mem_batch_entry *e = job->batch ?: one;
-	unsigned int i, n = job->batch ? job->n : 1;
+	unsigned int i;
 
 	for (i = 0; i < n; i++)
 		if (e[i].ran && e[i].err)
@@ -287,8 +297,9 @@ static void sm_async_events(struct sm_async *job,
 static void sm_async_work(struct work_struct *work)
 {
 	struct sm_async *job = container_of(work, struct sm_async, work);
-	struct ib_sync_mem_batch_entry one = {};
+	struct ib_sync_mem_batch_entry one = {}, *e = NULL;
 	struct ib_sync_mem_result res;
+	unsigned int n = 0;
 	bool cookie = false;
 	int err = 0, kind = 0;
 
@@ -308,8 +319,10 @@ static void sm_async_work(struct work_struct *work)
 	if (!err && job->dom && !job->client)
 		err = sm_sync_domain(job->dom, NULL, job->dir, job->timeout_ms,
 				     false, &res) ?: res.err;
-	else if (!err)
-		err = sm_async_sync_entries(job, &one);
+	else if (!err) {
+		e = sm_async_entries(job, &one, &n);
+		err = sm_async_sync_entries(job, e, n);
+	}
 	sm_async_signal_only(job, err);
 out:
 	if (job->safe)
@@ -320,7 +333,7 @@ out:
 	if (kind < 0)
 		sm_async_kind_failed(job, kind);
 	else if (job->safe)
-		sm_async_events(job, &one);
+		sm_async_events(job, e, n);	/* none if no sync ran */
 	sm_async_release(job);
 }
 
