@@ -8,6 +8,12 @@
 # "[ib_sync_mem_test]", with or without a build id).
 OURS='\[ib_sync_mem[a-z_]*( [0-9a-f]+)?\]'
 
+# vcpus_halted: QEMU's "info registers -a" answer on stdin; prints how
+# many vCPUs it shows and how many of them halt (HLT=1), "N H".
+vcpus_halted() {
+	awk '/^CPU#/ { n++ } /HLT=1/ { h++ } END { print n + 0, h + 0 }'
+}
+
 # freeze_verdict DIR MONRC MARK: one line, "verdict: outside ours: DIGEST"
 # only when the record positively shows the freeze outside our code: the
 # kernel's log before the probe (DIR/kmsg.live from the harness's mark on,
@@ -34,8 +40,7 @@ freeze_verdict() {
 		echo "verdict: not booted again: QEMU's monitor did not answer or failed (exit $monrc); read: $(grep -h -m1 '^monitor:' "$dir/frozen.monitor" "$dir/frozen.sendkey" 2>/dev/null | head -n 1 | cut -c1-120)"
 		return
 	fi
-	ncpu=$(grep -c '^CPU#' "$dir/frozen.monitor")
-	halted=$(grep -c 'HLT=1' "$dir/frozen.monitor")
+	read -r ncpu halted < <(vcpus_halted <"$dir/frozen.monitor")
 	awk -v ncpu="$ncpu" -v halted="$halted" -v ours="$OURS" '
 		function where(f) { sub(/^\[[ 0-9.]*\] +/, "", f); sub(/^\? /, "", f); sub(/\+0x.*/, "", f); return f }
 		/sysrq: Show State/ { sec = "t"; t = 1; cur = ""; next }

@@ -152,8 +152,7 @@ freeze_guard() {
 kick_halted() {
 	local dir=$1 mon=$2 quiet=$3 regs ncpu halted
 	regs=$(vm/monitor.py "$mon" "info registers -a" 2>/dev/null) || return 0
-	ncpu=$(grep -c '^CPU#' <<<"$regs")
-	halted=$(grep -c 'HLT=1' <<<"$regs")
+	read -r ncpu halted < <(vcpus_halted <<<"$regs")
 	[ "$ncpu" -gt 0 ] && [ "$halted" = "$ncpu" ] || return 0
 	vm/monitor.py "$mon" "nmi" >/dev/null 2>&1 || return 0
 	echo "nothing changed for ${quiet}s with all $ncpu vCPUs halted: an NMI sent" >>"$dir/kicked"
