@@ -64,6 +64,7 @@ if [ $smoke = 1 ]; then
 	BATCH_N=20 MEM_N=50 TR_REPS=1 UNREG_N=20 UNREG_REPS=2
 	TRAIN_CFGS="1:2 8:2 64:2" TRAIN_REPS=2 TRAIN_FLAGS=--smoke
 	RANGE_ITERS=128 RANGE_WHOLE=2 INB_FLAGS=--smoke DEV_FLAGS=--smoke
+	URING_ITERS=20
 else
 	REPS=7 FAN_CALLS=400000 REG_ITERS=200 SCALE_MS=500 CO_ITERS=50 CO_DELAY=200
 	RTT_ITERS=2000 BATCH_N=1000 MEM_N=1000 TR_REPS=5 UNREG_N=1000 UNREG_REPS=5
@@ -77,6 +78,9 @@ else
 	# The data path: 20,000 calls of each per repeat (2,000 left the
 	# SYNC ioctl's ratio to the NOP spread over 2.95-3.86x in one run).
 	DEV_FLAGS="-n 20000 -s 50 -l 2000 -r $REPS"
+	# io_uring: commands of each kind per repeat (an inbound flush is
+	# some 30,000 instructions).
+	URING_ITERS=1000
 	if [ $lane != all ]; then
 		# The same counts: the icount lane's suites took 24 s in the
 		# guest with a quarter of them (6.12, 2026-12-07), no sleep
@@ -279,6 +283,20 @@ if [ $lane != all ]; then
 	grep -v '^overlap ' "$out/dev_bench.txt" >> "$raw"
 else
 	dev_bench $DEV_FLAGS -d rxe0 >> "$raw" || die "dev_bench failed"
+fi
+
+# 11. io_uring (test/tools/uring_dev.c --bench): per completed command, a
+# sim client's sync (an asynchronous job), a one-page region's to-device
+# sync (run at issue) and its inbound flush, each through the blocking
+# ioctl, the ring with 8 in flight and the ring with one; a line a repeat.
+# Not on the gate lane: no budget holds it.
+if [ $lane != gate ]; then
+	echo "== uring_dev" >&2
+	command -v uring_dev >/dev/null || die "no uring_dev in build/bin (make tools)"
+	for _ in $(seq "$REPS"); do
+		uring_dev --dev rxe0 --bench "$URING_ITERS" >> "$raw" ||
+			die "uring_dev --bench failed"
+	done
 fi
 
 rmmod ib_sync_mem_bench ib_sync_mem_sim ib_sync_mem || die "cannot unload the modules"

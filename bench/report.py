@@ -23,9 +23,10 @@ import sys
 LANE_SUITES = {
     "all": {"fanout", "regunreg", "unregmany", "scoped", "scale", "coalesce",
             "sizes", "slab", "netlink_rtt", "netlink_batch", "memory",
-            "tracer", "train", "inbound", "ranges", "devpath", "overlap"},
+            "tracer", "train", "inbound", "ranges", "devpath", "overlap",
+            "uring"},
     "icount": {"fanout", "regunreg", "sizes", "slab", "train", "inbound",
-               "ranges", "devpath"},
+               "ranges", "devpath", "uring"},
 }
 
 
@@ -368,6 +369,25 @@ def build_rest(rep, icount):
                 v = [r[f"{k}_ns"] / r["iters"] for r in rs]
                 rep.add("devpath", what, "ns", v, per["nop"], "NOP ioctl",
                         [a / b for a, b in zip(v, per["nop"])])
+    # 11b. io_uring (test/tools/uring_dev.c --bench): a command per
+    # completed sync against the blocking ioctl of the same request, 8 in
+    # flight and one; a region's sync runs at issue, a sim client's is an
+    # asynchronous job, an inbound flush waits for its READ.
+    rs = rep.pick("uring")
+    if rs:
+        for what, k, target in (
+                ("a sim client's sync (an asynchronous job)", "sync", None),
+                ("a one-page region's to-device sync (run at issue)",
+                 "region", 1.3),
+                ("a one-page region's inbound flush", "inbound", 1.1)):
+            io = [r[f"ioctl_{k}_ns"] for r in rs]
+            for depth in (8, 1):
+                v = [r[f"ring{depth}_{k}_ns"] for r in rs]
+                rep.add("uring", f"{what} through io_uring, {depth} in "
+                        "flight, per completed command", "ns", v, io,
+                        "blocking ioctl",
+                        [a / b for a, b in zip(v, io)],
+                        target if depth == 8 else None)
     # 12. Overlap: compute and a sync that leaves the CPU free, in steps;
     # the overlapped loop against max(compute, sync) and the blocking one.
     rs = rep.pick("overlap")
