@@ -19,7 +19,9 @@
  *              flusher completed, the pages it registered for them, and
  *              the 8 bytes the last READ brought back (a u64 in hex, as
  *              they lie in memory): what the tests check a flush read;
- *              and the times its QP was reset after a WR failed
+ *              the times its QP was reset after a WR failed; the flushes
+ *              another flush's READ of their target answered; and the
+ *              flushes waiting for the flusher now
  *   inbound_fail_create  an errno (positive): the inbound flusher's
  *              creation fails with it until 0 is written (at a
  *              registration, or a blocking flush with no flusher)
@@ -107,8 +109,9 @@ static int sm_inbound_show(struct seq_file *m, void *v)
 		if (!dom)
 			continue;
 		sm_inbound_stats(dom, &st);
-		seq_printf(m, "%s %llu %llu %016llx %llu\n", dom->name,
-			   st.reads, st.regs, st.last, st.recoveries);
+		seq_printf(m, "%s %llu %llu %016llx %llu %llu %u\n", dom->name,
+			   st.reads, st.regs, st.last, st.recoveries,
+			   st.answered, st.waiting);
 		sm_domain_put(dom);
 	}
 	return 0;

@@ -28,7 +28,14 @@
  * until its own deadline, its kill, the device's removal or its client's
  * unregister or invalidation (sm_inbound_unqueue() wakes them): a wait is
  * never longer than its caller asked, and an unregister never waits for
- * another client's flush. A flush that gave up at its deadline (or was
+ * another client's flush. A flush that waits is answered by a READ of its
+ * own target address posted after it was asked and completed successfully:
+ * that READ went through to that memory behind every write the caller saw
+ * complete, so the flush returns 0 without a READ of its own, and 8
+ * flushes of a client queued behind one READ cost one more, not 8 turns
+ * (counted: debugfs inbound's answered). A READ of another address answers
+ * nothing (that memory may be behind another path). A flush that
+ * gave up at its deadline (or was
  * killed) leaves its READ in flight; the next one waits for it first, and
  * the teardown of its client (sm_inbound_forget(), after the client's
  * busy count is zero, before its memory goes) waits for it too, polling
@@ -163,6 +170,12 @@ struct sm_inbound_mr {
  * @parked: a READ completed while inbound_hold was set, with status
  *	@parked_status: it stays in flight until the hold is let go
  * @parked_status: see @parked
+ * @posted: READs posted (a flush that waits compares it with @ok_seq)
+ * @ok_addr: the address the last READ that completed successfully read
+ *	(its client's target)
+ * @ok_seq: that READ's number in @posted
+ * @answered: flushes answered by another flush's READ of their target
+ * @waiting: flushes waiting for the flusher
  * @reads: READs that completed successfully
  * @regs: registrations that completed successfully
  * @recoveries: times the QP was reset and connected again
@@ -192,6 +205,11 @@ struct sm_inbound {
 	bool parked;
 	enum ib_wc_status status;
 	enum ib_wc_status parked_status;
+	u64 posted;
+	u64 ok_addr;
+	u64 ok_seq;
+	u64 answered;
+	unsigned int waiting;
 	u64 reads;
 	u64 regs;
 	u64 recoveries;
@@ -646,14 +664,47 @@ static void sm_inbound_unlock(struct sm_inbound *f)
 }
 
 /*
- * Own @f for a flush of @c: wait while another flush owns it, until @c's
- * caller's @deadline (-ETIMEDOUT), its kill (-EINTR), the device's
- * removal (-ENODEV) or @c's unregister or invalidation (its state's errno:
- * sm_inbound_unqueue() wakes the wait). 0 once the caller owns it.
+ * Has a READ of @addr (a flush's target), posted after the flush saw
+ * @f->posted at @seen, completed successfully? Then it answers that flush:
+ * it went through to that memory behind the writes the flush's caller saw
+ * complete.
+ */
+static bool sm_inbound_answered(struct sm_inbound *f, u64 addr, u64 seen)
+{
+	bool yes;
+
+	spin_lock_irq(&f->lock);
+	yes = f->ok_addr == addr && f->ok_seq > seen;
+	if (yes)
+		f->answered++;
+	spin_unlock_irq(&f->lock);
+	return yes;
+}
+
+/* A waiting flush's test: answered (*@answered), or the flusher is its. */
+static bool sm_inbound_turn(struct sm_inbound *f, u64 addr, u64 seen,
+			    bool *answered)
+{
+	*answered = sm_inbound_answered(f, addr, seen);
+	return *answered || sm_inbound_trylock(f);
+}
+
+#define SM_INBOUND_ANSWERED	1
+
+/*
+ * Own @f for a flush of @c at @addr asked when @f->posted was @seen: wait
+ * while another flush owns it, until a READ of @addr posted after @seen
+ * answers it
+ * (SM_INBOUND_ANSWERED), @c's caller's @deadline (-ETIMEDOUT), its kill
+ * (-EINTR), the device's removal (-ENODEV) or @c's unregister or
+ * invalidation (its state's errno: sm_inbound_unqueue() wakes the wait).
+ * 0 once the caller owns it.
  */
 static int sm_inbound_acquire(struct sm_inbound *f,
-			      struct ib_sync_mem_client *c, ktime_t deadline)
+			      struct ib_sync_mem_client *c, u64 addr,
+			      ktime_t deadline, u64 seen)
 {
+	bool answered = false;
 	long left;
 
 	if (sm_inbound_trylock(f))
@@ -661,12 +712,21 @@ static int sm_inbound_acquire(struct sm_inbound *f,
 	left = ib_sync_mem_jiffies_left(deadline);
 	if (!left)
 		return -ETIMEDOUT;
-	left = wait_event_killable_timeout(f->wq, sm_inbound_trylock(f) ||
+	spin_lock_irq(&f->lock);
+	f->waiting++;
+	spin_unlock_irq(&f->lock);
+	left = wait_event_killable_timeout(f->wq,
+					   sm_inbound_turn(f, addr, seen, &answered) ||
 					   READ_ONCE(f->stopped) ||
 					   READ_ONCE(c->state) != SM_LIVE,
 					   left);
+	spin_lock_irq(&f->lock);
+	f->waiting--;
+	spin_unlock_irq(&f->lock);
 	if (READ_ONCE(f->owner) == current)
 		return 0;
+	if (answered)
+		return SM_INBOUND_ANSWERED;
 	if (left < 0)
 		return -EINTR;
 	if (!left)
@@ -839,6 +899,7 @@ static int sm_inbound_post(struct sm_inbound *f, struct ib_sync_mem_client *c,
 	}
 	f->read_client = c;
 	f->inflight = true;
+	f->posted++;
 	spin_unlock_irq(&f->lock);
 
 	if (first != &rdma.wr) {
@@ -918,7 +979,7 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline,
 {
 	struct ib_sync_mem_domain *dom = c->dom;
 	struct sm_inbound *f;
-	u64 addr, t0;
+	u64 addr, t0, seen;
 	int ret;
 
 	ret = c->ops->inbound_target(c, &addr);
@@ -935,9 +996,12 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline,
 		if (IS_ERR(f))
 			return PTR_ERR(f);
 	}
-	ret = sm_inbound_acquire(f, c, deadline);
+	spin_lock_irq(&f->lock);
+	seen = f->posted;
+	spin_unlock_irq(&f->lock);
+	ret = sm_inbound_acquire(f, c, addr, deadline, seen);
 	if (ret)
-		return ret;
+		return ret == SM_INBOUND_ANSWERED ? 0 : ret;
 	/* A READ a flush before gave up on first. */
 	ret = sm_inbound_wait(f, deadline);
 	if (!ret && READ_ONCE(f->broken))
@@ -951,8 +1015,13 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline,
 	ret = sm_inbound_wait(f, deadline);
 	if (!ret) {
 		spin_lock_irq(&f->lock);
-		if (f->status != IB_WC_SUCCESS)
+		if (f->status != IB_WC_SUCCESS) {
 			ret = f->stopped ? -ENODEV : -EIO;
+		} else {
+			/* Ours is the last READ posted: the owner's. */
+			f->ok_addr = addr;
+			f->ok_seq = f->posted;
+		}
 		spin_unlock_irq(&f->lock);
 	}
 	if (!ret)
@@ -1178,6 +1247,8 @@ void sm_inbound_stats(struct ib_sync_mem_domain *dom,
 		st->regs = f->regs;
 		st->last = f->last;
 		st->recoveries = f->recoveries;
+		st->answered = f->answered;
+		st->waiting = f->waiting;
 		st->inflight = f->inflight || f->parked;
 		st->broken = f->broken;
 		for (i = 0; i < SM_INBOUND_MRS; i++)

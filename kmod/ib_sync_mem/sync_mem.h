@@ -627,6 +627,8 @@ int sm_inbound_parked(void);
  * @last: the 8 bytes the last READ brought back
  * @recoveries: times its QP was reset and connected again after a WR
  *	failed
+ * @answered: flushes answered by another flush's READ of their target
+ * @waiting: flushes waiting for the flusher now
  * @inflight: a READ is in flight (or parked by inbound_hold)
  * @broken: a WR failed and the QP has not been recovered yet
  * @held: the pages its MRs hold registered, 0 for an MR that holds none
@@ -638,6 +640,8 @@ struct sm_inbound_stats {
 	u64 regs;
 	u64 last;
 	u64 recoveries;
+	u64 answered;
+	unsigned int waiting;
 	bool inflight;
 	bool broken;
 	u64 held[SM_INBOUND_MRS];

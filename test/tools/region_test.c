@@ -1035,6 +1035,140 @@ static pid_t flush_child(uint32_t id, uint32_t timeout_ms, int wfd)
 }
 
 /*
+ * Flushes of one region queued behind its READ in flight are answered by
+ * the next READ: with a first flush's READ parked, 4 more wait for the
+ * flusher (debugfs inbound: waiting 4); let go, each of the 5 returns 0,
+ * and the device made exactly 2 READs for them (the first's, and one of
+ * the 4's, posted after the other 3 were asked), 3 flushes answered.
+ */
+/*
+ * A READ answers only flushes of its own region: with a flush of region
+ * @id parked on its READ, one of a second region and another of @id wait
+ * (both asked before either's READ); let go, the 3 return 0 after a READ
+ * each (whichever of the two goes first, its READ is not the other's),
+ * none answered.
+ */
+static void answered_other(const char *name, int id)
+{
+	uint64_t reads0 = 0, ans0 = 0, reads = 0, ans = 0;
+	int other = 0, i, ok = 0, p[2] = { -1, -1 };
+	unsigned int waiting = 0;
+	struct flush_res r;
+	pid_t pid[3] = { 0 };
+	void *buf = map(page);
+
+	if (!buf || pipe(p)) {
+		ktap_result(0, "answered: mmap and a pipe for another region");
+		goto out;
+	}
+	other = smnl_register_region(&nl, name, "rt-inbound-other", (uintptr_t)buf,
+				     page, IB_SYNC_MEM_REGION_F_WRITE);
+	if (!ktap_result(other > 0 && !sm_inbound_answered(name, &reads0, &ans0, &waiting),
+			 "answered: another region on %s (%d)", name, other))
+		goto out;
+	inbound_hold(1);
+	pid[0] = flush_child(id, bound_ms(60000), p[1]);
+	ktap_result(pid[0] > 0 && wait_for(bound_ms(30000), inbound_parked() == 1),
+		    "answered: a flush of the first region's READ is parked");
+	pid[1] = flush_child(other, bound_ms(60000), p[1]);
+	pid[2] = flush_child(id, bound_ms(60000), p[1]);
+	close(p[1]);
+	p[1] = -1;
+	ok = wait_for(bound_ms(30000),
+		      !sm_inbound_answered(name, &reads, &ans, &waiting) &&
+		      waiting == 2);
+	ktap_result(ok, "answered: a flush of the other region and one more of the first wait (waiting %u)",
+		    waiting);
+	ok = 0;
+	inbound_hold(0);
+	for (i = 0; i < 3; i++)
+		if (pid[i] > 0 && read(p[0], &r, sizeof(r)) == sizeof(r) &&
+		    !r.ret && !r.err)
+			ok++;
+	for (i = 0; i < 3; i++)
+		if (pid[i] > 0)
+			wait_child(pid[i], bound_ms(30000));
+	sm_inbound_answered(name, &reads, &ans, &waiting);
+	ktap_result(ok == 3 && reads == reads0 + 3 && ans == ans0,
+		    "answered: let go, the 3 return 0 after a READ each, none answered by the other region's (%d ok; READs +%llu, answered +%llu)",
+		    ok, (unsigned long long)(reads - reads0),
+		    (unsigned long long)(ans - ans0));
+out:
+	if (other > 0)
+		smnl_unregister(&nl, other);
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	if (buf)
+		munmap(buf, page);
+}
+
+static void test_inbound_answered(const char *name)
+{
+	uint64_t reads0 = 0, ans0 = 0, reads = 0, ans = 0;
+	struct flush_res r[5];
+	int id, ret, err = 0, i, ok = 0, p[2] = { -1, -1 };
+	unsigned int waiting = 0;
+	pid_t pid[5] = { 0 };
+	void *buf = map(page);
+
+	if (!buf || pipe(p)) {
+		ktap_result(0, "answered: mmap and a pipe");
+		goto out_buf;
+	}
+	fill(buf, page, 7);
+	id = smnl_register_region(&nl, name, "rt-inbound-ans", (uintptr_t)buf,
+				  page, IB_SYNC_MEM_REGION_F_WRITE);
+	ret = id > 0 ? smnl_sync_client(&nl, id, IB_SYNC_MEM_SYNC_INBOUND,
+					bound_ms(10000), &err, NULL) : id;
+	ret = ret ?: err ?: sm_inbound_answered(name, &reads0, &ans0, &waiting);
+	if (!ktap_result(id > 0 && ret == 0 && waiting == 0,
+			 "answered: a region on %s, its inbound flush: 0 (%s)",
+			 name, errstr(ret)))
+		goto out;
+	inbound_hold(1);
+	pid[0] = flush_child(id, bound_ms(60000), p[1]);
+	ktap_result(pid[0] > 0 && wait_for(bound_ms(30000), inbound_parked() == 1),
+		    "answered: a first flush's READ is parked");
+	for (i = 1; i < 5; i++)
+		pid[i] = flush_child(id, bound_ms(60000), p[1]);
+	close(p[1]);
+	p[1] = -1;
+	ok = wait_for(bound_ms(30000),
+		      !sm_inbound_answered(name, &reads, &ans, &waiting) &&
+		      waiting == 4);
+	ktap_result(ok, "answered: 4 more flushes of it wait for the flusher (waiting %u)",
+		    waiting);
+	ok = 0;
+	inbound_hold(0);
+	for (i = 0; i < 5; i++)
+		if (pid[i] > 0 && read(p[0], &r[i], sizeof(r[i])) == sizeof(r[i]) &&
+		    !r[i].ret && !r[i].err)
+			ok++;
+	for (i = 0; i < 5; i++)
+		if (pid[i] > 0)
+			wait_child(pid[i], bound_ms(30000));
+	ret = sm_inbound_answered(name, &reads, &ans, &waiting);
+	ktap_result(ok == 5 && !ret && reads == reads0 + 2 && ans == ans0 + 3 &&
+		    waiting == 0,
+		    "answered: let go, the 5 flushes return 0; 2 READs for them, 3 answered (%d ok; READs +%llu, answered +%llu)",
+		    ok, (unsigned long long)(reads - reads0),
+		    (unsigned long long)(ans - ans0));
+	answered_other(name, id);
+out:
+	if (id > 0)
+		smnl_unregister(&nl, id);
+out_buf:
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	if (buf)
+		munmap(buf, page);
+}
+
+/*
  * A region whose inbound flush gave up at its deadline, its READ in
  * flight (parked), then deleted: that READ is over when CLIENT_DEL
  * returns, before the region's pages go.
@@ -1141,6 +1275,7 @@ static void test_inbound_removal(const char *name)
 	ktap_result(ret == 0 && err == 0, "... and the next flush: 0");
 
 	test_inbound_delete(name);
+	test_inbound_answered(name);
 
 	/* The device goes while a flush waits for its READ. */
 	inbound_hold(1);

@@ -202,6 +202,39 @@ static inline long sm_debugfs_key(const char *file, const char *key)
 }
 
 /*
+ * @dev's flushes another flush's READ answered, and those waiting for its
+ * flusher now (SM_DEBUGFS/inbound's sixth and seventh fields), with the
+ * READs it completed. 0, or -errno; -ENOENT if no line is @dev's.
+ */
+static inline int sm_inbound_answered(const char *dev, uint64_t *reads,
+				      uint64_t *answered, unsigned int *waiting)
+{
+	char name[64], line[256];
+	unsigned long long r, regs, l, rec, a;
+	unsigned int w;
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = fopen(SM_DEBUGFS "/inbound", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %llu %llu %llx %llu %llu %u", name, &r,
+			   &regs, &l, &rec, &a, &w) != 7)
+			break;
+		if (!strcmp(name, dev)) {
+			*reads = r;
+			*answered = a;
+			*waiting = w;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
  * What @dev's inbound flusher did (SM_DEBUGFS/inbound): the READs it
  * completed and the 8 bytes the last one brought back. 0, or -errno;
  * -ENOENT if no line is @dev's.
