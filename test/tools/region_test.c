@@ -1042,6 +1042,26 @@ static pid_t flush_child(uint32_t id, uint32_t timeout_ms, int wfd)
  * the 4's, posted after the other 3 were asked), 3 flushes answered.
  */
 /*
+ * The flushes of the @n children @pid (0: not started) that wrote their
+ * results to @rfd: how many returned 0 with the client's result 0. Reaps
+ * the children.
+ */
+static int flushes_ok(int rfd, const pid_t *pid, int n)
+{
+	struct flush_res r;
+	int i, ok = 0;
+
+	for (i = 0; i < n; i++)
+		if (pid[i] > 0 && read(rfd, &r, sizeof(r)) == sizeof(r) &&
+		    !r.ret && !r.err)
+			ok++;
+	for (i = 0; i < n; i++)
+		if (pid[i] > 0)
+			wait_child(pid[i], bound_ms(30000));
+	return ok;
+}
+
+/*
  * A READ answers only flushes of its own region: with a flush of region
  * @id parked on its READ, one of a second region and another of @id wait
  * (both asked before either's READ); let go, the 3 return 0 after a READ
@@ -1051,9 +1071,8 @@ static pid_t flush_child(uint32_t id, uint32_t timeout_ms, int wfd)
 static void answered_other(const char *name, int id)
 {
 	uint64_t reads0 = 0, ans0 = 0, reads = 0, ans = 0;
-	int other = 0, i, ok = 0, p[2] = { -1, -1 };
+	int other = 0, ok = 0, p[2] = { -1, -1 };
 	unsigned int waiting = 0;
-	struct flush_res r;
 	pid_t pid[3] = { 0 };
 	void *buf = map(page);
 
@@ -1081,13 +1100,7 @@ static void answered_other(const char *name, int id)
 		    waiting);
 	ok = 0;
 	inbound_hold(0);
-	for (i = 0; i < 3; i++)
-		if (pid[i] > 0 && read(p[0], &r, sizeof(r)) == sizeof(r) &&
-		    !r.ret && !r.err)
-			ok++;
-	for (i = 0; i < 3; i++)
-		if (pid[i] > 0)
-			wait_child(pid[i], bound_ms(30000));
+	ok = flushes_ok(p[0], pid, 3);
 	sm_inbound_answered(name, &reads, &ans, &waiting);
 	ktap_result(ok == 3 && reads == reads0 + 3 && ans == ans0,
 		    "answered: let go, the 3 return 0 after a READ each, none answered by the other region's (%d ok; READs +%llu, answered +%llu)",
@@ -1107,7 +1120,6 @@ out:
 static void test_inbound_answered(const char *name)
 {
 	uint64_t reads0 = 0, ans0 = 0, reads = 0, ans = 0;
-	struct flush_res r[5];
 	int id, ret, err = 0, i, ok = 0, p[2] = { -1, -1 };
 	unsigned int waiting = 0;
 	pid_t pid[5] = { 0 };
@@ -1142,13 +1154,7 @@ static void test_inbound_answered(const char *name)
 		    waiting);
 	ok = 0;
 	inbound_hold(0);
-	for (i = 0; i < 5; i++)
-		if (pid[i] > 0 && read(p[0], &r[i], sizeof(r[i])) == sizeof(r[i]) &&
-		    !r[i].ret && !r[i].err)
-			ok++;
-	for (i = 0; i < 5; i++)
-		if (pid[i] > 0)
-			wait_child(pid[i], bound_ms(30000));
+	ok = flushes_ok(p[0], pid, 5);
 	ret = sm_inbound_answered(name, &reads, &ans, &waiting);
 	ktap_result(ok == 5 && !ret && reads == reads0 + 2 && ans == ans0 + 3 &&
 		    waiting == 0,

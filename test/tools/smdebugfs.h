@@ -201,17 +201,26 @@ static inline long sm_debugfs_key(const char *file, const char *key)
 	return found;
 }
 
-/*
- * @dev's flushes another flush's READ answered, and those waiting for its
- * flusher now (SM_DEBUGFS/inbound's sixth and seventh fields), with the
- * READs it completed. 0, or -errno; -ENOENT if no line is @dev's.
+/**
+ * struct sm_inbound_line - one line of SM_DEBUGFS/inbound: a device's
+ *	inbound flusher
+ * @reads: READs it completed
+ * @regs: pages it registered for them
+ * @last: the 8 bytes the last READ brought back
+ * @recoveries: times its QP was reset after a WR failed
+ * @answered: flushes another flush's READ of their target answered
+ * @waiting: flushes waiting for the flusher now
  */
-static inline int sm_inbound_answered(const char *dev, uint64_t *reads,
-				      uint64_t *answered, unsigned int *waiting)
+struct sm_inbound_line {
+	unsigned long long reads, regs, last, recoveries, answered;
+	unsigned int waiting;
+};
+
+/* @dev's line of SM_DEBUGFS/inbound: 0, -errno, -ENOENT if it has none. */
+static inline int sm_inbound_line(const char *dev, struct sm_inbound_line *out)
 {
+	struct sm_inbound_line v = { 0 };
 	char name[64], line[256];
-	unsigned long long r, regs, l, rec, a;
-	unsigned int w;
 	int ret = -ENOENT;
 	FILE *f;
 
@@ -219,13 +228,12 @@ static inline int sm_inbound_answered(const char *dev, uint64_t *reads,
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s %llu %llu %llx %llu %llu %u", name, &r,
-			   &regs, &l, &rec, &a, &w) != 7)
+		if (sscanf(line, "%63s %llu %llu %llx %llu %llu %u", name, &v.reads,
+			   &v.regs, &v.last, &v.recoveries, &v.answered,
+			   &v.waiting) != 7)
 			break;
 		if (!strcmp(name, dev)) {
-			*reads = r;
-			*answered = a;
-			*waiting = w;
+			*out = v;
 			ret = 0;
 			break;
 		}
@@ -235,33 +243,38 @@ static inline int sm_inbound_answered(const char *dev, uint64_t *reads,
 }
 
 /*
- * What @dev's inbound flusher did (SM_DEBUGFS/inbound): the READs it
- * completed and the 8 bytes the last one brought back. 0, or -errno;
- * -ENOENT if no line is @dev's.
+ * @dev's flushes another flush's READ answered, and those waiting for its
+ * flusher now, with the READs it completed. 0, or -errno; -ENOENT if no
+ * line is @dev's.
+ */
+static inline int sm_inbound_answered(const char *dev, uint64_t *reads,
+				      uint64_t *answered, unsigned int *waiting)
+{
+	struct sm_inbound_line v = { 0 };
+	int ret = sm_inbound_line(dev, &v);
+
+	if (!ret) {
+		*reads = v.reads;
+		*answered = v.answered;
+		*waiting = v.waiting;
+	}
+	return ret;
+}
+
+/*
+ * What @dev's inbound flusher did: the READs it completed and the 8 bytes
+ * the last one brought back. 0, or -errno; -ENOENT if no line is @dev's.
  */
 static inline int sm_inbound_read(const char *dev, uint64_t *reads,
 				  uint64_t *last)
 {
-	char name[64], line[256];
-	unsigned long long r, regs, l;
-	int ret = -ENOENT;
-	FILE *f;
+	struct sm_inbound_line v = { 0 };
+	int ret = sm_inbound_line(dev, &v);
 
-	f = fopen(SM_DEBUGFS "/inbound", "r");
-	if (!f)
-		return -errno;
-	/* A line: name, reads, registrations, last, recoveries. */
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s %llu %llu %llx", name, &r, &regs, &l) != 4)
-			break;
-		if (!strcmp(name, dev)) {
-			*reads = r;
-			*last = l;
-			ret = 0;
-			break;
-		}
+	if (!ret) {
+		*reads = v.reads;
+		*last = v.last;
 	}
-	fclose(f);
 	return ret;
 }
 
