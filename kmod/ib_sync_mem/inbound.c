@@ -34,9 +34,9 @@
  * complete, so the flush returns 0 without a READ of its own, and 8
  * flushes of a client queued behind one READ cost one more, not 8 turns
  * (counted: debugfs inbound's answered). A READ of another address answers
- * nothing (that memory may be behind another path). A flush that
- * gave up at its deadline (or was
- * killed) leaves its READ in flight; the next one waits for it first, and
+ * nothing (that memory may be behind another path). A flush that gave up
+ * at its deadline (or was killed) leaves its READ in flight; the next one
+ * waits for it first, and
  * the teardown of its client (sm_inbound_forget(), after the client's
  * busy count is zero, before its memory goes) waits for it too, polling
  * the CQ itself when no flush owns the flusher, then deregisters every MR
@@ -642,15 +642,22 @@ void sm_inbound_prepare(struct ib_sync_mem_domain *dom)
 	sm_inbound_get(dom);
 }
 
-/* Own @f if nobody does: true if the caller does now. */
+/* Own @f if nobody does: true if the caller does now. Under f->lock. */
+static bool sm_inbound_trylock_locked(struct sm_inbound *f)
+{
+	bool got = !f->owner;
+
+	if (got)
+		f->owner = current;
+	return got;
+}
+
 static bool sm_inbound_trylock(struct sm_inbound *f)
 {
 	bool got;
 
 	spin_lock_irq(&f->lock);
-	got = !f->owner;
-	if (got)
-		f->owner = current;
+	got = sm_inbound_trylock_locked(f);
 	spin_unlock_irq(&f->lock);
 	return got;
 }
@@ -692,9 +699,8 @@ static bool sm_inbound_turn(struct sm_inbound *f, u64 addr, u64 seen,
 #define SM_INBOUND_ANSWERED	1
 
 /*
- * Own @f for a flush of @c at @addr asked when @f->posted was @seen: wait
- * while another flush owns it, until a READ of @addr posted after @seen
- * answers it
+ * Own @f for a flush of @c at @addr: wait while another flush owns it,
+ * until a READ of @addr posted after this call began answers it
  * (SM_INBOUND_ANSWERED), @c's caller's @deadline (-ETIMEDOUT), its kill
  * (-EINTR), the device's removal (-ENODEV) or @c's unregister or
  * invalidation (its state's errno: sm_inbound_unqueue() wakes the wait).
@@ -702,24 +708,28 @@ static bool sm_inbound_turn(struct sm_inbound *f, u64 addr, u64 seen,
  */
 static int sm_inbound_acquire(struct sm_inbound *f,
 			      struct ib_sync_mem_client *c, u64 addr,
-			      ktime_t deadline, u64 seen)
+			      ktime_t deadline)
 {
-	bool answered = false;
+	bool answered = false, got;
 	long left;
+	u64 seen;
 
-	if (sm_inbound_trylock(f))
+	/* The READs posted before this flush, and its first try. */
+	spin_lock_irq(&f->lock);
+	seen = f->posted;
+	got = sm_inbound_trylock_locked(f);
+	if (!got)
+		f->waiting++;
+	spin_unlock_irq(&f->lock);
+	if (got)
 		return 0;
 	left = ib_sync_mem_jiffies_left(deadline);
-	if (!left)
-		return -ETIMEDOUT;
-	spin_lock_irq(&f->lock);
-	f->waiting++;
-	spin_unlock_irq(&f->lock);
-	left = wait_event_killable_timeout(f->wq,
-					   sm_inbound_turn(f, addr, seen, &answered) ||
-					   READ_ONCE(f->stopped) ||
-					   READ_ONCE(c->state) != SM_LIVE,
-					   left);
+	if (left)
+		left = wait_event_killable_timeout(f->wq,
+						   sm_inbound_turn(f, addr, seen, &answered) ||
+						   READ_ONCE(f->stopped) ||
+						   READ_ONCE(c->state) != SM_LIVE,
+						   left);
 	spin_lock_irq(&f->lock);
 	f->waiting--;
 	spin_unlock_irq(&f->lock);
@@ -979,7 +989,7 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline,
 {
 	struct ib_sync_mem_domain *dom = c->dom;
 	struct sm_inbound *f;
-	u64 addr, t0, seen;
+	u64 addr, t0;
 	int ret;
 
 	ret = c->ops->inbound_target(c, &addr);
@@ -996,10 +1006,7 @@ int sm_inbound_flush(struct ib_sync_mem_client *c, ktime_t deadline,
 		if (IS_ERR(f))
 			return PTR_ERR(f);
 	}
-	spin_lock_irq(&f->lock);
-	seen = f->posted;
-	spin_unlock_irq(&f->lock);
-	ret = sm_inbound_acquire(f, c, addr, deadline, seen);
+	ret = sm_inbound_acquire(f, c, addr, deadline);
 	if (ret)
 		return ret == SM_INBOUND_ANSWERED ? 0 : ret;
 	/* A READ a flush before gave up on first. */
