@@ -217,10 +217,7 @@ static int sm_sync(struct syncmem *sm, uint32_t id, enum syncmem_dir dir,
 
 	if (async)
 		s.flags |= IB_SYNC_MEM_IOC_F_ASYNC;
-	if (in_fence >= 0) {
-		s.flags |= IB_SYNC_MEM_IOC_F_IN_FENCE;
-		s.in_fence = in_fence;
-	}
+	sm_in_fence(in_fence, &s.flags, &s.in_fence);
 	ret = sm_ioctl(sm, IB_SYNC_MEM_IOC_SYNC, &s);
 	return ret ? ret : async ? s.out_fence : 0;
 }
@@ -304,10 +301,7 @@ SM_API int syncmem_sync_batch_async(struct syncmem *sm,
 	};
 	int ret;
 
-	if (in_fence >= 0) {
-		b.flags |= IB_SYNC_MEM_IOC_F_IN_FENCE;
-		b.in_fence = in_fence;
-	}
+	sm_in_fence(in_fence, &b.flags, &b.in_fence);
 	ret = sm_ioctl(sm, IB_SYNC_MEM_IOC_SYNC_BATCH, &b);
 	return ret ? ret : b.out_fence;
 }

@@ -10,6 +10,8 @@
 #ifndef SYNCMEM_PRIV_H
 #define SYNCMEM_PRIV_H
 
+#include <linux/ib_sync_mem_dev.h>
+
 #include "syncmem.h"
 
 #define SM_API	__attribute__((visibility("default")))
@@ -25,6 +27,18 @@ struct syncmem {
 };
 
 int sm_dev_delete(struct syncmem *sm, uint32_t id);
+
+/*
+ * A call's @in_fence (a sync_file fd, or -1 for none) into a request's
+ * @flags and @fd (its in_fence field, left as it is without one).
+ */
+static inline void sm_in_fence(int in_fence, __u32 *flags, __s32 *fd)
+{
+	if (in_fence >= 0) {
+		*flags |= IB_SYNC_MEM_IOC_F_IN_FENCE;
+		*fd = in_fence;
+	}
+}
 
 /* A new call on @sm: no reason yet. */
 static inline void sm_begin(struct syncmem *sm)

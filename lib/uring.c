@@ -52,10 +52,7 @@ SM_API int syncmem_uring_prep_sync(struct io_uring_sqe *sqe,
 
 	if (!sqe || !sm)
 		return -EINVAL;
-	if (in_fence >= 0) {
-		s.flags = IB_SYNC_MEM_IOC_F_IN_FENCE;
-		s.in_fence = in_fence;
-	}
+	sm_in_fence(in_fence, &s.flags, &s.in_fence);
 	sm_uring_prep(sqe, sm, IB_SYNC_MEM_URING_CMD_SYNC, &s, sizeof(s));
 	return 0;
 }
@@ -76,10 +73,7 @@ SM_API int syncmem_uring_prep_batch(struct io_uring_sqe *sqe,
 
 	if (!sqe || !sm)
 		return -EINVAL;
-	if (in_fence >= 0) {
-		b.flags = IB_SYNC_MEM_IOC_F_IN_FENCE;
-		b.in_fence = in_fence;
-	}
+	sm_in_fence(in_fence, &b.flags, &b.in_fence);
 	sm_uring_prep(sqe, sm, IB_SYNC_MEM_URING_CMD_SYNC_BATCH, &b, sizeof(b));
 	return 0;
 }
