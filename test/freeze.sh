@@ -99,4 +99,39 @@ record "$tmp/monitor"
 verdict "QEMU's monitor failed" "$tmp/monitor" \
 	"verdict: not booted again: QEMU's monitor did not answer or failed (exit 1)" 1
 
+# lapic_timers on QEMU's "info lapic N" answers (7.2's format): how many
+# vCPUs have their local APIC timer counting down, and each one's state.
+# The freeze guard's NMI goes only to a guest where that count is 0.
+lapic_answer() { # CPU CURRENT_COUNT IRR
+	cat <<-EOF
+		(qemu) info lapic $1
+		dumping local APIC state for CPU $1 
+
+		LVT0	 0x00010700 active-hi edge  masked                      ExtINT (vec 0)
+		LVTT	 0x000000ec active-hi edge                 one-shot     Fixed  (vec 236)
+		Timer	 DCR=0x3 (divide by 16) initial_count = 50815 current_count = $2
+		SPIV	 0x000001ff APIC enabled, focus=off, spurious vec 255
+		ISR	 (none)
+		IRR	 $3
+		APR 0x00 TPR 0x00 DFR 0x0f LDR 0x00 PPR 0x00
+	EOF
+}
+timers() { # NAME WANT ANSWER
+	local got
+	got=$(lapic_timers <<<"$3")
+	if [ "$got" = "$2" ]; then
+		echo "ok: $1: $got"
+	else
+		echo "FAIL: $1: want '$2', got: '$got'"
+		fail=1
+	fi
+}
+timers "no timer counting, one interrupt pending: a stall" \
+	"0 cpu0 timer 0 IRR 236, cpu1 timer 0 IRR (none)" \
+	"$(lapic_answer 0 0 '236 '; lapic_answer 1 0 '(none)')"
+timers "one vCPU's timer counting: idle, not stalled" \
+	"1 cpu0 timer 0 IRR (none), cpu1 timer 13829200 IRR (none)" \
+	"$(lapic_answer 0 0 '(none)'; lapic_answer 1 13829200 '(none)')"
+timers "no answer: nothing counted" "0 " ""
+
 exit "$fail"

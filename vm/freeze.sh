@@ -14,6 +14,24 @@ vcpus_halted() {
 	awk '/^CPU#/ { n++ } /HLT=1/ { h++ } END { print n + 0, h + 0 }'
 }
 
+# lapic_timers: QEMU's "info lapic N" answers on stdin, one per vCPU;
+# prints how many of those vCPUs have their local APIC timer counting down
+# (current_count above 0: an interrupt will come), then each vCPU's timer
+# and pending interrupts, "N cpu0 timer C IRR V, cpu1 ...".
+lapic_timers() {
+	awk '
+		/^dumping local APIC state for CPU/ { n++; cpu[n] = $NF; t[n] = "?"; irr[n] = "?" }
+		n && /^Timer/ {
+			v = $0; sub(/.*current_count = /, "", v); t[n] = v + 0
+			if (v + 0 > 0) counting++
+		}
+		n && /^IRR/ { v = $0; sub(/^IRR[ \t]+/, "", v); sub(/[ \t]+$/, "", v); irr[n] = v }
+		END {
+			for (i = 1; i <= n; i++) d = d (i > 1 ? ", " : "") "cpu" cpu[i] " timer " t[i] " IRR " irr[i]
+			print counting + 0, d
+		}'
+}
+
 # freeze_verdict DIR MONRC MARK: one line, "verdict: outside ours: DIGEST"
 # only when the record positively shows the freeze outside our code: the
 # kernel's log before the probe (DIR/kmsg.live from the harness's mark on,

@@ -114,27 +114,34 @@ freeze_guard() {
 	vm/kernels.sh --is-debug "$kver" && slow=$((slow * DEBUG_SLOW))
 	stall=$(stall_secs "$slow")
 	bound=$((stall + ${FREEZE_GRACE:-300}))
-	# Half the guest's own stall bound, in the loop's 10 s steps: a guest
-	# woken then still has its suite (vm/guest.sh ends one quiet past it).
-	kick=${KICK_SECS:-$((stall / 20 * 10))}
+	# TCG has left guests with every vCPU halted, interrupts on, and no
+	# timer interrupt ever again (the debug kernel in 20-core and
+	# 35-review, 6.12 once): an NMI from the monitor wakes such a guest,
+	# which then goes on. Woken after 450 s, as this guard first did, its
+	# clock had jumped by that much: its waits of 60 s had timed out, a
+	# suite left its modules loaded and every suite after it failed (CI
+	# of c9418cd, 79 checks), and RCU reported the lost timer ("timer
+	# wakeup didn't happen", a Call Trace) once its stall bound (21 s)
+	# had passed. So the first NMI goes after KICK_SECS (10) of quiet,
+	# the stall still shorter than any of those bounds, another each
+	# minute it stays quiet; each only when every vCPU halts and none
+	# has its local APIC timer counting (a guest idle in a long wait has
+	# one armed). Counted in DIR/kicked and reported (check_kernel), never
+	# hidden.
+	kick=${KICK_SECS:-10}
 	# Not the lock's holder: its sleep, left running when the guard is
 	# killed, would hold vm.lock for the next run's first seconds.
 	exec 9>&-
 	while kill -0 "$pid" 2>/dev/null; do
-		sleep 10
+		sleep 5
 		[ -f "$dir/booted" ] || continue
 		sig=$(find "$dir" -maxdepth 1 -type f -printf '%f %s\n' | sort | cksum)
 		if [ "$sig" != "$last" ]; then
 			last=$sig quiet=0
 			continue
 		fi
-		quiet=$((quiet + 10))
-		# TCG has left guests with every vCPU halted, interrupts on, and
-		# no timer interrupt ever again (the debug kernel, twice, in
-		# 20-core): an NMI from the monitor wakes such a guest, which
-		# then goes on. Once per quiet spell, only when every vCPU halts;
-		# counted in DIR/kicked and reported (check_kernel), never hidden.
-		if [ "$quiet" -eq "$kick" ]; then
+		quiet=$((quiet + 5))
+		if [ "$quiet" -ge "$kick" ] && [ $(((quiet - kick) % 60)) -eq 0 ]; then
 			kick_halted "$dir" "$mon" "$quiet"
 		fi
 		[ "$quiet" -ge "$bound" ] || continue
@@ -147,15 +154,23 @@ freeze_guard() {
 	done
 }
 
-# kick_halted DIR MONITOR QUIET: if QEMU's monitor shows every vCPU halted,
-# send the guest an NMI and add a line to DIR/kicked.
+# kick_halted DIR MONITOR QUIET: if QEMU's monitor shows every vCPU halted
+# and no vCPU's local APIC timer counting down (lapic_timers: nothing will
+# wake the guest; one idle in a long wait has its timer armed), send the
+# guest an NMI and add a line to DIR/kicked, with each vCPU's timer and
+# pending interrupts.
 kick_halted() {
-	local dir=$1 mon=$2 quiet=$3 regs ncpu halted
+	local dir=$1 mon=$2 quiet=$3 regs ncpu halted i counting timers cmds=()
 	regs=$(vm/monitor.py "$mon" "info registers -a" 2>/dev/null) || return 0
 	read -r ncpu halted < <(vcpus_halted <<<"$regs")
 	[ "$ncpu" -gt 0 ] && [ "$halted" = "$ncpu" ] || return 0
+	for ((i = 0; i < ncpu; i++)); do
+		cmds+=("info lapic $i")
+	done
+	read -r counting timers < <(vm/monitor.py "$mon" "${cmds[@]}" 2>/dev/null | lapic_timers)
+	[ "$counting" = 0 ] || return 0
 	vm/monitor.py "$mon" "nmi" >/dev/null 2>&1 || return 0
-	echo "nothing changed for ${quiet}s with all $ncpu vCPUs halted: an NMI sent" >>"$dir/kicked"
+	echo "nothing changed for ${quiet}s with all $ncpu vCPUs halted and no local APIC timer counting ($timers): an NMI sent" >>"$dir/kicked"
 }
 
 # probe_frozen DIR PID MONITOR: what a frozen guest still shows, and
