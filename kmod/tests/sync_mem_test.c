@@ -391,6 +391,7 @@ struct tc *tc_alloc(int n)
 	for (i = 0; t && i < n; i++) {
 		t[i].canary = TC_LIVE;
 		t[i].idx = i;
+		t[i].count = n;
 		init_completion(&t[i].entered);
 		init_completion(&t[i].info_entered);
 		init_completion(&t[i].inval_entered);
@@ -468,6 +469,30 @@ int tc_wait_release(struct tc *t)
 {
 	KT_WAIT(atomic_read(&t->releases), 60);
 	return atomic_read(&t->releases);
+}
+
+/*
+ * Free an array of tc_alloc() once each client registered from it has had
+ * its ->release (tc_wait_release()): a case that ends early, or one whose
+ * client a job still holds, must not free what a ->release will write.
+ * One never released is the case's failure, and the array is leaked, not
+ * freed under it.
+ */
+void tc_free(struct tc *t)
+{
+	int i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->count; i++) {
+		if (IS_ERR_OR_NULL(t[i].client) || tc_wait_release(&t[i]))
+			continue;
+		kt_fail++;
+		kt_diag("test client %d of %d never released: the array is leaked",
+			i, t->count);
+		return;
+	}
+	kvfree(t);
 }
 
 void tc_unregister_all(struct tc *t, int n)

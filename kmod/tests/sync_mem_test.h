@@ -137,6 +137,7 @@ enum tc_inval_mode {
 struct tc {
 	u32 canary;
 	int idx;
+	int count;		/* of tc_alloc()'s array, in each */
 	int fail;
 	unsigned int sleep_us;
 	struct completion *gate;
@@ -209,6 +210,7 @@ bool tc_register_all(struct ib_device *ibdev, struct tc *t, int n, u32 flags);
 void tc_unregister(struct tc *t);
 void tc_unregister_all(struct tc *t, int n);
 int tc_wait_release(struct tc *t);
+void tc_free(struct tc *t);
 struct ib_sync_mem_domain *test_domain(struct ib_device *ibdev);
 
 /*

@@ -128,7 +128,7 @@ void test_async(struct ib_device *ibdev)
 unreg:
 	tc_unregister(t);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 /*
@@ -145,7 +145,7 @@ void test_async_invalidate(struct ib_device *ibdev)
 
 	if (!t || IS_ERR(tc_register(ibdev, t, 0))) {
 		kt_fail++;
-		kvfree(t);
+		tc_free(t);
 		return;
 	}
 	in = kt_fence_new();
@@ -169,7 +169,7 @@ void test_async_invalidate(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
 	tc_unregister(t);
 	KT_EXPECT_EQ(tc_wait_release(t), 1);
-	kvfree(t);
+	tc_free(t);
 }
 
 #define KA_DEV_N	3
@@ -183,7 +183,7 @@ void test_async_device(struct ib_device *ibdev)
 
 	if (!t || !tc_register_all(ibdev, t, KA_DEV_N, 0)) {
 		kt_fail++;
-		kvfree(t);
+		tc_free(t);
 		return;
 	}
 	f = ib_sync_mem_sync_device_async(ibdev, 0, 0, NULL);
@@ -209,7 +209,7 @@ void test_async_device(struct ib_device *ibdev)
 		KT_EXPECT_EQ(atomic_read(&t[i].syncs), 2);
 	tc_unregister_all(t, KA_DEV_N);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
-	kvfree(t);
+	tc_free(t);
 }
 
 #define KA_BATCH_N	3
@@ -225,7 +225,7 @@ void test_async_batch(struct ib_device *ibdev)
 
 	if (!t || !tc_register_all(ibdev, t, KA_BATCH_N, 0)) {
 		kt_fail++;
-		kvfree(t);
+		tc_free(t);
 		return;
 	}
 	for (i = 0; i < KA_BATCH_N; i++)
@@ -268,7 +268,7 @@ void test_async_batch(struct ib_device *ibdev)
 	for (i = 0; i < KA_BATCH_N; i++)
 		KT_EXPECT_EQ(tc_wait_release(&t[i]), 1);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
-	kvfree(t);
+	tc_free(t);
 }
 
 /* ---- removal while syncs wait for their in-fence (two steps) ---- */
@@ -320,7 +320,7 @@ err:
 		kt_fence_signal(async_dev.in, 0);
 		dma_fence_put(async_dev.in);
 	}
-	kvfree(async_dev.t);
+	tc_free(async_dev.t);
 	ib_device_put(ibdev);
 	return ret;
 }
@@ -353,7 +353,7 @@ void test_async_dev_check(void)
 	KT_EXPECT_EQ(tc_wait_release(t), 1);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending),
 		     async_dev.pending);
-	kvfree(t);
+	tc_free(t);
 	async_dev.active = false;
 }
 
@@ -487,7 +487,7 @@ out:
 		tc_unregister(&t[1]);
 	if (t[0].engine)
 		dma_fence_put(t[0].engine);
-	kvfree(t);
+	tc_free(t);
 }
 
 /* ---- removal while a kind's engine syncs a client (three steps) ---- */
@@ -539,7 +539,7 @@ int kind_removal_start(const char *name)
 	ret = 0;
 	goto out;
 err:
-	kvfree(kind_rm.t);
+	tc_free(kind_rm.t);
 out:
 	ib_device_put(ibdev);
 	return ret;
@@ -583,7 +583,7 @@ void test_kind_removal_check(void)
 	dma_fence_put(t->engine);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending),
 		     kind_rm.pending);
-	kvfree(t);
+	tc_free(t);
 	kind_rm.active = false;
 }
 
@@ -655,7 +655,7 @@ err:
 		kt_fence_signal(fence_rm.in, 0);
 		dma_fence_put(fence_rm.in);
 	}
-	kvfree(t);
+	tc_free(t);
 	ib_device_put(ibdev);
 	return ret;
 }
@@ -686,6 +686,6 @@ void test_fence_removal_check(void)
 	KT_EXPECT_EQ(tc_wait_release(&t[1]), 1);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending),
 		     fence_rm.pending);
-	kvfree(t);
+	tc_free(t);
 	fence_rm.active = false;
 }

@@ -47,7 +47,7 @@ void test_register_unregister(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&t->invalidates), 0);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.clients), before);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 static int kt_nop_sync(struct ib_sync_mem_client *client,
@@ -118,7 +118,7 @@ void test_bad_input(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&sm_counters.clients), clients);
 	KT_EXPECT_EQ(atomic_read(&sm_counters.registered), registered);
 	KT_EXPECT_EQ(module_refcount(THIS_MODULE), refs);
-	kvfree(t);
+	tc_free(t);
 }
 
 /* ---- owners ---- */
@@ -255,7 +255,7 @@ void test_owners(struct ib_device *ibdev)
 			ib_sync_mem_owner_destroy(tmp);
 	}
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 /* ---- bulk calls ---- */
@@ -325,7 +325,7 @@ void test_bulk(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&sm_counters.registered), registered);
 	for (i = 0; i < BULK_N; i++)
 		KT_EXPECT_EQ(atomic_read(&t[i].releases), i < 5 ? 1 : 0);
-	kvfree(t);
+	tc_free(t);
 
 	t = tc_alloc(BULK_N);
 	if (!t) {
@@ -405,7 +405,7 @@ put:
 	for (i = 0; i < BULK_N; i++)
 		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 #define FANOUT_N 16
@@ -437,7 +437,7 @@ void test_fanout_order(struct ib_device *ibdev)
 	for (i = 0; i < FANOUT_N; i++)
 		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 void test_error_propagation(struct ib_device *ibdev)
@@ -473,7 +473,7 @@ void test_error_propagation(struct ib_device *ibdev)
 	KT_EXPECT_EQ(ib_sync_mem_client_last_err(t[2].client), 0);
 	tc_unregister_all(t, 8);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 void test_lazy(struct ib_device *ibdev)
@@ -526,7 +526,7 @@ void test_lazy(struct ib_device *ibdev)
 
 	tc_unregister_all(t, 2);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 #define COALESCE_K 4
@@ -595,7 +595,7 @@ out_open:
 	if (!IS_ERR_OR_NULL(t->client))
 		tc_unregister(t);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 void test_unregister_during_sync(struct ib_device *ibdev)
@@ -654,7 +654,7 @@ void test_unregister_during_sync(struct ib_device *ibdev)
 	ib_sync_mem_put(syncer.client);
 	KT_EXPECT_EQ(atomic_read(&t->releases), 1);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 void test_module_refcount(struct ib_device *ibdev)
@@ -672,7 +672,7 @@ void test_module_refcount(struct ib_device *ibdev)
 	tc_unregister(&t[2]);
 	KT_EXPECT_EQ(module_refcount(THIS_MODULE), refs);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 void test_invalidate_memory(struct ib_device *ibdev)
@@ -697,7 +697,7 @@ void test_invalidate_memory(struct ib_device *ibdev)
 	tc_unregister_all(t, 2);
 	KT_EXPECT_EQ(atomic_read(&t[0].releases), 1);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 /* ---- churn: registration, unregistration and syncs racing ---- */
@@ -822,8 +822,8 @@ void test_churn(struct ib_device *ibdev)
 		kt_churn_iters, ch[0].used + ch[1].used, ch[2].used,
 		num_online_cpus());
 out:
-	kvfree(ch[0].pool);
-	kvfree(ch[1].pool);
+	tc_free(ch[0].pool);
+	tc_free(ch[1].pool);
 }
 
 /* ---- device removal during a sync storm (two steps) ---- */
@@ -898,13 +898,14 @@ static int storm_registrar(void *arg)
 		if (tc_wait_release(t) != 1)
 			atomic_inc(&storm.regs_other);
 		/* Reuse the private data: it was released, rearm it. */
+		t->client = NULL;
 		atomic_set(&t->releases, 0);
 		atomic_set(&t->invalidates, 0);
 		WRITE_ONCE(t->dead, false);
 		WRITE_ONCE(t->canary, TC_LIVE);
 		cond_resched();
 	}
-	kvfree(t);
+	tc_free(t);
 	complete(done);
 	return 0;
 }
@@ -1005,6 +1006,6 @@ void test_storm_check(void)
 	kt_diag("storm: %d clients, %d syncs ok, %d -ENODEV, %d registrations",
 		storm.n, atomic_read(&storm.syncs_ok),
 		atomic_read(&storm.syncs_enodev), atomic_read(&storm.regs_ok));
-	kvfree(storm.t);
+	tc_free(storm.t);
 	storm.active = false;
 }

@@ -97,7 +97,7 @@ out_open:
 	if (!IS_ERR_OR_NULL(t->client))
 		tc_unregister(t);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 /*
@@ -158,7 +158,7 @@ void test_lazy_directions(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&t->syncs), 6);
 	tc_unregister(t);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 #define LAZY_PRODUCERS	2
@@ -265,7 +265,7 @@ void test_lazy_stress(struct ib_device *ibdev)
 	KT_EXPECT_EQ(passes[1].ret, 0);
 	tc_unregister_all(t, LAZY_PRODUCERS);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 /* ---- deadlines and signals of coalesced callers ---- */
@@ -382,7 +382,7 @@ stuck:
 	WRITE_ONCE(t->gate, NULL);
 	tc_unregister(t);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 /* ---- batch hooks ---- */
@@ -434,7 +434,7 @@ out_open:
 	KT_EXPECT_EQ(atomic_read(&t[0].finishes), 1);
 	tc_unregister(&t[1]);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 struct batch_writer {
@@ -539,8 +539,8 @@ void test_batch_churn(struct ib_device *ibdev)
 	KT_EXPECT_EQ(prepared, w[0].used + w[1].used);
 	KT_EXPECT_EQ(passes.ret, 0);
 out:
-	kvfree(w[0].pool);
-	kvfree(w[1].pool);
+	tc_free(w[0].pool);
+	tc_free(w[1].pool);
 }
 
 /* ---- unregister from ->invalidate ---- */
@@ -575,7 +575,7 @@ void test_invalidate_unregister(struct ib_device *ibdev)
 		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
 	}
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 /* ---- bulk unregister, and what an unregister waits for ---- */
@@ -627,7 +627,7 @@ void test_unregister_many(struct ib_device *ibdev)
 		WRITE_ONCE(t[i].dead, true);
 	for (i = 0; i < MANY_N; i++)
 		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
-	kvfree(t);
+	tc_free(t);
 
 	/* A pass blocked in the last client's ->sync. */
 	t = tc_alloc(MANY_N);
@@ -681,7 +681,7 @@ void test_unregister_many(struct ib_device *ibdev)
 		KT_EXPECT_EQ(atomic_read(&t[i].releases), 1);
 	}
 out:
-	kvfree(t);
+	tc_free(t);
 	kfree(m);
 }
 
@@ -782,7 +782,7 @@ release:
 		if (!READ_ONCE(t[i].dead))
 			tc_unregister(&t[i]);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 void test_unregister_scoped(struct ib_device *ibdev)
@@ -850,7 +850,7 @@ void test_inval_dev_check(void)
 		KT_EXPECT_EQ(tc_wait_release(t), 1);
 		KT_EXPECT_EQ(atomic_read(&t->invalidates), 1);
 	}
-	kvfree(inval_dev.t);
+	tc_free(inval_dev.t);
 	inval_dev.active = false;
 }
 
@@ -901,7 +901,7 @@ int inval_race_start(const char *name)
 	return KT_WAIT(completion_done(&t->inval_entered), 60) ? 0 : -ETIMEDOUT;
 
 err_free:
-	kvfree(t);
+	tc_free(t);
 	ib_device_put(ibdev);
 	return ret;
 }
@@ -928,7 +928,7 @@ void test_inval_race_check(void)
 	tc_unregister(t);
 	/* The removal's reference may be the last one, dropped after it woke. */
 	KT_EXPECT_EQ(tc_wait_release(t), 1);
-	kvfree(t);
+	tc_free(t);
 	inval_race.active = false;
 }
 
@@ -1036,7 +1036,7 @@ err_sync:
 err_unregister:
 	tc_unregister_all(t, DUMPW_CLIENTS + 1);
 err_free:
-	kvfree(t);
+	tc_free(t);
 	ib_device_put(ibdev);
 	return ret;
 }
@@ -1084,7 +1084,7 @@ void test_dump_window_check(void)
 			break;
 	KT_EXPECT_EQ(i, DUMPW_CLIENTS + 1);
 	tc_unregister_all(t, DUMPW_CLIENTS + 1);
-	kvfree(t);
+	tc_free(t);
 	dumpw.t = NULL;
 	dumpw.active = false;
 }
@@ -1097,7 +1097,7 @@ static void dump_window_exit(void)
 	complete_all(&dumpw.gate);
 	wait_for_completion(&dumpw.sync.done);
 	tc_unregister_all(dumpw.t, DUMPW_CLIENTS + 1);
-	kvfree(dumpw.t);
+	tc_free(dumpw.t);
 	dumpw.active = false;
 }
 
@@ -1119,7 +1119,7 @@ int fill_info_start(struct ib_device *ibdev)
 	init_completion(&fillt.gate);
 	fillt.t->info_gate = &fillt.gate;
 	if (IS_ERR(tc_register(ibdev, fillt.t, 0))) {
-		kvfree(fillt.t);
+		tc_free(fillt.t);
 		return -EIO;
 	}
 	fillt.active = true;
@@ -1162,7 +1162,7 @@ out_open:
 		tc_unregister(fillt.t);
 	/* The dump's reference may be the last one. */
 	KT_EXPECT_EQ(tc_wait_release(fillt.t), 1);
-	kvfree(fillt.t);
+	tc_free(fillt.t);
 	fillt.active = false;
 }
 
@@ -1186,14 +1186,14 @@ int killable_start(struct ib_device *ibdev)
 	init_completion(&killt.gate);
 	killt.t->gate = &killt.gate;
 	if (IS_ERR(tc_register(ibdev, killt.t, 0))) {
-		kvfree(killt.t);
+		tc_free(killt.t);
 		return -EIO;
 	}
 	killt.pass = (struct kt_caller){ .ibdev = ibdev, .dir = IB_SYNC_MEM_TO_DEVICE,
 					.timeout_ms = 600000 };
 	if (!kt_start(kt_sync_device_fn, &killt.pass)) {
 		tc_unregister(killt.t);
-		kvfree(killt.t);
+		tc_free(killt.t);
 		return -EIO;
 	}
 	killt.active = true;
@@ -1214,7 +1214,7 @@ void test_killable_check(void)
 	KT_EXPECT_EQ(killt.pass.ret, 0);
 	tc_unregister(killt.t);
 	KT_EXPECT_EQ(atomic_read(&killt.t->releases), 1);
-	kvfree(killt.t);
+	tc_free(killt.t);
 	killt.active = false;
 }
 
@@ -1303,7 +1303,7 @@ int bulk_invalidate_release(void)
 void bulk_unregister(void)
 {
 	tc_unregister_all(bulk.t, bulk.n);
-	kvfree(bulk.t);
+	tc_free(bulk.t);
 	bulk.t = NULL;
 	bulk.n = 0;
 }
@@ -1381,7 +1381,7 @@ void test_guarantees_exit(void)
 		complete_all(&inval_race.gate);
 		wait_for_completion(&inval_race.inval.done);
 		tc_unregister(inval_race.t);
-		kvfree(inval_race.t);
+		tc_free(inval_race.t);
 		inval_race.active = false;
 	}
 	if (urel_registered) {

@@ -114,7 +114,7 @@ void test_inbound(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&t[1].syncs), 1);
 	tc_unregister_all(t, 3);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 /* The flushes of the dev device's QP so far, and what the last one read. */
@@ -273,7 +273,7 @@ unreg:
 		tc_unregister(&t[1]);
 out:
 	free_page((unsigned long)page);
-	kvfree(t);
+	tc_free(t);
 }
 
 /* What the dev device's flusher says now. */
@@ -417,7 +417,7 @@ unreg:
 			tc_unregister(&t[i]);
 out:
 	in_page_free(ibdev, page, dma);
-	kvfree(t);
+	tc_free(t);
 }
 
 /*
@@ -493,7 +493,7 @@ unreg:
 out:
 	in_page_free(ibdev, page[0], dma[0]);
 	in_page_free(ibdev, page[1], dma[1]);
-	kvfree(t);
+	tc_free(t);
 }
 
 /*
@@ -524,7 +524,7 @@ void test_inbound_buffer(struct ib_device *ibdev)
 	tc_unregister(&t[0]);
 out:
 	in_page_free(ibdev, page, dma);
-	kvfree(t);
+	tc_free(t);
 }
 
 /*
@@ -554,7 +554,7 @@ static void in_recover_free(void)
 		if (!IS_ERR_OR_NULL(rec.t[i].client))
 			tc_unregister(&rec.t[i]);
 	in_page_free(rec.ibdev, rec.page, rec.dma);
-	kvfree(rec.t);
+	tc_free(rec.t);
 	ib_device_put(rec.ibdev);
 	memset(&rec, 0, sizeof(rec));
 }
@@ -730,7 +730,7 @@ int inbound_nocreate_start(const char *name)
 	}
 	WRITE_ONCE(sm_inbound_fail_create, 0);
 	in_page_free(ibdev, page, dma);
-	kvfree(t);
+	tc_free(t);
 	ib_device_put(ibdev);
 	nocreate_fails = kt_fail;
 	return 0;

@@ -119,7 +119,7 @@ int listener_start(struct ib_device *ibdev)
 	ls->listen_null = ib_sync_mem_listen(NULL);
 	ret = ib_sync_mem_listen(&ls->l);
 	if (ret) {
-		kvfree(ls->pool);
+		tc_free(ls->pool);
 		kfree(ls);
 		ls = NULL;
 		return ret;
@@ -166,7 +166,7 @@ void test_listener_check(void)
 		KT_EXPECT_EQ(atomic_read(&ls->pool[i].releases), 1);
 		KT_EXPECT_EQ(atomic_read(&ls->pool[i].syncs), 1);
 	}
-	kvfree(ls->pool);
+	tc_free(ls->pool);
 	kfree(ls);
 	ls = NULL;
 }
@@ -178,7 +178,7 @@ void test_listener_exit(void)
 		return;
 	if (ls->listening)
 		ib_sync_mem_unlisten(&ls->l);
-	kvfree(ls->pool);
+	tc_free(ls->pool);
 	kfree(ls);
 	ls = NULL;
 }

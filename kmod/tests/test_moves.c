@@ -159,7 +159,7 @@ void test_moves(struct ib_device *ibdev)
 	KT_EXPECT_EQ(atomic_read(&t[1].releases), 1);
 	KT_EXPECT_EQ(atomic_read(&t[1].after_inval), 0);
 out:
-	kvfree(t);
+	tc_free(t);
 }
 
 /* A move made from a thread, so that a move that waits cannot hang us. */
@@ -297,5 +297,5 @@ void test_move_during_revalidate(struct ib_device *ibdev)
 	t->reval_gate = NULL;
 	tc_unregister(t);
 out:
-	kvfree(t);
+	tc_free(t);
 }

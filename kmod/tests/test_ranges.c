@@ -177,7 +177,7 @@ void test_ranges(struct ib_device *ibdev)
 	KT_EXPECT(ktime_after(READ_ONCE(t[0].deadline), ktime_add_ms(t0, 300000)));
 out:
 	tc_unregister_all(t, 3);
-	kvfree(t);
+	tc_free(t);
 }
 
 void test_dirty_spans(struct ib_device *ibdev)
@@ -317,5 +317,5 @@ void test_dirty_spans(struct ib_device *ibdev)
 	RG_EXPECT_SPAN(t, 0, 512, 1024);
 out:
 	tc_unregister_all(t, 1);
-	kvfree(t);
+	tc_free(t);
 }

@@ -39,7 +39,7 @@ static int splat_with_client(struct ib_device *ibdev,
 	fn(t->client);
 	tc_unregister(t);
 out:
-	kvfree(t);
+	tc_free(t);
 	return ret;
 }
 
