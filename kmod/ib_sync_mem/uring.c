@@ -4,12 +4,15 @@
  * "io_uring"): a sync of one client or a batch, completed in the ring's CQ.
  *
  * A command is checked at issue as the ioctl checks it (dev.c's helpers:
- * the same errnos, the same permission rule). One that cannot wait runs
- * there, in io_uring_enter(): a sync of one fence-safe client (a region's:
- * the CPU's cache maintenance and the DMA API's, no allocation that
- * reclaims, no fence wait), not an inbound flush (it waits for a READ),
- * without an in-fence. It is the blocking ioctl's sync, and its result is
- * posted at once: no job, no worker, no fence. Any other command is an
+ * the same errnos, the same permission rule). One that waits for nothing
+ * but the NIC runs there, in io_uring_enter(): a sync of one fence-safe
+ * client (a region's: the CPU's cache maintenance and the DMA API's, no
+ * fence wait), without an in-fence; an inbound flush too, which waits for
+ * its RDMA READ (a round trip, bounded by the command's timeout) as the
+ * ioctl's does, and no longer than a job's worker would. It is the
+ * blocking ioctl's sync, and its result is posted at once: no job, no
+ * worker, no fence. (With IORING_SETUP_SQPOLL the ring's SQ thread issues
+ * it, and the program does not wait at all.) Any other command is an
  * asynchronous sync of async.c, submitted; the job's fence is the
  * command's state.
  * A callback on the fence defers the completion to the submitter's task
@@ -111,7 +114,6 @@ static bool sm_uring_at_issue(const struct ib_sync_mem_client *c,
 			      const struct ib_sync_mem_uring_sync *req)
 {
 	return !(req->flags & IB_SYNC_MEM_IOC_F_IN_FENCE) &&
-	       req->dir != IB_SYNC_MEM_INBOUND &&
 	       (c->flags & IB_SYNC_MEM_F_FENCE_SAFE);
 }
 

@@ -263,15 +263,33 @@ static void test_sync(uint32_t fast, uint32_t failing)
 	st = ring_sync(&s);
 	ktap_result(st == 0 && syncs_of(region) == before + 1,
 		    "a ranged SYNC to-cpu of its pages 1-2 through the ring: 0 (%s)", errstr(st));
+	/*
+	 * So does its inbound flush, as the ioctl's: its RDMA READ posted and
+	 * completed, and its CQE posted, when io_uring_submit() returned;
+	 * one READ each (nothing in flight to answer it), 8 times.
+	 */
 	s.offset = s.len = 0;
-	st = sm_inbound_read(dev_name, &reads0, &last);
 	s.dir = IB_SYNC_MEM_SYNC_INBOUND;
-	for (i = 0; !st && i < 4; i++)
-		st = ring_sync(&s);
+	ready = 0;
+	done = 0;
+	st = sm_inbound_read(dev_name, &reads0, &last);
+	for (i = 0; !st && i < 8; i++) {
+		uint64_t ud = 0;
+
+		st = submit_sync(&ring, devfd, &s, 0xa800 + i);
+		if (st != 1)
+			break;
+		ready += cqe_ready(&ring) &&
+			 !sm_inbound_read(dev_name, &reads1, &last) &&
+			 reads1 == reads0 + i + 1;
+		st = reap(&ring, &ud, bound_ms(60000));
+		done += st == 0 && ud == 0xa800 + (uint64_t)i;
+	}
 	st = st ?: sm_inbound_read(dev_name, &reads1, &last);
-	ktap_result(st == 0 && reads1 == reads0 + 4,
-		    "4 inbound flushes through the ring: each cqe res 0, exactly 4 RDMA READs more in debugfs inbound (%s, %llu -> %llu)",
-		    errstr(st), (unsigned long long)reads0, (unsigned long long)reads1);
+	ktap_result(st == 0 && ready == 8 && done == 8 && reads1 == reads0 + 8,
+		    "a region's inbound flush runs at issue: 8 times its CQE (res 0, its user_data) posted and its RDMA READ counted in debugfs inbound when io_uring_submit() returned (%d ready, %d done, READs %llu -> %llu: %s)",
+		    ready, done, (unsigned long long)reads0,
+		    (unsigned long long)reads1, errstr(st));
 	smnl_unregister(&nl, region);
 	munmap(buf, 4 * page);
 }

@@ -338,18 +338,21 @@ struct ib_sync_mem_ioc_delete {
  * io_uring (-EOPNOTSUPP: no polled completion here). CQE32 rings work;
  * big_cqe[0] is then 0.
  *
- * A sync of one client that cannot wait runs when the command is issued,
- * in io_uring_enter() itself, as the blocking IB_SYNC_MEM_IOC_SYNC runs it:
- * a region client (IB_SYNC_MEM_KIND_REGION: its sync is cache maintenance,
- * no wait; also a kernel driver's client declared safe to sync inside a
- * fence's signalling path, rdma/ib_sync_mem.h's IB_SYNC_MEM_F_FENCE_SAFE),
- * not an inbound flush (that waits for the NIC's READ), without
- * IB_SYNC_MEM_IOC_F_IN_FENCE. Its CQE is posted before the
- * io_uring_enter() that issues it returns (the submitting one, unless
- * io_uring issues it later: see below), and it costs no job, worker or
- * fence; it is never -ECANCELED. Every
- * other command (a batch, an inbound flush, another kind's client, one
- * with an in-fence) is an asynchronous sync, completed later.
+ * A sync of one client that waits for nothing but the NIC runs when the
+ * command is issued, in io_uring_enter() itself, as the blocking
+ * IB_SYNC_MEM_IOC_SYNC runs it: a region client (IB_SYNC_MEM_KIND_REGION:
+ * its sync is cache maintenance, no wait; also a kernel driver's client
+ * declared safe to sync inside a fence's signalling path,
+ * rdma/ib_sync_mem.h's IB_SYNC_MEM_F_FENCE_SAFE), without
+ * IB_SYNC_MEM_IOC_F_IN_FENCE, inbound flushes included: the issuing
+ * io_uring_enter() then waits for the module's RDMA READ, one round trip
+ * on the NIC, as the ioctl does (at most the command's timeout_ms; with
+ * IORING_SETUP_SQPOLL the ring's SQ thread waits, not the program). Its
+ * CQE is posted before the io_uring_enter() that issues it returns (the
+ * submitting one, unless io_uring issues it later: see below), and it
+ * costs no job, worker or fence; it is never -ECANCELED. Every other
+ * command (a batch, another kind's client, one with an in-fence) is an
+ * asynchronous sync, completed later.
  *
  * The payload is read once, when the command is issued; the entries of a
  * batch too, from user memory (@entries): keep them valid until the
