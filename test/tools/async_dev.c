@@ -40,6 +40,7 @@
 #include "smnl.h"
 #include "smnl_raw.h"
 #include "syncfile.h"
+#include "unpriv.h"
 
 static const char *dev_name = "rxe0";
 static struct smnl nl;
@@ -196,15 +197,6 @@ out:
 		close(b);
 	if (slow > 0)
 		smnl_unregister(&nl, slow);
-}
-
-/* Drop every capability of this process: root's uid, no CAP_NET_ADMIN. */
-static int drop_caps(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = { 0 };
-
-	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
 
 /*
@@ -561,7 +553,7 @@ static void test_permission(uint32_t id)
 		};
 		static struct smnl_msg m;
 
-		if (drop_caps())
+		if (sm_drop_caps())
 			_exit(10);
 		fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
@@ -584,7 +576,7 @@ static void test_permission(uint32_t id)
 	if (!pid) {
 		struct ib_sync_mem_ioc_sync r = { .id = id, .dir = 1 };
 
-		if (drop_caps())
+		if (sm_drop_caps())
 			_exit(10);
 		_exit(ioc(devfd, IB_SYNC_MEM_IOC_SYNC, &r) == 0 ? 0 : 12);
 	}

@@ -10,8 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/ib_sync_mem_dev.h>
 
 #include "smnl_raw.h"
 #include "smynl.h"
@@ -118,6 +121,29 @@ int smnl_register_region(struct smnl *nl, const char *dev, const char *name,
 	};
 
 	return smnl_register(nl, &req);
+}
+
+int smnl_create_region(int devfd, const char *dev, const char *name,
+		       uint64_t addr, uint64_t len, uint32_t access)
+{
+	static struct smnl_msg m;
+	struct ib_sync_mem_ioc_create c = { 0 };
+	size_t alen, nest;
+
+	smnl_msg_init_family(&m, 0, 0, 0, 0);
+	smnl_put_str(&m, IB_SYNC_MEM_A_CLIENT_NAME, name);
+	smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_KIND, IB_SYNC_MEM_KIND_REGION);
+	smnl_put_str(&m, IB_SYNC_MEM_A_DEV_NAME, dev);
+	nest = smnl_nest_start(&m, IB_SYNC_MEM_A_REGION);
+	smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_ADDR, addr);
+	smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_LEN, len);
+	smnl_put_u32(&m, IB_SYNC_MEM_A_REGION_ACCESS, access);
+	smnl_nest_end(&m, nest);
+	c.attrs = (uintptr_t)smnl_msg_attrs(&m, &alen);
+	c.attrs_len = alen;
+	if (ioctl(devfd, IB_SYNC_MEM_IOC_CREATE, &c))
+		return -errno;
+	return c.id;
 }
 
 int smnl_register_dmabuf(struct smnl *nl, const char *dev, const char *name,

@@ -72,6 +72,13 @@ struct smnl_new {
 int smnl_register(struct smnl *nl, const struct smnl_new *req);
 int smnl_register_region(struct smnl *nl, const char *dev, const char *name,
 			 uint64_t addr, uint64_t len, uint32_t access);
+/*
+ * IB_SYNC_MEM_IOC_CREATE through @devfd (an open /dev/ib_sync_mem) of a
+ * region over @len bytes at @addr with @access (IB_SYNC_MEM_REGION_F_*):
+ * its id, owned by that file, or -errno.
+ */
+int smnl_create_region(int devfd, const char *dev, const char *name,
+		       uint64_t addr, uint64_t len, uint32_t access);
 int smnl_register_dmabuf(struct smnl *nl, const char *dev, const char *name,
 			 int fd);
 int smnl_register_sim(struct smnl *nl, const char *dev, const char *name,

@@ -49,6 +49,7 @@
 #include "smnl.h"
 #include "smnl_raw.h"
 #include "syncfile.h"
+#include "unpriv.h"
 
 #define TO_DEV	IB_SYNC_MEM_SYNC_TO_DEVICE
 
@@ -536,41 +537,6 @@ static void test_bad_input(uint32_t id, uint32_t fast2)
 		    (unsigned long long)syncs_of(id), (unsigned long long)before);
 }
 
-/* Drop every capability: root's uid, no CAP_NET_ADMIN. */
-static int drop_caps(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = { 0 };
-
-	return syscall(SYS_capset, &h, d) ? -errno : 0;
-}
-
-/*
- * CREATE through @fd of a region over @len bytes at @addr, the device
- * writing it (inbound flushes too): its id, or -errno.
- */
-static int create_region(int fd, void *addr, uint64_t len)
-{
-	static struct smnl_msg m;
-	struct ib_sync_mem_ioc_create c = { 0 };
-	size_t alen, nest;
-	int st;
-
-	smnl_msg_init_family(&m, 0, 0, 0, 0);
-	smnl_put_str(&m, IB_SYNC_MEM_A_CLIENT_NAME, "uring-own-region");
-	smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_KIND, IB_SYNC_MEM_KIND_REGION);
-	smnl_put_str(&m, IB_SYNC_MEM_A_DEV_NAME, dev_name);
-	nest = smnl_nest_start(&m, IB_SYNC_MEM_A_REGION);
-	smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_ADDR, (uintptr_t)addr);
-	smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_LEN, len);
-	smnl_put_u32(&m, IB_SYNC_MEM_A_REGION_ACCESS, IB_SYNC_MEM_REGION_F_WRITE);
-	smnl_nest_end(&m, nest);
-	c.attrs = (uintptr_t)smnl_msg_attrs(&m, &alen);
-	c.attrs_len = alen;
-	st = ioc(fd, IB_SYNC_MEM_IOC_CREATE, &c);
-	return st ?: (int)c.id;
-}
-
 /*
  * An unprivileged file's ring: its own client (a region it created over
  * its pages) synced and flushed inbound; another file's client -ENOENT.
@@ -592,7 +558,7 @@ static void test_permission(uint32_t id)
 		int fd, own;
 		void *mem;
 
-		if (drop_caps())
+		if (sm_drop_caps())
 			_exit(10);
 		fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
 		if (fd < 0 || ring_init(&r2, IORING_SETUP_SQE128))
@@ -605,7 +571,9 @@ static void test_permission(uint32_t id)
 			_exit(14);
 		mem = mmap(NULL, page, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		own = mem == MAP_FAILED ? -ENOMEM : create_region(fd, mem, page);
+		own = mem == MAP_FAILED ? -ENOMEM :
+		      smnl_create_region(fd, dev_name, "uring-own-region", (uintptr_t)mem,
+					 page, IB_SYNC_MEM_REGION_F_WRITE);
 		if (own <= 0)
 			_exit(15);
 		s.id = own;
