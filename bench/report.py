@@ -369,6 +369,16 @@ def build_rest(rep, icount):
                 v = [r[f"{k}_ns"] / r["iters"] for r in rs]
                 rep.add("devpath", what, "ns", v, per["nop"], "NOP ioctl",
                         [a / b for a, b in zip(v, per["nop"])])
+        # The permission rule's cost (absent from older runs): a file
+        # opened without capabilities syncing a region it created, against
+        # a privileged file syncing its own (issue 50: the same cost).
+        if "unpriv_ns" in rs[0]:
+            pv = [r["priv_ns"] / r["iters"] for r in rs]
+            uv = [r["unpriv_ns"] / r["iters"] for r in rs]
+            rep.add("devpath", "SYNC ioctl of a one-page region by the "
+                    "unprivileged file that created it, per call", "ns",
+                    uv, pv, "privileged file, its own region",
+                    [a / b for a, b in zip(uv, pv)], 1.05)
     # 11b. io_uring (test/tools/uring_dev.c --bench): a command per
     # completed sync against the blocking ioctl of the same request, 8 in
     # flight and one; a region's sync runs at issue, a sim client's is an

@@ -18,9 +18,14 @@
  *   clean   IB_SYNC_MEM_IOC_SYNC of a lazy sim client never marked dirty:
  *           all of the sync's path but ->sync, its clock read and its
  *           counters
+ *   priv    IB_SYNC_MEM_IOC_SYNC to-device of a one-page region this
+ *           file (privileged: opened with CAP_NET_ADMIN) created
+ *   unpriv  the same through a file opened without capabilities (by a
+ *           child, handed over: unpriv.h) of a region that file created:
+ *           the permission rule's path, the same request
  *
  *   devpath rep=N iters=N nop_ns=T ioctl_ns=T async_ns=T netlink_ns=T
- *           enoent_ns=T clean_ns=T
+ *           enoent_ns=T clean_ns=T priv_ns=T unpriv_ns=T
  *
  * The last two split the ioctl's cost beyond the NOP's: the request, the
  * registry's sync around the client, the client's callback and counters.
@@ -55,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define BENCH_PROG "dev_bench"
@@ -62,6 +68,7 @@
 #include "ktap.h"
 #include "smnl.h"
 #include "syncfile.h"
+#include "unpriv.h"
 #include "benchtool.h"
 
 static struct smnl nl;
@@ -96,12 +103,34 @@ static void dev_nop(void)
 		die("NOP: %s", strerror(errno));
 }
 
-static void dev_sync(uint32_t id)
+static void dev_sync_on(int fd, uint32_t id)
 {
 	struct ib_sync_mem_ioc_sync r = { .id = id, .dir = 1 };
 
-	if (ioctl(devfd, IB_SYNC_MEM_IOC_SYNC, &r))
+	if (ioctl(fd, IB_SYNC_MEM_IOC_SYNC, &r))
 		die("SYNC of client %u: %s", id, strerror(errno));
+}
+
+static void dev_sync(uint32_t id)
+{
+	dev_sync_on(devfd, id);
+}
+
+/* A one-page region @fd creates (its own client) over fresh pages. */
+static uint32_t new_region(int fd, const char *name)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *mem = mmap(NULL, page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	int id;
+
+	if (mem == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	id = smnl_create_region(fd, dev, name, (uintptr_t)mem, page,
+				IB_SYNC_MEM_REGION_F_WRITE);
+	if (id <= 0)
+		die("CREATE of region %s on %s: %s", name, dev, errstr(id));
+	return id;
 }
 
 /* A SYNC of an id no client has: it must fail with ENOENT. */
@@ -146,16 +175,25 @@ static void nl_sync(uint32_t id)
 		    errstr(ret), errstr(err));
 }
 
-enum { DP_NOP, DP_IOCTL, DP_ASYNC, DP_NETLINK, DP_ENOENT, DP_CLEAN, DP_N };
+enum {
+	DP_NOP, DP_IOCTL, DP_ASYNC, DP_NETLINK, DP_ENOENT, DP_CLEAN, DP_PRIV,
+	DP_UNPRIV, DP_N
+};
 
 static void devpath(int reps, int iters)
 {
 	uint32_t id = new_sim("dev-bench-noop", 0, 0);
 	uint32_t clean = new_sim("dev-bench-clean", 0, IB_SYNC_MEM_CLIENT_F_LAZY);
+	int ufd = sm_unpriv_devfd();
+	uint32_t priv = new_region(devfd, "dev-bench-priv");
+	uint32_t unpriv = ufd < 0 ? 0 : new_region(ufd, "dev-bench-unpriv");
 	struct smnl_client c;
 	uint64_t ns[DP_N], t0;
 	int r, k, i, j, round = 0;
 
+	if (ufd < 0)
+		die("an unprivileged file of /dev/%s: %s", IB_SYNC_MEM_DEV_NAME,
+		    errstr(ufd));
 	for (r = -1; r < reps; r++) {	/* -1: the warm-up */
 		memset(ns, 0, sizeof(ns));
 		for (i = 0; i < iters; i += 100, round++) {
@@ -181,6 +219,12 @@ static void devpath(int reps, int iters)
 					case DP_CLEAN:
 						dev_sync(clean);
 						break;
+					case DP_PRIV:
+						dev_sync_on(devfd, priv);
+						break;
+					case DP_UNPRIV:
+						dev_sync_on(ufd, unpriv);
+						break;
 					default:
 						nl_sync(id);
 					}
@@ -189,13 +233,15 @@ static void devpath(int reps, int iters)
 			}
 		}
 		if (r >= 0)
-			printf("devpath rep=%d iters=%d nop_ns=%llu ioctl_ns=%llu async_ns=%llu netlink_ns=%llu enoent_ns=%llu clean_ns=%llu\n",
+			printf("devpath rep=%d iters=%d nop_ns=%llu ioctl_ns=%llu async_ns=%llu netlink_ns=%llu enoent_ns=%llu clean_ns=%llu priv_ns=%llu unpriv_ns=%llu\n",
 			       r, iters, (unsigned long long)ns[DP_NOP],
 			       (unsigned long long)ns[DP_IOCTL],
 			       (unsigned long long)ns[DP_ASYNC],
 			       (unsigned long long)ns[DP_NETLINK],
 			       (unsigned long long)ns[DP_ENOENT],
-			       (unsigned long long)ns[DP_CLEAN]);
+			       (unsigned long long)ns[DP_CLEAN],
+			       (unsigned long long)ns[DP_PRIV],
+			       (unsigned long long)ns[DP_UNPRIV]);
 	}
 	/* The clean client's syncs must have run nothing. */
 	if (smnl_client_get(&nl, clean, &c) || c.syncs)
@@ -203,6 +249,19 @@ static void devpath(int reps, int iters)
 		    (unsigned long long)c.syncs);
 	smnl_unregister(&nl, clean);
 	smnl_unregister(&nl, id);
+	/* Each region ran every sync timed, warm-up included, and no other. */
+	for (k = 0; k < 2; k++) {
+		uint32_t rid = k ? unpriv : priv;
+
+		if (smnl_client_get(&nl, rid, &c) ||
+		    c.syncs != (uint64_t)(reps + 1) * iters)
+			die("region %u ran %llu syncs, want %llu", rid,
+			    (unsigned long long)c.syncs,
+			    (unsigned long long)(reps + 1) * iters);
+	}
+	close(ufd);	/* its region goes with it */
+	if (ioctl(devfd, IB_SYNC_MEM_IOC_DELETE, &(struct ib_sync_mem_ioc_delete){ .id = priv }))
+		die("DELETE of region %u: %s", priv, strerror(errno));
 }
 
 static unsigned char buf[64 << 10];
