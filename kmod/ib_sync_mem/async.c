@@ -9,10 +9,12 @@
  * reference to the fence goes. While a job is pending its work item holds
  * one reference. A job with an in-fence waits for it by a callback, never
  * by blocking a worker; while it waits it is on its domain's
- * async_waiting list, so that the device's removal, and the unregister or
- * invalidation of a one-client job's client, can take it off the in-fence
- * and signal it at once (sm_async_domain_removed(), sm_async_client_gone():
- * -ENODEV, or what a sync of the invalidated client returns). Exactly one
+ * async_waiting list (a batch, whose clients may be on several devices, on
+ * sm_batch_waiting), so that the device's removal, and the unregister or
+ * invalidation of a job's client (one of a batch's), can take it off the
+ * in-fence and signal it at once (sm_async_domain_removed(),
+ * sm_async_client_gone(): -ENODEV, or what a sync of the invalidated
+ * client returns). Exactly one
  * of the in-fence's callback (it queues the work), the canceller (it
  * signals itself) and the submitter (in-fence already signalled: it queues
  * the work) ends the wait: whoever takes the callback off the in-fence or
@@ -71,8 +73,9 @@
  * @n: how many
  * @dom: the job's domain (a reference); NULL for a batch, whose clients
  *	may be on several devices
- * @node: on @dom->async_waiting while the job waits for @in
- * @in_done: @in's callback ran (under @dom->async_lock)
+ * @node: on @dom->async_waiting (a batch: sm_batch_waiting) while the job
+ *	waits for @in
+ * @in_done: @in's callback ran (under sm_async_waitlock())
  * @safe: every client is IB_SYNC_MEM_F_FENCE_SAFE: the work item runs
  *	inside a fence signalling section
  * @dir: the sync's direction
@@ -107,6 +110,20 @@ struct sm_async {
 };
 
 static struct workqueue_struct *sm_async_wq;
+
+/*
+ * The batches waiting for their in-fence, and their lock (the domains'
+ * async_lock for the others'): a batch has no domain of its own. Taken
+ * inside an in-fence's lock, as async_lock is.
+ */
+static DEFINE_SPINLOCK(sm_batch_lock);
+static LIST_HEAD(sm_batch_waiting);
+
+/* The lock of the list @job waits on for its in-fence. */
+static spinlock_t *sm_async_waitlock(struct sm_async *job)
+{
+	return job->dom ? &job->dom->async_lock : &sm_batch_lock;
+}
 
 static struct sm_async *to_job(struct dma_fence *f)
 {
@@ -341,14 +358,12 @@ out:
 static void sm_async_in_signalled(struct dma_fence *in, struct dma_fence_cb *cb)
 {
 	struct sm_async *job = container_of(cb, struct sm_async, cb);
-	struct ib_sync_mem_domain *dom = job->dom;
+	spinlock_t *lock = sm_async_waitlock(job);
 
-	if (dom) {
-		spin_lock(&dom->async_lock);
-		job->in_done = true;
-		list_del_init(&job->node);
-		spin_unlock(&dom->async_lock);
-	}
+	spin_lock(lock);
+	job->in_done = true;
+	list_del_init(&job->node);
+	spin_unlock(lock);
 	queue_work(sm_async_wq, &job->work);
 }
 
@@ -357,7 +372,7 @@ static void sm_async_in_signalled(struct dma_fence *in, struct dma_fence_cb *cb)
  * take it off and signal @err here and now; otherwise the callback queued
  * its work. Lock order: an in-fence's lock, then dom->async_lock (its
  * callback); so this takes the in-fence's lock only with async_lock
- * dropped.
+ * (sm_batch_lock) dropped.
  */
 static void sm_async_cancel(struct sm_async *job, int err)
 {
@@ -365,13 +380,30 @@ static void sm_async_cancel(struct sm_async *job, int err)
 		sm_async_signal(job, err);
 }
 
+/* Does waiting batch @job sync a client of @dom, or @c if not NULL? */
+static bool sm_batch_has(const struct sm_async *job,
+			 const struct ib_sync_mem_domain *dom,
+			 const struct ib_sync_mem_client *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < job->n; i++)
+		if (c ? job->batch[i].client == c :
+		    job->batch[i].client->dom == dom)
+			return true;
+	return false;
+}
+
 /*
- * Signal with @err the jobs of @dom that wait for their in-fence: all of
- * them, or only @c's if @c is not NULL. One at a time, each taken off the
- * list under async_lock and cancelled outside it: its in-fence's callback
- * may unlink the others meanwhile.
+ * Signal with @err the jobs that wait for their in-fence on @list (under
+ * @lock): those of @dom (all of a domain's list: @batches false; a
+ * batch's: one of its clients on @dom), or only @c's if @c is not NULL.
+ * One at a time, each taken off the list under @lock and cancelled
+ * outside it: its in-fence's callback may unlink the others meanwhile.
  */
-static void sm_async_cancel_waiting(struct ib_sync_mem_domain *dom,
+static void sm_async_cancel_waiting(spinlock_t *lock, struct list_head *list,
+				    bool batches,
+				    const struct ib_sync_mem_domain *dom,
 				    const struct ib_sync_mem_client *c,
 				    int err)
 {
@@ -379,9 +411,10 @@ static void sm_async_cancel_waiting(struct ib_sync_mem_domain *dom,
 
 	for (;;) {
 		job = NULL;
-		spin_lock_irq(&dom->async_lock);
-		list_for_each_entry(j, &dom->async_waiting, node) {
-			if (!c || j->client == c) {
+		spin_lock_irq(lock);
+		list_for_each_entry(j, list, node) {
+			if (batches ? sm_batch_has(j, dom, c) :
+			    !c || j->client == c) {
 				job = j;
 				break;
 			}
@@ -391,7 +424,7 @@ static void sm_async_cancel_waiting(struct ib_sync_mem_domain *dom,
 			/* Its callback has not run: the job is alive. */
 			dma_fence_get(&job->base);
 		}
-		spin_unlock_irq(&dom->async_lock);
+		spin_unlock_irq(lock);
 		if (!job)
 			break;
 		sm_async_cancel(job, err);
@@ -404,31 +437,62 @@ static void sm_async_cancel_waiting(struct ib_sync_mem_domain *dom,
  * @dom: the domain, its clients invalidated
  *
  * Jobs that wait for an in-fence are signalled with -ENODEV before this
- * returns, without waiting for it; jobs past it see the invalidated
- * clients (-ENODEV) or have finished. Later jobs on the domain do not
- * wait for their in-fence. Process context.
+ * returns, without waiting for it, batches with a client on it too; jobs
+ * past it see the invalidated clients (-ENODEV) or have finished. Later
+ * jobs on the domain do not wait for their in-fence. Process context.
  */
 void sm_async_domain_removed(struct ib_sync_mem_domain *dom)
 {
 	spin_lock_irq(&dom->async_lock);
-	dom->async_dead = true;
+	WRITE_ONCE(dom->async_dead, true);
 	spin_unlock_irq(&dom->async_lock);
-	sm_async_cancel_waiting(dom, NULL, -ENODEV);
+	sm_async_cancel_waiting(&dom->async_lock, &dom->async_waiting, false,
+				dom, NULL, -ENODEV);
+	sm_async_cancel_waiting(&sm_batch_lock, &sm_batch_waiting, true, dom,
+				NULL, -ENODEV);
 }
 
 /**
  * sm_async_client_gone() - @c was unregistered or invalidated
  * @c: the client; its state is no longer SM_LIVE
  *
- * Its one-client jobs that wait for their in-fence are signalled before
- * this returns, with what a sync of @c returns now (sm_state_errno():
- * -ENODEV, or -ENXIO for its memory gone), without waiting for the
- * in-fence, which may never signal; the jobs let @c go. Jobs past the
- * wait see @c's state when they run. Process context.
+ * Its jobs that wait for their in-fence, one-client ones and batches @c
+ * is in, are signalled before this returns, with what a sync of @c
+ * returns now (sm_state_errno(): -ENODEV, or -ENXIO for its memory gone),
+ * without waiting for the in-fence, which may never signal; the jobs let
+ * their clients go. Jobs past the wait see @c's state when they run.
+ * Process context.
  */
 void sm_async_client_gone(struct ib_sync_mem_client *c)
 {
-	sm_async_cancel_waiting(c->dom, c, sm_state_errno(c));
+	int err = sm_state_errno(c);
+
+	sm_async_cancel_waiting(&c->dom->async_lock, &c->dom->async_waiting,
+				false, c->dom, c, err);
+	sm_async_cancel_waiting(&sm_batch_lock, &sm_batch_waiting, true, NULL,
+				c, err);
+}
+
+/*
+ * Why batch @job may not wait for its in-fence: the first of its clients
+ * (in its order) whose device is going (-ENODEV) or that is no longer
+ * live (its errno); 0 if none. Under sm_batch_lock.
+ */
+static int sm_batch_gone(const struct sm_async *job)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < job->n; i++) {
+		const struct ib_sync_mem_client *c = job->batch[i].client;
+
+		if (READ_ONCE(c->dom->async_dead))
+			return -ENODEV;
+		err = sm_state_errno(c);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* Queue @job now, or once its in-fence signalled. */
@@ -454,21 +518,22 @@ static void sm_async_submit(struct sm_async *job)
 		queue_work(sm_async_wq, &job->work);
 		return;
 	}
-	/* A batch's devices do not end its wait: it has none of its own. */
-	if (!dom)
-		return;
 	/*
-	 * Under async_lock, which the cancellers take after they changed
-	 * the state: either one finds the job listed or it sees the state.
+	 * Under the list's lock, which the cancellers take after they
+	 * changed the state: either one finds the job listed or it sees the
+	 * state.
 	 */
-	spin_lock_irq(&dom->async_lock);
-	if (dom->async_dead)
+	spin_lock_irq(sm_async_waitlock(job));
+	if (!dom)
+		err = sm_batch_gone(job);
+	else if (dom->async_dead)
 		err = -ENODEV;
 	else if (job->client)
 		err = sm_state_errno(job->client);
 	if (!err && !job->in_done)
-		list_add_tail(&job->node, &dom->async_waiting);
-	spin_unlock_irq(&dom->async_lock);
+		list_add_tail(&job->node, dom ? &dom->async_waiting :
+				     &sm_batch_waiting);
+	spin_unlock_irq(sm_async_waitlock(job));
 	if (err)
 		sm_async_cancel(job, err);
 }
@@ -612,9 +677,11 @@ struct dma_fence *sm_sync_domain_async(struct ib_sync_mem_domain *dom,
  * @in: as for ib_sync_mem_sync_async()
  *
  * The entries' results are not reported one by one: the fence carries the
- * first entry's error (in the batch's order), 0 if none failed. A batch's
- * clients may be on several devices: the removal of one does not end its
- * wait for @in; once @in signalled, its clients there fail with -ENODEV.
+ * first entry's error (in the batch's order), 0 if none failed. While it
+ * waits for @in, the unregister or invalidation of any of its clients, or
+ * the removal of any of their devices, signals it at once with that
+ * client's errno (-ENODEV, or -ENXIO for its memory gone) and no entry
+ * synced, as for ib_sync_mem_sync_async().
  *
  * Return: a fence, as ib_sync_mem_sync_async(); ERR_PTR(-EINVAL) for no
  * entry, a bad direction or range (then -ERANGE, -EOPNOTSUPP as there),

@@ -652,6 +652,7 @@ static const struct kt_case kt_cases[] = {
 	{ "async_batch", test_async_batch },
 	{ "async_kind", test_async_kind },
 	{ "async_invalidate", test_async_invalidate },
+	{ "async_batch_gone", test_async_batch_gone },
 	{ "churn", test_churn },
 };
 

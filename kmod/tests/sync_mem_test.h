@@ -323,6 +323,7 @@ void test_async_kind(struct ib_device *ibdev);
 int async_dev_start(const char *name);
 void test_async_dev_check(void);
 void test_async_invalidate(struct ib_device *ibdev);
+void test_async_batch_gone(struct ib_device *ibdev);
 int kind_removal_start(const char *name);
 void test_kind_removal_engine(void);
 void test_kind_removal_check(void);

@@ -271,6 +271,76 @@ void test_async_batch(struct ib_device *ibdev)
 	tc_free(t);
 }
 
+/*
+ * Batches waiting for an in-fence that never signals: the invalidation
+ * of one of a batch's clients signals that batch (its -ENXIO) before it
+ * returns, the unregister of another signals the batch it is in
+ * (-ENODEV); a batch with neither client waits on; no entry of any is
+ * synced, and the jobs let their clients go.
+ */
+void test_async_batch_gone(struct ib_device *ibdev)
+{
+	int pending = atomic_read(&sm_counters.fences_pending);
+	struct ib_sync_mem_batch_entry e[2] = {};
+	struct dma_fence *a = ERR_PTR(-ENOMEM), *b = ERR_PTR(-ENOMEM);
+	struct dma_fence *c = ERR_PTR(-ENOMEM), *in;
+	struct tc *t = tc_alloc(4);
+	int i;
+
+	if (!t || !tc_register_all(ibdev, t, 4, 0)) {
+		kt_fail++;
+		tc_free(t);
+		return;
+	}
+	in = kt_fence_new();
+	if (in) {
+		/* a: t0 and t1; b: t2 and t0; c: t3 alone. */
+		e[0].client = t[0].client;
+		e[1].client = t[1].client;
+		a = ib_sync_mem_sync_many_async(e, 2, IB_SYNC_MEM_TO_CPU, 0, in);
+		e[0].client = t[2].client;
+		e[1].client = t[0].client;
+		b = ib_sync_mem_sync_many_async(e, 2, IB_SYNC_MEM_TO_CPU, 0, in);
+		e[0].client = t[3].client;
+		c = ib_sync_mem_sync_many_async(e, 1, IB_SYNC_MEM_TO_CPU, 0, in);
+	}
+	KT_EXPECT(!IS_ERR(a) && !IS_ERR(b) && !IS_ERR(c));
+	KT_EXPECT_EQ(ib_sync_mem_invalidate(kt_owner, t[1].client,
+					    IB_SYNC_MEM_INVAL_MEMORY), 0);
+	if (!IS_ERR(a)) {
+		KT_EXPECT(dma_fence_is_signaled(a));
+		KT_EXPECT_EQ(dma_fence_get_status(a), -ENXIO);
+	}
+	if (!IS_ERR(b))
+		KT_EXPECT(!dma_fence_is_signaled(b));
+	tc_unregister(&t[2]);
+	if (!IS_ERR(b)) {
+		KT_EXPECT(dma_fence_is_signaled(b));
+		KT_EXPECT_EQ(dma_fence_get_status(b), -ENODEV);
+	}
+	if (!IS_ERR(c))
+		KT_EXPECT(!dma_fence_is_signaled(c));
+	/* c alone is pending; the others let their clients go. */
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending + 1);
+	KT_EXPECT_EQ(tc_wait_release(&t[2]), 1);
+	if (in) {
+		kt_fence_signal(in, 0);
+		dma_fence_put(in);
+	}
+	if (!IS_ERR(c))
+		KT_EXPECT_EQ(kt_fence_wait(c), 1);
+	ka_put(c);
+	ka_put(b);
+	ka_put(a);
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
+	for (i = 0; i < 4; i++)
+		KT_EXPECT_EQ(atomic_read(&t[i].syncs), i == 3);
+	tc_unregister(&t[0]);
+	tc_unregister(&t[1]);
+	tc_unregister(&t[3]);
+	tc_free(t);
+}
+
 /* ---- removal while syncs wait for their in-fence (two steps) ---- */
 
 static struct {
@@ -278,14 +348,16 @@ static struct {
 	struct dma_fence *in;
 	struct dma_fence *f;	/* one client's sync */
 	struct dma_fence *d;	/* the device's */
+	struct dma_fence *b;	/* a batch of that client */
 	int pending;
 	bool active;
 } async_dev;
 
 /*
- * A client's sync and its device's wait for an in-fence that signals only
- * at async_dev_check: the device's removal, between the two steps, must
- * signal both with -ENODEV, before it returns, without ->sync.
+ * A client's sync, its device's and a batch of the client wait for an
+ * in-fence that signals only at async_dev_check: the device's removal,
+ * between the two steps, must signal all three with -ENODEV, before it
+ * returns, without ->sync.
  */
 int async_dev_start(const char *name)
 {
@@ -312,9 +384,14 @@ int async_dev_start(const char *name)
 					     async_dev.in);
 	async_dev.d = ib_sync_mem_sync_device_async(ibdev, IB_SYNC_MEM_TO_CPU,
 						    0, async_dev.in);
+	async_dev.b = ib_sync_mem_sync_many_async(&(struct ib_sync_mem_batch_entry){
+							.client = async_dev.t->client },
+						  1, IB_SYNC_MEM_TO_CPU, 0,
+						  async_dev.in);
 	async_dev.active = true;
 	ib_device_put(ibdev);
-	return IS_ERR(async_dev.f) || IS_ERR(async_dev.d) ? -EIO : 0;
+	return IS_ERR(async_dev.f) || IS_ERR(async_dev.d) ||
+	       IS_ERR(async_dev.b) ? -EIO : 0;
 err:
 	if (async_dev.in) {
 		kt_fence_signal(async_dev.in, 0);
@@ -342,6 +419,10 @@ void test_async_dev_check(void)
 	if (!IS_ERR(async_dev.d)) {
 		KT_EXPECT_EQ(dma_fence_get_status(async_dev.d), -ENODEV);
 		dma_fence_put(async_dev.d);
+	}
+	if (!IS_ERR(async_dev.b)) {
+		KT_EXPECT_EQ(dma_fence_get_status(async_dev.b), -ENODEV);
+		dma_fence_put(async_dev.b);
 	}
 	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending),
 		     async_dev.pending);

@@ -120,11 +120,12 @@
  * blocking), and signals the fence exactly once with the sync's result as
  * its error: also when the client was unregistered (-ENODEV) or
  * invalidated meanwhile (-ENXIO for its memory, -ENODEV for its device),
- * or when its device goes. A one-client sync still waiting for its
- * in-fence is signalled by the unregister, the invalidation or the removal
- * itself, before it returns, not when the in-fence signals (which it may
- * never do); so is a device's sync by the removal. A batch, which may
- * span devices, is not: its clients fail once its in-fence signalled. The
+ * or when its device goes. A sync still waiting for its in-fence is
+ * signalled by the unregister, the invalidation or the removal itself,
+ * before it returns, not when the in-fence signals (which it may never
+ * do); so is a device's sync by the removal, and a batch by the
+ * unregister or invalidation of any of its clients or the removal of any
+ * of their devices (that client's errno; no entry synced). The
  * caller keeps its reference to the in-fence; the sync takes its own. A
  * fence signals within its timeout of the sync's start whatever the sync
  * waits for: a sync that waits for its own fence (imported into the

@@ -72,7 +72,8 @@
  * meanwhile (-ENXIO for its memory gone, -ENODEV for its device), a
  * client deleted or invalidated, or a device removed, while the sync
  * waited for its in-fence (that errno at once, not when the in-fence
- * signals; a batch's wait is ended by neither), an in-fence that signalled
+ * signals; a batch's by any of its clients or their devices, and none of
+ * its entries is synced), an in-fence that signalled
  * with an error (that error, and no sync runs). Once it runs, a sync ends
  * within its timeout whatever it waits for: one that waits for its own
  * fence (imported into the dma-buf it syncs) ends with -ETIMEDOUT. Closing /dev/ib_sync_mem or the
