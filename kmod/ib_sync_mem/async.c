@@ -125,6 +125,12 @@ static spinlock_t *sm_async_waitlock(struct sm_async *job)
 	return job->dom ? &job->dom->async_lock : &sm_batch_lock;
 }
 
+/* That list: its domain's, or the batches'. */
+static struct list_head *sm_async_waitlist(struct sm_async *job)
+{
+	return job->dom ? &job->dom->async_waiting : &sm_batch_waiting;
+}
+
 static struct sm_async *to_job(struct dma_fence *f)
 {
 	return container_of(f, struct sm_async, base);
@@ -395,18 +401,20 @@ static bool sm_batch_has(const struct sm_async *job,
 }
 
 /*
- * Signal with @err the jobs that wait for their in-fence on @list (under
- * @lock): those of @dom (all of a domain's list: @batches false; a
- * batch's: one of its clients on @dom), or only @c's if @c is not NULL.
- * One at a time, each taken off the list under @lock and cancelled
- * outside it: its in-fence's callback may unlink the others meanwhile.
+ * Signal with @err the jobs that wait for their in-fence: on @dom's list
+ * all of them, or with @batches on the batches' list those with a client
+ * on @dom; only @c's (those with @c) if @c is not NULL. One at a time,
+ * each taken off its list under the list's lock and cancelled outside it:
+ * its in-fence's callback may unlink the others meanwhile.
  */
-static void sm_async_cancel_waiting(spinlock_t *lock, struct list_head *list,
-				    bool batches,
-				    const struct ib_sync_mem_domain *dom,
+static void sm_async_cancel_waiting(bool batches,
+				    struct ib_sync_mem_domain *dom,
 				    const struct ib_sync_mem_client *c,
 				    int err)
 {
+	spinlock_t *lock = batches ? &sm_batch_lock : &dom->async_lock;
+	struct list_head *list = batches ? &sm_batch_waiting :
+					   &dom->async_waiting;
 	struct sm_async *job, *j;
 
 	for (;;) {
@@ -446,10 +454,8 @@ void sm_async_domain_removed(struct ib_sync_mem_domain *dom)
 	spin_lock_irq(&dom->async_lock);
 	WRITE_ONCE(dom->async_dead, true);
 	spin_unlock_irq(&dom->async_lock);
-	sm_async_cancel_waiting(&dom->async_lock, &dom->async_waiting, false,
-				dom, NULL, -ENODEV);
-	sm_async_cancel_waiting(&sm_batch_lock, &sm_batch_waiting, true, dom,
-				NULL, -ENODEV);
+	sm_async_cancel_waiting(false, dom, NULL, -ENODEV);
+	sm_async_cancel_waiting(true, dom, NULL, -ENODEV);
 }
 
 /**
@@ -467,10 +473,8 @@ void sm_async_client_gone(struct ib_sync_mem_client *c)
 {
 	int err = sm_state_errno(c);
 
-	sm_async_cancel_waiting(&c->dom->async_lock, &c->dom->async_waiting,
-				false, c->dom, c, err);
-	sm_async_cancel_waiting(&sm_batch_lock, &sm_batch_waiting, true, NULL,
-				c, err);
+	sm_async_cancel_waiting(false, c->dom, c, err);
+	sm_async_cancel_waiting(true, c->dom, c, err);
 }
 
 /*
@@ -499,6 +503,7 @@ static int sm_batch_gone(const struct sm_async *job)
 static void sm_async_submit(struct sm_async *job)
 {
 	struct ib_sync_mem_domain *dom = job->dom;
+	spinlock_t *lock = sm_async_waitlock(job);
 	int err = 0;
 
 	/* No in-fence: on the client's engine, if it has one, from here. */
@@ -523,7 +528,7 @@ static void sm_async_submit(struct sm_async *job)
 	 * changed the state: either one finds the job listed or it sees the
 	 * state.
 	 */
-	spin_lock_irq(sm_async_waitlock(job));
+	spin_lock_irq(lock);
 	if (!dom)
 		err = sm_batch_gone(job);
 	else if (dom->async_dead)
@@ -531,9 +536,8 @@ static void sm_async_submit(struct sm_async *job)
 	else if (job->client)
 		err = sm_state_errno(job->client);
 	if (!err && !job->in_done)
-		list_add_tail(&job->node, dom ? &dom->async_waiting :
-				     &sm_batch_waiting);
-	spin_unlock_irq(sm_async_waitlock(job));
+		list_add_tail(&job->node, sm_async_waitlist(job));
+	spin_unlock_irq(lock);
 	if (err)
 		sm_async_cancel(job, err);
 }
