@@ -185,8 +185,7 @@ static void devpath(int reps, int iters)
 	uint32_t id = new_sim("dev-bench-noop", 0, 0);
 	uint32_t clean = new_sim("dev-bench-clean", 0, IB_SYNC_MEM_CLIENT_F_LAZY);
 	int ufd = sm_unpriv_devfd();
-	uint32_t priv = new_region(devfd, "dev-bench-priv");
-	uint32_t unpriv = ufd < 0 ? 0 : new_region(ufd, "dev-bench-unpriv");
+	uint32_t priv, unpriv;
 	struct smnl_client c;
 	uint64_t ns[DP_N], t0;
 	int r, k, i, j, round = 0;
@@ -194,6 +193,8 @@ static void devpath(int reps, int iters)
 	if (ufd < 0)
 		die("an unprivileged file of /dev/%s: %s", IB_SYNC_MEM_DEV_NAME,
 		    errstr(ufd));
+	priv = new_region(devfd, "dev-bench-priv");
+	unpriv = new_region(ufd, "dev-bench-unpriv");
 	for (r = -1; r < reps; r++) {	/* -1: the warm-up */
 		memset(ns, 0, sizeof(ns));
 		for (i = 0; i < iters; i += 100, round++) {

@@ -107,10 +107,11 @@ int smnl_register(struct smnl *nl, const struct smnl_new *req)
 	return ret;
 }
 
-int smnl_register_region(struct smnl *nl, const char *dev, const char *name,
-			 uint64_t addr, uint64_t len, uint32_t access)
+/* The request of a region over @len bytes at @addr with @access. */
+static struct smnl_new smnl_region(const char *dev, const char *name,
+				   uint64_t addr, uint64_t len, uint32_t access)
 {
-	struct smnl_new req = {
+	return (struct smnl_new){
 		.dev = dev,
 		.name = name,
 		.kind = IB_SYNC_MEM_KIND_REGION,
@@ -119,31 +120,58 @@ int smnl_register_region(struct smnl *nl, const char *dev, const char *name,
 		.region_len = len,
 		.region_access = access,
 	};
+}
+
+int smnl_register_region(struct smnl *nl, const char *dev, const char *name,
+			 uint64_t addr, uint64_t len, uint32_t access)
+{
+	struct smnl_new req = smnl_region(dev, name, addr, len, access);
 
 	return smnl_register(nl, &req);
+}
+
+int smnl_create(int devfd, const struct smnl_new *req, char *msg,
+		size_t msg_len)
+{
+	static struct smnl_msg m;
+	struct ib_sync_mem_ioc_create c = {
+		.msg = (uintptr_t)msg, .msg_len = msg_len,
+	};
+	size_t alen, nest;
+
+	smnl_msg_init_family(&m, 0, 0, 0, 0);
+	smnl_put_str(&m, IB_SYNC_MEM_A_CLIENT_NAME, req->name);
+	smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_KIND, req->kind);
+	smnl_put_str(&m, IB_SYNC_MEM_A_DEV_NAME, req->dev);
+	if (req->flags)
+		smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_FLAGS, req->flags);
+	if (req->region_nest) {
+		nest = smnl_nest_start(&m, IB_SYNC_MEM_A_REGION);
+		smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_ADDR, req->region_addr);
+		smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_LEN, req->region_len);
+		smnl_put_u32(&m, IB_SYNC_MEM_A_REGION_ACCESS, req->region_access);
+		smnl_nest_end(&m, nest);
+	}
+	if (req->sim_nest) {
+		nest = smnl_nest_start(&m, IB_SYNC_MEM_A_SIM);
+		smnl_put_u32(&m, IB_SYNC_MEM_A_SIM_LATENCY_US, req->sim_latency_us);
+		smnl_nest_end(&m, nest);
+	}
+	c.attrs = (uintptr_t)smnl_msg_attrs(&m, &alen);
+	c.attrs_len = alen;
+	if (msg && msg_len)
+		msg[0] = '\0';
+	if (ioctl(devfd, IB_SYNC_MEM_IOC_CREATE, &c))
+		return -errno;
+	return c.id;
 }
 
 int smnl_create_region(int devfd, const char *dev, const char *name,
 		       uint64_t addr, uint64_t len, uint32_t access)
 {
-	static struct smnl_msg m;
-	struct ib_sync_mem_ioc_create c = { 0 };
-	size_t alen, nest;
+	struct smnl_new req = smnl_region(dev, name, addr, len, access);
 
-	smnl_msg_init_family(&m, 0, 0, 0, 0);
-	smnl_put_str(&m, IB_SYNC_MEM_A_CLIENT_NAME, name);
-	smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_KIND, IB_SYNC_MEM_KIND_REGION);
-	smnl_put_str(&m, IB_SYNC_MEM_A_DEV_NAME, dev);
-	nest = smnl_nest_start(&m, IB_SYNC_MEM_A_REGION);
-	smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_ADDR, addr);
-	smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_LEN, len);
-	smnl_put_u32(&m, IB_SYNC_MEM_A_REGION_ACCESS, access);
-	smnl_nest_end(&m, nest);
-	c.attrs = (uintptr_t)smnl_msg_attrs(&m, &alen);
-	c.attrs_len = alen;
-	if (ioctl(devfd, IB_SYNC_MEM_IOC_CREATE, &c))
-		return -errno;
-	return c.id;
+	return smnl_create(devfd, &req, NULL, 0);
 }
 
 int smnl_register_dmabuf(struct smnl *nl, const char *dev, const char *name,

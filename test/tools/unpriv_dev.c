@@ -78,37 +78,17 @@ static int create(int fd, const char *name, uint32_t kind, void *addr,
 		  uint64_t len, uint32_t latency_us, uint32_t flags,
 		  char *msg, size_t msg_len)
 {
-	static struct smnl_msg m;
-	struct ib_sync_mem_ioc_create c = {
-		.msg = (uintptr_t)msg, .msg_len = msg_len,
-	};
-	size_t alen, nest;
-	int st;
-
-	smnl_msg_init_family(&m, 0, 0, 0, 0);
-	smnl_put_str(&m, IB_SYNC_MEM_A_CLIENT_NAME, name);
-	smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_KIND, kind);
-	smnl_put_str(&m, IB_SYNC_MEM_A_DEV_NAME, dev_name);
-	if (flags)
-		smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_FLAGS, flags);
-	if (kind == IB_SYNC_MEM_KIND_REGION) {
-		nest = smnl_nest_start(&m, IB_SYNC_MEM_A_REGION);
-		smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_ADDR, (uintptr_t)addr);
-		smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_LEN, len);
+	struct smnl_new req = {
+		.dev = dev_name, .name = name, .kind = kind, .flags = flags,
+		.region_nest = kind == IB_SYNC_MEM_KIND_REGION,
+		.region_addr = (uintptr_t)addr, .region_len = len,
 		/* The device writes it: every direction, inbound too. */
-		smnl_put_u32(&m, IB_SYNC_MEM_A_REGION_ACCESS, IB_SYNC_MEM_REGION_F_WRITE);
-		smnl_nest_end(&m, nest);
-	} else if (latency_us) {
-		nest = smnl_nest_start(&m, IB_SYNC_MEM_A_SIM);
-		smnl_put_u32(&m, IB_SYNC_MEM_A_SIM_LATENCY_US, latency_us);
-		smnl_nest_end(&m, nest);
-	}
-	c.attrs = (uintptr_t)smnl_msg_attrs(&m, &alen);
-	c.attrs_len = alen;
-	if (msg && msg_len)
-		msg[0] = '\0';
-	st = ioc(fd, IB_SYNC_MEM_IOC_CREATE, &c);
-	return st ?: (int)c.id;
+		.region_access = IB_SYNC_MEM_REGION_F_WRITE,
+		.sim_nest = kind != IB_SYNC_MEM_KIND_REGION && latency_us,
+		.sim_latency_us = latency_us,
+	};
+
+	return smnl_create(fd, &req, msg, msg_len);
 }
 
 static int new_region(int fd, const char *name, void *addr, uint64_t len,
