@@ -345,16 +345,27 @@ static struct dma_fence *tc_sync_async(struct ib_sync_mem_client *client,
 				       ktime_t deadline)
 {
 	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
+	struct dma_fence *f;
 
-	atomic_inc(&t->async_calls);
-	if (t->async_fail)
+	if (t->async_fail) {
+		atomic_inc(&t->async_calls);
 		return ERR_PTR(t->async_fail);
+	}
+	f = kt_fence_new();
 	if (t->engine)
 		dma_fence_put(t->engine);
-	t->engine = kt_fence_new();
-	if (!t->engine)
+	WRITE_ONCE(t->engine, f);
+	/*
+	 * Counted once the new engine is published (a value-returning
+	 * atomic orders the store before it): a test that waits for the
+	 * count, then signals t->engine, signals this call's fence, not the
+	 * last one's (async_kind waited for a fence no one signalled, and
+	 * its unregister for the client's busy count, for ever).
+	 */
+	atomic_inc_return(&t->async_calls);
+	if (!f)
 		return ERR_PTR(-ENOMEM);
-	return dma_fence_get(t->engine);
+	return dma_fence_get(f);
 }
 
 const struct ib_sync_mem_ops tc_async_ops = {

@@ -534,9 +534,11 @@ void test_async_kind(struct ib_device *ibdev)
 	if (!IS_ERR(f)) {
 		KT_EXPECT_EQ(atomic_read(&t[0].async_calls), 3);
 		kt_fence_signal(in, 0);
-		KT_EXPECT(KT_WAIT(atomic_read(&t[0].async_calls) == 4, 60));
+		/* Acquire: the engine the counted call published. */
+		KT_EXPECT(KT_WAIT(atomic_read_acquire(&t[0].async_calls) == 4,
+				  60));
 		KT_EXPECT(!dma_fence_is_signaled(f));
-		kt_fence_signal(t[0].engine, 0);
+		kt_fence_signal(READ_ONCE(t[0].engine), 0);
 		KT_EXPECT_EQ(kt_fence_wait(f), 1);
 	} else {
 		kt_fail++;
