@@ -114,20 +114,15 @@ freeze_guard() {
 	vm/kernels.sh --is-debug "$kver" && slow=$((slow * DEBUG_SLOW))
 	stall=$(stall_secs "$slow")
 	bound=$((stall + ${FREEZE_GRACE:-300}))
-	# TCG has left guests with every vCPU halted, interrupts on, and no
-	# timer interrupt ever again (the debug kernel in 20-core and
-	# 35-review, 6.12 once): an NMI from the monitor wakes such a guest,
-	# which then goes on. Woken after 450 s, as this guard first did, its
-	# clock had jumped by that much: its waits of 60 s had timed out, a
-	# suite left its modules loaded and every suite after it failed (CI
-	# of c9418cd, 79 checks), and RCU reported the lost timer ("timer
-	# wakeup didn't happen", a Call Trace) once its stall bound (21 s)
-	# had passed. So the first NMI goes after KICK_SECS (10) of quiet,
-	# the stall still shorter than any of those bounds, another each
-	# minute it stays quiet; each only when every vCPU halts and none
-	# has its local APIC timer counting (a guest idle in a long wait has
-	# one armed). Counted in DIR/kicked and reported (check_kernel), never
-	# hidden.
+	# A TCG guest whose timer interrupt is lost sits with every vCPU
+	# halted, interrupts on; an NMI from the monitor wakes it. Sent early,
+	# as its clock runs on meanwhile (past its 60 s waits and RCU's 21 s
+	# stall bound): the first after KICK_SECS (10) of quiet, another each
+	# minute it stays quiet; each only when every vCPU halts and none has
+	# its local APIC timer counting (a guest idle in a long wait, or with
+	# a task stuck in D state, has one armed: the debug kernel's "stalls"
+	# in 20-core were the async_kind race of 829f8c9, not a lost timer).
+	# Counted in DIR/kicked and reported (check_kernel), never hidden.
 	kick=${KICK_SECS:-10}
 	# Not the lock's holder: its sleep, left running when the guard is
 	# killed, would hold vm.lock for the next run's first seconds.
