@@ -1,7 +1,7 @@
 # libsyncmem (lib/): the C library of syncmem.h, for C and C++ callers.
 # Included by the top-level Makefile; everything it makes is in build/lib:
 #
-#   libsyncmem.so.0.2.0   the shared library, SONAME libsyncmem.so.0, its
+#   libsyncmem.so.0.3.0   the shared library, SONAME libsyncmem.so.0, its
 #                         exports those of lib/libsyncmem.map only
 #   libsyncmem.so.0, libsyncmem.so   its links
 #   libsyncmem.a          the static library: one object, every symbol
@@ -27,7 +27,7 @@
 
 LIB_OUT := build/lib
 LIB_SOVER := 0
-LIB_VERSION := 0.2.0
+LIB_VERSION := 0.3.0
 LIB_SONAME := libsyncmem.so.$(LIB_SOVER)
 LIB_SO := $(LIB_OUT)/libsyncmem.so.$(LIB_VERSION)
 LIB_A := $(LIB_OUT)/libsyncmem.a

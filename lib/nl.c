@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>	/* before ynl.h, which uses it without including it */
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -46,6 +47,20 @@ SM_API struct syncmem *syncmem_open(void)
 		errno = err;
 		return NULL;
 	}
+	return sm;
+}
+
+SM_API struct syncmem *syncmem_open_fd(int fd)
+{
+	struct syncmem *sm;
+
+	/* The one ioctl every file of the device answers, and nothing else. */
+	if (ioctl(fd, IB_SYNC_MEM_IOC_NOP) < 0)
+		return NULL;
+	sm = calloc(1, sizeof(*sm));
+	if (!sm)
+		return NULL;
+	sm->fd = fd;
 	return sm;
 }
 

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define SYNCMEM_VERSION_MAJOR	0
-#define SYNCMEM_VERSION_MINOR	2
+#define SYNCMEM_VERSION_MINOR	3
 
 struct syncmem;
 
@@ -96,6 +96,22 @@ enum syncmem_dir {
  * ENOMEM.
  */
 struct syncmem *syncmem_open(void);
+
+/**
+ * syncmem_open_fd() - a handle on a /dev/ib_sync_mem descriptor the caller has
+ * @fd: an open file of /dev/ib_sync_mem, such as one a privileged process
+ *	opened and passed over (SCM_RIGHTS)
+ *
+ * The handle takes @fd over: syncmem_close() closes it, and the caller
+ * must not. Its rights are the file's, judged at its open (the UAPI
+ * header's "Permissions"), not the caller's; the clients the file created
+ * or owns are the handle's. Its close-on-exec flag is left as it is.
+ *
+ * Return: the handle, or NULL with errno set, @fd then left open: EBADF
+ * (@fd is not open), ENOTTY or EINVAL (not a file of /dev/ib_sync_mem),
+ * ENOMEM.
+ */
+struct syncmem *syncmem_open_fd(int fd);
 
 /**
  * syncmem_close() - close a handle

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace {
 
@@ -32,6 +34,7 @@ const fn api[] = {
 	FN(syncmem_sync_batch), FN(syncmem_sync_batch_async),
 	FN(syncmem_sync_dev), FN(syncmem_fence_wait), FN(syncmem_fence_status),
 	FN(syncmem_uring_prep_sync), FN(syncmem_uring_prep_batch),
+	FN(syncmem_open_fd),
 };
 
 int failed;
@@ -67,6 +70,17 @@ int main()
 	expect(sm == nullptr && errno == ENOENT, "syncmem_open() without the module: NULL, ENOENT");
 	if (sm)
 		syncmem_close(sm);
+	errno = 0;
+	expect(syncmem_open_fd(-1) == nullptr && errno == EBADF,
+	       "syncmem_open_fd(-1): NULL, EBADF");
+	int p[2];
+	expect(pipe(p) == 0, "a pipe");
+	errno = 0;
+	expect(syncmem_open_fd(p[0]) == nullptr && errno == ENOTTY,
+	       "syncmem_open_fd() of a pipe: NULL, ENOTTY");
+	expect(fcntl(p[0], F_GETFD) >= 0, "... and the pipe is left open");
+	close(p[0]);
+	close(p[1]);
 	expect(syncmem_uring_prep_sync(nullptr, nullptr, 1, SYNCMEM_INBOUND, 0, 0, 0, -1) == -EINVAL,
 	       "syncmem_uring_prep_sync() without an SQE is -EINVAL");
 	expect(SYNCMEM_URING_SQE_SIZE == 128, "SYNCMEM_URING_SQE_SIZE is 128");

@@ -42,11 +42,11 @@ installed)
 	done <"$m"
 	# libsyncmem: both parts, the runtime one the SONAME's link to the
 	# library, the development one its header, archive, pkg-config.
-	for f in /usr/local/lib/libsyncmem.so.0 /usr/local/lib/libsyncmem.so.0.2.0; do
+	for f in /usr/local/lib/libsyncmem.so.0 /usr/local/lib/libsyncmem.so.0.3.0; do
 		grep -qxF "lib-runtime $f" "$m" || { echo "manifest lacks runtime $f" >&2; exit 1; }
 	done
-	[ "$(readlink "$root/usr/local/lib/libsyncmem.so.0")" = libsyncmem.so.0.2.0 ] ||
-		{ echo "libsyncmem.so.0 does not name libsyncmem.so.0.2.0" >&2; exit 1; }
+	[ "$(readlink "$root/usr/local/lib/libsyncmem.so.0")" = libsyncmem.so.0.3.0 ] ||
+		{ echo "libsyncmem.so.0 does not name libsyncmem.so.0.3.0" >&2; exit 1; }
 	for f in /usr/local/include/syncmem.h /usr/local/lib/libsyncmem.so \
 		/usr/local/lib/libsyncmem.a /usr/local/lib/pkgconfig/syncmem.pc \
 		/usr/local/share/man/man3/syncmem.3 /usr/local/share/man/man3/syncmem_sync.3; do

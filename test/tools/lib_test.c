@@ -7,27 +7,35 @@
  * fences, the inbound flush, mark-dirty, batches, the device pass, the
  * refusals' errnos and reasons, the io_uring commands' SQEs (on a
  * liburing ring, the one other library a caller needs), deletion over
- * netlink, and the file's clients gone with its close. KTAP. Needs
- * ib_sync_mem and rxe0; root.
+ * netlink, and the file's clients gone with its close; with --spare, a
+ * device removed under the clients of an unprivileged file (a handle
+ * made by syncmem_open_fd() of a file opened without capabilities). KTAP.
+ * Needs ib_sync_mem and rxe0; root.
  *
- *   lib_test [--dev rxe0]
+ *   lib_test [--dev rxe0] [--spare rxe1,veth1]
+ *	--spare: an rxe device this program adds on that netdev, and
+ *	removes under an unprivileged file's clients
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <liburing.h>
 #include <syncmem.h>
 
 #include "ktap.h"
+#include "unpriv.h"
 
 #define LEN	(64 * 1024)
 #define TMO	10000
 
 static const char *dev = "rxe0";
+static char spare_dev[32], spare_net[32];
 
 struct find {
 	uint32_t id;
@@ -183,6 +191,141 @@ static void ring_checks(struct syncmem *sm, uint32_t id, uint32_t ro)
 	io_uring_queue_exit(&ring);
 }
 
+#define PER_USER "/sys/module/ib_sync_mem/parameters/max_clients_per_user"
+
+static int write_param(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
+	return fclose(f) ? -errno : ret;
+}
+
+static long read_param(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* `rdma link ACTION` of the spare device: 0, or -EPROTO. */
+static int spare_link(const char *action)
+{
+	char cmd[160];
+
+	if (!strcmp(action, "add"))
+		snprintf(cmd, sizeof(cmd), "rdma link add %s type rxe netdev %s",
+			 spare_dev, spare_net);
+	else
+		snprintf(cmd, sizeof(cmd), "rdma link delete %s", spare_dev);
+	return system(cmd) ? -EPROTO : 0;
+}
+
+/* Fresh pages of this process, pinned by nobody yet. */
+static void *pages(size_t n)
+{
+	void *p = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * The spare device removed under the clients of an unprivileged file: its
+ * two regions there go with it (ids unknown after, pins given back at
+ * once), the file's region on the other device stays and syncs, and the
+ * file's close deletes that one. max_clients_per_user is 2 meanwhile: the
+ * file's third client on the spare device is -EMFILE with its reason.
+ */
+static void removal_checks(struct syncmem *adm)
+{
+	uint32_t a = 0, b = 0, c3 = 0, keep = 0, idx;
+	long limit = read_param(PER_USER), pin0, pin;
+	void *pa = pages(4), *pb = pages(1), *pc = pages(1), *pk = pages(1);
+	struct syncmem_client c;
+	struct syncmem *u = NULL;
+	int ret, fd, tries;
+
+	ret = spare_link("add");
+	for (tries = 0; !ret && tries < 100 && syncmem_dev_index(adm, spare_dev, &idx); tries++)
+		usleep(100000);
+	if (!ktap_result(!ret && tries < 100 && pa && pb && pc && pk && limit > 0,
+			 "removal: %s added on %s, attached (max_clients_per_user %ld)",
+			 spare_dev, spare_net, limit))
+		return;
+	fd = sm_unpriv_devfd();
+	u = fd >= 0 ? syncmem_open_fd(fd) : NULL;
+	if (!ktap_result(u != NULL, "removal: syncmem_open_fd() of a file opened without capabilities (%s)",
+			 errstr(fd < 0 ? fd : -errno))) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	ret = syncmem_sync_dev(u, idx, SYNCMEM_TO_DEVICE, TMO, NULL);
+	ktap_result(ret == -EPERM, "removal: the handle is unprivileged: its device pass is -EPERM (%s)",
+		    errstr(ret));
+	ret = write_param(PER_USER, 2);
+	ktap_result(!ret, "removal: max_clients_per_user=2 (%s)", errstr(ret));
+	pin0 = vm_pin_kb();
+	ret = syncmem_region_create(u, spare_dev, "lib-rm-a", pa, 4 * 4096,
+				    SYNCMEM_REGION_WRITE, 0, &a);
+	ret = ret ?: syncmem_region_create(u, spare_dev, "lib-rm-b", pb, 4096,
+					   SYNCMEM_REGION_WRITE, 0, &b);
+	ret = ret ?: syncmem_region_create(u, dev, "lib-rm-keep", pk, 4096,
+					   SYNCMEM_REGION_WRITE, 0, &keep);
+	pin = vm_pin_kb();
+	ktap_result(!ret && pin - pin0 == 6 * 4, "removal: two regions on %s (4 and 1 pages), one on %s: %ld kB more pinned (%s)",
+		    spare_dev, dev, pin - pin0, errstr(ret));
+	ret = syncmem_region_create(u, spare_dev, "lib-rm-c", pc, 4096, 0, 0, &c3);
+	ktap_result(ret == -EMFILE && strstr(syncmem_errmsg(u), "max_clients_per_user"),
+		    "removal: a third on %s is -EMFILE, \"%s\" (%s)", spare_dev,
+		    syncmem_errmsg(u), errstr(ret));
+	ret = syncmem_sync(u, a, SYNCMEM_TO_DEVICE, 0, 0, TMO);
+	ret = ret ?: syncmem_flush_inbound(u, b, TMO);
+	ktap_result(!ret, "removal: its clients on %s sync and flush (%s)", spare_dev, errstr(ret));
+
+	ret = spare_link("delete");
+	pin = vm_pin_kb();
+	ktap_result(!ret && pin - pin0 == 4, "removal: %s removed: its two regions' pins given back at once (%ld kB still pinned, the other device's region's 4)",
+		    spare_dev, pin - pin0);
+	ktap_result(syncmem_client_get(adm, a, &c) == -ENOENT &&
+		    syncmem_client_get(adm, b, &c) == -ENOENT,
+		    "removal: the family knows neither client any more");
+	ret = syncmem_sync(u, a, SYNCMEM_TO_DEVICE, 0, 0, TMO);
+	ktap_result(ret == -ENOENT, "removal: a sync of one by the file that made it: -ENOENT (%s)", errstr(ret));
+	ret = syncmem_flush_inbound(u, b, TMO);
+	ktap_result(ret == -ENOENT, "removal: the other's inbound flush: -ENOENT (%s)", errstr(ret));
+	ret = syncmem_client_delete(u, a);
+	ktap_result(ret == -ENOENT, "removal: deleting one: -ENOENT (%s)", errstr(ret));
+	ret = syncmem_sync(u, keep, SYNCMEM_TO_DEVICE, 0, 0, TMO);
+	ktap_result(!ret, "removal: the file's region on %s still syncs (%s)", dev, errstr(ret));
+	syncmem_close(u);
+	u = NULL;
+	ktap_result(syncmem_client_get(adm, keep, &c) == -ENOENT && vm_pin_kb() == pin0,
+		    "removal: the file closed: its last client gone, nothing pinned (%ld kB)",
+		    vm_pin_kb() - pin0);
+out:
+	if (u)
+		syncmem_close(u);
+	if (limit > 0)
+		ktap_result(!write_param(PER_USER, limit), "removal: max_clients_per_user back to %ld", limit);
+	if (syncmem_dev_index(adm, spare_dev, &idx) == 0)
+		ktap_result(!spare_link("delete"), "removal: %s deleted", spare_dev);
+	munmap(pa, 4 * 4096);
+	munmap(pb, 4096);
+	munmap(pc, 4096);
+	munmap(pk, 4096);
+}
+
 static int stop_cb(const struct syncmem_client *c, void *arg)
 {
 	(void)c;
@@ -202,8 +345,22 @@ int main(int argc, char **argv)
 	struct find f;
 	int ret, fence, n = 0;
 
-	if (argc == 3 && !strcmp(argv[1], "--dev"))
-		dev = argv[2];
+	static const struct option opts[] = {
+		{ "dev", required_argument, NULL, 'd' },
+		{ "spare", required_argument, NULL, 's' },
+		{ 0 }
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt == 'd') {
+			dev = optarg;
+		} else if (opt != 's' ||
+			   sscanf(optarg, "%31[^,],%31s", spare_dev, spare_net) != 2) {
+			fprintf(stderr, "usage: lib_test [--dev DEV] [--spare RXE,NETDEV]\n");
+			return 2;
+		}
+	}
 	ktap_start();
 	if (posix_memalign((void **)&buf, 4096, LEN) ||
 	    posix_memalign((void **)&buf2, 4096, LEN) ||
@@ -363,6 +520,9 @@ int main(int argc, char **argv)
 		  (unsigned long long)dr.pass);
 	ktap_result(!ret && dr.clients >= 2 && dr.errors == 0 && dr.err == 0,
 		    "sync_dev to-device: the pass ran its clients");
+
+	if (spare_dev[0])
+		removal_checks(sm);
 
 	/* Deletion over netlink, and the file's clients gone at close. */
 	ret = syncmem_client_delete(sm, lazy);

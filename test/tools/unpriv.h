@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/ib_sync_mem_dev.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -27,12 +26,15 @@ static inline int sm_drop_caps(void)
 	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
 
+/* The device's node (IB_SYNC_MEM_DEV_NAME; syncmem_open()'s). */
+#define SM_DEV_PATH	"/dev/ib_sync_mem"
+
 /*
  * A file of the device opened by a child without capabilities, handed to
  * this process (SCM_RIGHTS): an unprivileged file in a privileged
- * process, so that one loop can time both kinds of file. The fd, or
- * -errno: -EPERM if the child could not drop its capabilities, -EIO for
- * any other failure.
+ * process, so that one loop can time both kinds of file, or one program
+ * remove a device under it. The fd, or -errno: -EPERM if the child could
+ * not drop its capabilities, -EIO for any other failure.
  */
 static inline int sm_unpriv_devfd(void)
 {
@@ -53,7 +55,7 @@ static inline int sm_unpriv_devfd(void)
 		close(sv[0]);
 		if (sm_drop_caps())
 			_exit(1);
-		fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+		fd = open(SM_DEV_PATH, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			_exit(2);
 		memset(ctl, 0, sizeof(ctl));

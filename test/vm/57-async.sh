@@ -112,8 +112,10 @@ kill -KILL "$owner"
 wait "$owner" || true
 check "killed and reaped: the client it owned is gone already" lacks_client "$own_id"
 # libsyncmem's calls against the module, from a program on the library
-# alone (test/tools/lib_test.c, linked with libsyncmem.a).
-run_prog lib_test --dev rxe0
+# alone (test/tools/lib_test.c, linked with libsyncmem.a), and rxe1 removed
+# under the clients of an unprivileged file (syncmem_open_fd()).
+run_prog lib_test --dev rxe0 --spare rxe1,veth1
+check "rxe1 is gone after lib_test" lacks_device rxe1
 # The example's verbs need ib_uverbs: 6.12's rdma_rxe loads it, 7.3's
 # does not, and without udev nothing else does when this suite runs alone.
 check "ib_uverbs loaded, its node in /dev/infiniband" \
