@@ -70,17 +70,23 @@ TOOLS_URING := uring_dev lib_test
 
 tools: $(TOOLS) $(TOOLS_LIBSYNCMEM)
 
-build/bin/%: test/tools/%.c $(TOOLS_NL) $(wildcard test/tools/*.h) $(wildcard kmod/include/uapi/linux/*.h)
-	@mkdir -p build/bin
-	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ikmod/include/uapi -o $@ $< $(TOOLS_NL) \
-		$(TOOLS_LDLIBS) -lpthread $(if $(filter $(TOOLS_VERBS),$*),-libverbs) \
-		$(if $(filter $(TOOLS_URING),$*),-l:liburing.a)
-
 # The family's C library generated from the YNL spec, for the tools.
 include test/tools/ynl.mk
 # libsyncmem, the C library for C and C++ callers (on the same generated
 # code): make lib, make install-lib.
 include lib/lib.mk
+
+# The tools that speak the family and the ioctls raw but make their regions
+# as a program does, through libsyncmem (test/tools/smlib.h).
+TOOLS_SMLIB := dev_bench uring_dev unpriv_dev
+
+build/bin/%: test/tools/%.c $(TOOLS_NL) $(wildcard test/tools/*.h) $(wildcard kmod/include/uapi/linux/*.h) \
+		$(LIB_A) lib/include/syncmem.h
+	@mkdir -p build/bin
+	$(TOOLS_CC) $(TOOLS_CFLAGS) -Ikmod/include/uapi $(if $(filter $(TOOLS_SMLIB),$*),-Ilib/include) \
+		-o $@ $< $(TOOLS_NL) $(if $(filter $(TOOLS_SMLIB),$*),$(LIB_A)) \
+		$(TOOLS_LDLIBS) -lpthread $(if $(filter $(TOOLS_VERBS),$*),-libverbs) \
+		$(if $(filter $(TOOLS_URING),$*),-l:liburing.a)
 
 $(TOOLS_LIBSYNCMEM): build/bin/%: test/tools/%.c $(LIB_A) lib/include/syncmem.h
 	@mkdir -p build/bin

@@ -68,6 +68,7 @@
 #include "ktap.h"
 #include "smnl.h"
 #include "syncfile.h"
+#include "smlib.h"
 #include "unpriv.h"
 #include "benchtool.h"
 
@@ -126,8 +127,8 @@ static uint32_t new_region(int fd, const char *name)
 
 	if (mem == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
-	id = smnl_create_region(fd, dev, name, (uintptr_t)mem, page,
-				IB_SYNC_MEM_REGION_F_WRITE);
+	id = sm_lib_region(fd, dev, name, mem, page, SYNCMEM_REGION_WRITE, 0,
+			   NULL, 0);
 	if (id <= 0)
 		die("CREATE of region %s on %s: %s", name, dev, errstr(id));
 	return id;

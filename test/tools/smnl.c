@@ -145,13 +145,6 @@ int smnl_create(int devfd, const struct smnl_new *req, char *msg,
 	smnl_put_str(&m, IB_SYNC_MEM_A_DEV_NAME, req->dev);
 	if (req->flags)
 		smnl_put_u32(&m, IB_SYNC_MEM_A_CLIENT_FLAGS, req->flags);
-	if (req->region_nest) {
-		nest = smnl_nest_start(&m, IB_SYNC_MEM_A_REGION);
-		smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_ADDR, req->region_addr);
-		smnl_put_u64(&m, IB_SYNC_MEM_A_REGION_LEN, req->region_len);
-		smnl_put_u32(&m, IB_SYNC_MEM_A_REGION_ACCESS, req->region_access);
-		smnl_nest_end(&m, nest);
-	}
 	if (req->sim_nest) {
 		nest = smnl_nest_start(&m, IB_SYNC_MEM_A_SIM);
 		smnl_put_u32(&m, IB_SYNC_MEM_A_SIM_LATENCY_US, req->sim_latency_us);
@@ -164,14 +157,6 @@ int smnl_create(int devfd, const struct smnl_new *req, char *msg,
 	if (ioctl(devfd, IB_SYNC_MEM_IOC_CREATE, &c))
 		return -errno;
 	return c.id;
-}
-
-int smnl_create_region(int devfd, const char *dev, const char *name,
-		       uint64_t addr, uint64_t len, uint32_t access)
-{
-	struct smnl_new req = smnl_region(dev, name, addr, len, access);
-
-	return smnl_create(devfd, &req, NULL, 0);
 }
 
 int smnl_register_dmabuf(struct smnl *nl, const char *dev, const char *name,

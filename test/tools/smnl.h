@@ -74,15 +74,14 @@ int smnl_register_region(struct smnl *nl, const char *dev, const char *name,
 			 uint64_t addr, uint64_t len, uint32_t access);
 /*
  * IB_SYNC_MEM_IOC_CREATE through @devfd (an open /dev/ib_sync_mem) of
- * @req (by @dev's name; the region nest, or the sim nest with its latency
- * only): its id, owned by that file, or -errno with the module's reason in
- * @msg (@msg_len bytes; none if NULL).
+ * @req (by @dev's name; the sim nest with its latency only), raw: for the
+ * requests libsyncmem will not send (a sim, an unknown kind). Regions
+ * and dma-buf clients are made through the library (smlib.h). Its id,
+ * owned by that file, or -errno with the module's reason in @msg
+ * (@msg_len bytes; none if NULL).
  */
 int smnl_create(int devfd, const struct smnl_new *req, char *msg,
 		size_t msg_len);
-/* The same of a region over @len bytes at @addr, @access its access. */
-int smnl_create_region(int devfd, const char *dev, const char *name,
-		       uint64_t addr, uint64_t len, uint32_t access);
 int smnl_register_dmabuf(struct smnl *nl, const char *dev, const char *name,
 			 int fd);
 int smnl_register_sim(struct smnl *nl, const char *dev, const char *name,

@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 
 #include "ktap.h"
+#include "smlib.h"
 #include "smnl.h"
 #include "smnl_raw.h"
 #include "syncfile.h"
@@ -70,39 +71,37 @@ static long vm_pin(void)
 }
 
 /*
- * CREATE through @fd of a client of @kind (a region over @addr, @len; a
- * sim of @latency_us) with CLIENT_NEW's @flags: its id, or -errno with
+ * CREATE through @fd of a client of @kind (a sim of @latency_us), raw: the
+ * library makes regions and dma-buf clients only. Its id, or -errno with
  * the reason in @msg.
  */
-static int create(int fd, const char *name, uint32_t kind, void *addr,
-		  uint64_t len, uint32_t latency_us, uint32_t flags,
-		  char *msg, size_t msg_len)
+static int create(int fd, const char *name, uint32_t kind,
+		  uint32_t latency_us, char *msg, size_t msg_len)
 {
 	struct smnl_new req = {
-		.dev = dev_name, .name = name, .kind = kind, .flags = flags,
-		.region_nest = kind == IB_SYNC_MEM_KIND_REGION,
-		.region_addr = (uintptr_t)addr, .region_len = len,
-		/* The device writes it: every direction, inbound too. */
-		.region_access = IB_SYNC_MEM_REGION_F_WRITE,
-		.sim_nest = kind != IB_SYNC_MEM_KIND_REGION && latency_us,
+		.dev = dev_name, .name = name, .kind = kind,
+		.sim_nest = latency_us != 0,
 		.sim_latency_us = latency_us,
 	};
 
 	return smnl_create(fd, &req, msg, msg_len);
 }
 
+/*
+ * A region of @fd's file over @len bytes at @addr, as a program makes one
+ * (libsyncmem); the device writes it: every direction, inbound too.
+ */
 static int new_region(int fd, const char *name, void *addr, uint64_t len,
 		      uint32_t flags, char *msg, size_t msg_len)
 {
-	return create(fd, name, IB_SYNC_MEM_KIND_REGION, addr, len, 0, flags,
-		      msg, msg_len);
+	return sm_lib_region(fd, dev_name, name, addr, len,
+			     SYNCMEM_REGION_WRITE, flags, msg, msg_len);
 }
 
 static int new_sim(int fd, const char *name, uint32_t latency_us, char *msg,
 		   size_t msg_len)
 {
-	return create(fd, name, IB_SYNC_MEM_KIND_SIM, NULL, 0, latency_us, 0,
-		      msg, msg_len);
+	return create(fd, name, IB_SYNC_MEM_KIND_SIM, latency_us, msg, msg_len);
 }
 
 static int del(int fd, uint32_t id)
@@ -621,7 +620,7 @@ int main(int argc, char **argv)
 		test_foreign(fd, kept[0], 0x7ffffff0, "an id that does not exist");
 	if (kept[0])
 		test_admin_only(fd, kept[0], foreign);
-	st = create(fd, "unpriv-nokind", 0x7fff, NULL, 0, 0, 0, msg, sizeof(msg));
+	st = create(fd, "unpriv-nokind", 0x7fff, 0, msg, sizeof(msg));
 	ktap_result(st == -EOPNOTSUPP, "CREATE of an unknown kind: EOPNOTSUPP (%d \"%s\")", st, msg);
 	test_memlock(fd);
 	if (kept[0])

@@ -49,6 +49,7 @@
 #include "smnl.h"
 #include "smnl_raw.h"
 #include "syncfile.h"
+#include "smlib.h"
 #include "unpriv.h"
 
 #define TO_DEV	IB_SYNC_MEM_SYNC_TO_DEVICE
@@ -572,8 +573,8 @@ static void test_permission(uint32_t id)
 		mem = mmap(NULL, page, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		own = mem == MAP_FAILED ? -ENOMEM :
-		      smnl_create_region(fd, dev_name, "uring-own-region", (uintptr_t)mem,
-					 page, IB_SYNC_MEM_REGION_F_WRITE);
+		      sm_lib_region(fd, dev_name, "uring-own-region", mem, page,
+				    SYNCMEM_REGION_WRITE, 0, NULL, 0);
 		if (own <= 0)
 			_exit(15);
 		s.id = own;
