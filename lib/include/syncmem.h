@@ -119,8 +119,10 @@ struct syncmem *syncmem_open_fd(int fd);
  *
  * Closes its descriptors. The clients its file created or took over
  * (syncmem_region_create(), syncmem_client_own()) are deleted by the
- * close, after their syncs in flight; fences already returned still
- * signal (-ENODEV for a sync that had not run).
+ * close, after their syncs in flight, when its descriptor was the file's
+ * last (a duplicate, in this process or another, keeps the file and its
+ * clients); fences already returned still signal (-ENODEV for a sync
+ * that had not run).
  */
 void syncmem_close(struct syncmem *sm);
 
