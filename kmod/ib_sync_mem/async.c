@@ -30,9 +30,14 @@
  * flusher made or recovered), and what may allocate or take a lock comes
  * after the signal: the sync_failed events, the puts of the job's
  * references. Any other job (a device's, or one with a client that is not
- * fence-safe: a dma-buf client's ->sync waits for its reservation's fences
- * and brackets CPU access through the exporter) runs the sync outside the
- * section, as a blocking sync would, and only the signal inside it. A
+ * fence-safe: a dma-buf client's ->sync brackets CPU access through the
+ * exporter) runs the sync outside the section, as a blocking sync would,
+ * and only the signal inside it. The fences a client's ->deps names (a
+ * dma-buf's reservation's) are collected by the submitter and merged with
+ * the in-fence into the one fence the job waits for by its callback
+ * (sm_async_deps(), as drm/scheduler collects a job's dependencies): a
+ * job never waits for them in a worker, and the cancellers end that wait
+ * as they end an in-fence's; only the in-fence's error is the job's. A
  * ->sync must never wait for a fence that depends on an asynchronous sync
  * of its own client. The workqueue has a rescuer (WQ_MEM_RECLAIM):
  * reclaim may wait for these fences.
@@ -49,6 +54,7 @@
  * then sends the sync_failed event and drops what the job held.
  */
 #include <linux/dma-fence.h>
+#include <linux/dma-fence-unwrap.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
@@ -61,8 +67,11 @@
  * @base: the fence; first, dma_fence_free() style
  * @lock: the fence's lock
  * @work: runs the sync and signals
- * @cb: on @in while the job waits for it
- * @in: the in-fence (a reference), or NULL
+ * @cb: on @wait while the job waits for it
+ * @in: the in-fence (a reference), or NULL: its error is the job's
+ * @wait: what the job waits for before it runs (a reference): @in, or @in
+ *	and the fences its clients' ->deps named at submission merged into
+ *	one; NULL for nothing
  * @kind: the kind's fence of a sync on its engine (a reference), or NULL
  * @kind_cb: on @kind
  * @end_work: after @kind signalled: the event, the references
@@ -74,8 +83,8 @@
  * @dom: the job's domain (a reference); NULL for a batch, whose clients
  *	may be on several devices
  * @node: on @dom->async_waiting (a batch: sm_batch_waiting) while the job
- *	waits for @in
- * @in_done: @in's callback ran (under sm_async_waitlock())
+ *	waits for @wait
+ * @in_done: @wait's callback ran (under sm_async_waitlock())
  * @safe: every client is IB_SYNC_MEM_F_FENCE_SAFE: the work item runs
  *	inside a fence signalling section
  * @dir: the sync's direction
@@ -90,6 +99,7 @@ struct sm_async {
 	struct work_struct work;
 	struct dma_fence_cb cb;
 	struct dma_fence *in;
+	struct dma_fence *wait;
 	struct dma_fence *kind;
 	struct dma_fence_cb kind_cb;
 	struct work_struct end_work;
@@ -188,6 +198,8 @@ static void sm_async_release(struct sm_async *job)
 		dma_fence_put(job->kind);
 	if (job->in)
 		dma_fence_put(job->in);
+	if (job->wait)
+		dma_fence_put(job->wait);
 	if (job->client)
 		ib_sync_mem_put(job->client);
 	while (job->n)
@@ -382,7 +394,7 @@ static void sm_async_in_signalled(struct dma_fence *in, struct dma_fence_cb *cb)
  */
 static void sm_async_cancel(struct sm_async *job, int err)
 {
-	if (dma_fence_remove_callback(job->in, &job->cb))
+	if (dma_fence_remove_callback(job->wait, &job->cb))
 		sm_async_signal(job, err);
 }
 
@@ -499,15 +511,72 @@ static int sm_batch_gone(const struct sm_async *job)
 	return 0;
 }
 
-/* Queue @job now, or once its in-fence signalled. */
+/*
+ * What @job waits for before it runs (@job->wait): its in-fence and the
+ * fences the ->deps of its @n clients @e name now, merged into one flat
+ * fence (as drm/scheduler collects a job's dependencies before it arms
+ * the job); the in-fence alone if no client has ->deps. Before the job's
+ * fence is published, where it may allocate. 0, or -errno: a ->deps'
+ * refusal, -ENOMEM.
+ */
+static int sm_async_deps(struct sm_async *job,
+			 const struct ib_sync_mem_batch_entry *e,
+			 unsigned int n)
+{
+	struct dma_fence_unwrap *cursors;
+	struct dma_fence **f, *d;
+	unsigned int i, k = 0;
+	int err = 0;
+
+	for (i = 0; i < n; i++)
+		if (e[i].client->ops->deps)
+			break;
+	if (i == n) {
+		job->wait = job->in ? dma_fence_get(job->in) : NULL;
+		return 0;
+	}
+	f = kvmalloc_array(n + 1, sizeof(*f), GFP_KERNEL);
+	cursors = kvmalloc_array(n + 1, sizeof(*cursors), GFP_KERNEL);
+	if (!f || !cursors) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (job->in)
+		f[k++] = dma_fence_get(job->in);
+	for (; i < n; i++) {
+		if (!e[i].client->ops->deps)
+			continue;
+		d = e[i].client->ops->deps(e[i].client, job->dir);
+		if (IS_ERR(d)) {
+			err = PTR_ERR(d);
+			goto out;
+		}
+		if (d)
+			f[k++] = d;
+	}
+	/* The merge takes its own references; a signalled stub for none. */
+	if (k) {
+		job->wait = __dma_fence_unwrap_merge(k, f, cursors);
+		if (!job->wait)
+			err = -ENOMEM;
+	}
+out:
+	while (k)
+		dma_fence_put(f[--k]);
+	kvfree(cursors);
+	kvfree(f);
+	return err;
+}
+
+/* Queue @job now, or once what it waits for signalled. */
 static void sm_async_submit(struct sm_async *job)
 {
 	struct ib_sync_mem_domain *dom = job->dom;
 	spinlock_t *lock = sm_async_waitlock(job);
 	int err = 0;
 
-	/* No in-fence: on the client's engine, if it has one, from here. */
-	if (!job->in) {
+	/* Nothing to wait for: on the client's engine, if it has one, here. */
+	if (!job->wait) {
 		err = sm_async_kind(job);
 		if (err < 0) {
 			sm_async_signal_only(job, err);
@@ -517,9 +586,9 @@ static void sm_async_submit(struct sm_async *job)
 		if (err)
 			return;
 	}
-	if (!job->in ||
-	    dma_fence_add_callback(job->in, &job->cb, sm_async_in_signalled)) {
-		/* No in-fence, or it has signalled already. */
+	if (!job->wait ||
+	    dma_fence_add_callback(job->wait, &job->cb, sm_async_in_signalled)) {
+		/* Nothing to wait for, or it has signalled already. */
 		queue_work(sm_async_wq, &job->work);
 		return;
 	}
@@ -540,6 +609,26 @@ static void sm_async_submit(struct sm_async *job)
 	spin_unlock_irq(lock);
 	if (err)
 		sm_async_cancel(job, err);
+}
+
+/*
+ * Submit @job, which syncs the @n clients @e, after their ->deps: its
+ * fence, or an ERR_PTR with the job dropped (its fence never published).
+ */
+static struct dma_fence *sm_async_start(struct sm_async *job,
+					const struct ib_sync_mem_batch_entry *e,
+					unsigned int n)
+{
+	int err = sm_async_deps(job, e, n);
+
+	if (err) {
+		sm_async_signal_only(job, err);
+		sm_async_release(job);		/* the work item's reference */
+		dma_fence_put(&job->base);	/* the caller's */
+		return ERR_PTR(err);
+	}
+	sm_async_submit(job);
+	return &job->base;
 }
 
 static struct sm_async *sm_async_new(struct ib_sync_mem_domain *dom,
@@ -590,9 +679,10 @@ static struct sm_async *sm_async_new(struct ib_sync_mem_domain *dom,
  *
  * Return: a fence (the caller's reference) signalled once when the sync
  * completed, with its error (dma_fence_get_status()): what
- * ib_sync_mem_sync() or ib_sync_mem_sync_range() would have returned. If
- * @client is unregistered or invalidated, or its device goes, while the
- * sync waits for @in, the fence signals then, before that call returns:
+ * ib_sync_mem_sync() or ib_sync_mem_sync_range() would have returned. The
+ * sync waits for @in and what @client's ->deps names now, by a callback.
+ * If @client is unregistered or invalidated, or its device goes, while the
+ * sync waits for them, the fence signals then, before that call returns:
  * -ENODEV, or -ENXIO for the client's memory gone. Bad input is
  * refused here: ERR_PTR(-EINVAL) (direction, range), -ERANGE, -EOPNOTSUPP
  * (inbound of a client that cannot), -ENOMEM.
@@ -602,6 +692,7 @@ struct dma_fence *ib_sync_mem_sync_async(struct ib_sync_mem_client *client,
 					 u64 len, unsigned int timeout_ms,
 					 struct dma_fence *in)
 {
+	struct ib_sync_mem_batch_entry one;
 	struct sm_async *job;
 	int err;
 
@@ -615,8 +706,8 @@ struct dma_fence *ib_sync_mem_sync_async(struct ib_sync_mem_client *client,
 	job->offset = offset;
 	job->len = len;
 	job->safe = client->flags & IB_SYNC_MEM_F_FENCE_SAFE;
-	sm_async_submit(job);
-	return &job->base;
+	one = (struct ib_sync_mem_batch_entry){ .client = client };
+	return sm_async_start(job, &one, 1);
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync_async);
 
@@ -667,8 +758,8 @@ struct dma_fence *sm_sync_domain_async(struct ib_sync_mem_domain *dom,
 	job = sm_async_new(dom, name, dir, timeout_ms, in);
 	if (!job)
 		return ERR_PTR(-ENOMEM);
-	sm_async_submit(job);
-	return &job->base;
+	/* Its clients' ->deps are not collected: each ->sync waits. */
+	return sm_async_start(job, NULL, 0);
 }
 
 /**
@@ -682,10 +773,11 @@ struct dma_fence *sm_sync_domain_async(struct ib_sync_mem_domain *dom,
  *
  * The entries' results are not reported one by one: the fence carries the
  * first entry's error (in the batch's order), 0 if none failed. While it
- * waits for @in, the unregister or invalidation of any of its clients, or
- * the removal of any of their devices, signals it at once with that
- * client's errno (-ENODEV, or -ENXIO for its memory gone) and no entry
- * synced, as for ib_sync_mem_sync_async().
+ * waits for @in or what its clients' ->deps named, the unregister or
+ * invalidation of any of its clients, or the removal of any of their
+ * devices, signals it at once with that client's errno (-ENODEV, or
+ * -ENXIO for its memory gone) and no entry synced, as for
+ * ib_sync_mem_sync_async().
  *
  * Return: a fence, as ib_sync_mem_sync_async(); ERR_PTR(-EINVAL) for no
  * entry, a bad direction or range (then -ERANGE, -EOPNOTSUPP as there),
@@ -725,8 +817,7 @@ ib_sync_mem_sync_many_async(const struct ib_sync_mem_batch_entry *e,
 	}
 	job->batch = batch;
 	job->n = n;
-	sm_async_submit(job);
-	return &job->base;
+	return sm_async_start(job, batch, n);
 }
 EXPORT_SYMBOL_GPL(ib_sync_mem_sync_many_async);
 

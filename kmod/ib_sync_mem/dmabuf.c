@@ -64,9 +64,12 @@
  * A sync waits on fences, and allocates and locks through the exporter,
  * so a dma-buf client is not IB_SYNC_MEM_F_FENCE_SAFE: its asynchronous
  * sync runs outside the fence's signalling section (async.c), bounded by
- * its deadline as every sync is. A client that userspace registered without
- * the owned flag keeps its buffer until it is deleted, like a memory region
- * keeps its pages: the buffer is the client's, not the importing file's.
+ * its deadline as every sync is. It waits for the reservation's fences
+ * before that, by a callback (->deps, sm_dmabuf_deps()), holding no
+ * worker; its ->sync then waits only for fences added since. A client
+ * that userspace registered without the owned flag keeps its buffer until
+ * it is deleted, like a memory region keeps its pages: the buffer is the
+ * client's, not the importing file's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -526,9 +529,29 @@ static int sm_dmabuf_inbound_target(struct ib_sync_mem_client *client,
 	return ret;
 }
 
+/*
+ * What an asynchronous sync in @dir waits for, by a callback, before its
+ * ->sync runs: the fences sm_dmabuf_wait() waits for, as the reservation
+ * holds them now (an inbound flush waits for none: it reads through the
+ * NIC). Unlocked, as dma_resv_wait_timeout() reads them.
+ */
+static struct dma_fence *sm_dmabuf_deps(struct ib_sync_mem_client *client,
+					enum ib_sync_mem_dir dir)
+{
+	struct sm_dmabuf *d = ib_sync_mem_client_priv(sm_dmabuf_owner, client);
+	struct dma_fence *f = NULL;
+	int ret;
+
+	if (dir == IB_SYNC_MEM_INBOUND)
+		return NULL;
+	ret = dma_resv_get_singleton(d->buf->resv, sm_dmabuf_usage(dir), &f);
+	return ret ? ERR_PTR(ret) : f;
+}
+
 static const struct ib_sync_mem_ops sm_dmabuf_ops = {
 	.owner = THIS_MODULE,
 	.sync = sm_dmabuf_sync,
+	.deps = sm_dmabuf_deps,
 	.inbound_target = sm_dmabuf_inbound_target,
 	.revalidate = sm_dmabuf_revalidate,
 	.invalidate = sm_dmabuf_invalidate,

@@ -38,12 +38,14 @@
 #include <unistd.h>
 #include <libdrm/drm.h>
 #include <libdrm/drm_mode.h>
+#include <linux/ib_sync_mem_dev.h>
 #include <linux/udmabuf.h>
 
 #include "ktap.h"
 #include "rdmalink.h"
 #include "smdebugfs.h"
 #include "smnl.h"
+#include "syncfile.h"
 
 /*
  * vgem's two ioctls, from the kernel's include/uapi/drm/vgem_drm.h (not
@@ -544,6 +546,117 @@ static void test_removal(const char *name)
 	ret = smnl_wait_gone(&nl, id, bound_ms(30000));
 	ktap_result(ret == 0, "removal: the client went with its device");
 out:
+	vbuf_close_fd(&b);
+	vbuf_close_handle(&b);
+}
+
+/* IB_SYNC_MEM_IOC_SYNC of @id with F_ASYNC: the fence's fd, or -errno. */
+static int sync_async(uint32_t id, uint32_t dir, uint32_t timeout_ms)
+{
+	struct ib_sync_mem_ioc_sync r = {
+		.id = id, .dir = dir, .flags = IB_SYNC_MEM_IOC_F_ASYNC,
+		.timeout_ms = timeout_ms,
+	};
+	int fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, IB_SYNC_MEM_IOC_SYNC, &r) ? -errno : r.out_fence;
+	close(fd);
+	return ret;
+}
+
+/* The same of a batch of the one client @id: the fence's fd, or -errno. */
+static int sync_batch_async(uint32_t id, uint32_t dir, uint32_t timeout_ms)
+{
+	struct ib_sync_mem_ioc_entry e = { .id = id };
+	struct ib_sync_mem_ioc_sync_batch r = {
+		.entries = (uintptr_t)&e, .n = 1, .dir = dir,
+		.flags = IB_SYNC_MEM_IOC_F_ASYNC, .timeout_ms = timeout_ms,
+	};
+	int fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, IB_SYNC_MEM_IOC_SYNC_BATCH, &r) ? -errno : r.out_fence;
+	close(fd);
+	return ret;
+}
+
+/*
+ * An asynchronous sync of a dma-buf client waits for the fences its
+ * buffer's reservation holds when it is submitted as it waits for an
+ * in-fence: by a callback, holding no worker (as drm/scheduler waits for
+ * a job's dependencies). So the client's deletion ends that wait at once:
+ * the sync's fence signals -ENODEV and the deletion returns while the
+ * reservation's fence (one of ib_sync_mem_test's, which never signals by
+ * itself) is still unsignalled. A worker blocked in the client's ->sync
+ * would hold the deletion until the sync's timeout (-ETIMEDOUT). The
+ * same for a batch (@batch). And once the reservation's fence signals, a
+ * second such sync runs: 1 (no error), one sync.
+ */
+static void test_async_deps_one(bool batch)
+{
+	const char *form = batch ? "batch" : "one client";
+	int id, f = -1, ret, unsignalled, st;
+	struct vbuf b;
+
+	ret = vbuf_create(&b);
+	id = ret ? ret : smnl_register_dmabuf(&nl, dev, "vs-async-deps", b.fd);
+	if (!ktap_result(id > 0, "deps (%s): a dma-buf client", form)) {
+		ktap_diag("%s \"%s\"", errstr(id), nl.extack);
+		goto out;
+	}
+	ret = kt_fence_add(b.fd);
+	f = ret ? ret : batch ? sync_batch_async(id, IB_SYNC_MEM_SYNC_TO_CPU, FENCED_MS) :
+				sync_async(id, IB_SYNC_MEM_SYNC_TO_CPU, FENCED_MS);
+	if (!ktap_result(f >= 0 && sync_file_status(f) == 0,
+			 "deps (%s): an unsignalled write fence on its buffer, an asynchronous sync to-cpu: pending (%s)",
+			 form, errstr(f < 0 ? f : 0)))
+		goto out;
+	ret = smnl_unregister(&nl, id);
+	unsignalled = kt_fence_unsignalled() == 1;
+	st = sync_file_wait(f, bound_ms(30000));
+	ktap_diag("deleted: %s; the sync's fence %s; the buffer's fence %s",
+		  errstr(ret), errstr(st), unsignalled ? "unsignalled" : "signalled");
+	ktap_result(ret == 0 && unsignalled && st == -ENODEV,
+		    "deps (%s): the client deleted while its sync waits for the buffer's fence: -ENODEV at once, that fence still unsignalled",
+		    form);
+out:
+	kt_fence_signal();
+	if (f >= 0)
+		close(f);
+	vbuf_close_fd(&b);
+	vbuf_close_handle(&b);
+}
+
+static void test_async_deps(void)
+{
+	struct smnl_client c;
+	int id, f2 = -1, ret, st;
+	uint64_t syncs = ~0ULL;
+	struct vbuf b;
+
+	test_async_deps_one(false);
+	test_async_deps_one(true);
+	ret = vbuf_create(&b);
+	id = ret ? ret : smnl_register_dmabuf(&nl, dev, "vs-async-deps", b.fd);
+	ret = id > 0 ? kt_fence_add(b.fd) : id;
+	f2 = ret ? ret : sync_async(id, IB_SYNC_MEM_SYNC_TO_CPU, FENCED_MS);
+	if (f2 >= 0 && !smnl_client_get(&nl, id, &c))
+		syncs = c.syncs;
+	kt_fence_signal();
+	st = f2 >= 0 ? sync_file_wait(f2, bound_ms(30000)) : f2;
+	ktap_result(st == 1 && syncs == 0 && !smnl_client_get(&nl, id, &c) && c.syncs == 1,
+		    "deps: another waits for the buffer's fence, then runs once it signalled: 1, 1 sync (status %d, %llu syncs before)",
+		    st, (unsigned long long)syncs);
+	if (id > 0)
+		smnl_unregister(&nl, id);
+	kt_fence_signal();
+	if (f2 >= 0)
+		close(f2);
 	vbuf_close_fd(&b);
 	vbuf_close_handle(&b);
 }
@@ -1049,8 +1162,11 @@ int main(int argc, char **argv)
 	test_inherited_fd();
 	test_owned();
 	test_udmabuf();
-	if (dev_remove)
+	if (dev_remove) {
+		/* With ib_sync_mem_test's fences, which 50-memory loads here. */
+		test_async_deps();
 		test_removal(dev_remove);
+	}
 
 	close(drm);
 	smnl_close(&nl);

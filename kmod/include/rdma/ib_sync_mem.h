@@ -142,10 +142,14 @@
  * the client registered, never makes one, and fails with -EIO rather than
  * recover a QP a failed READ broke (the next blocking flush does). Any
  * other sync (a device's, or one with a client that is not fence-safe,
- * such as a dma-buf's, which waits for its reservation's fences and
- * brackets CPU access through the exporter) runs its ->sync outside the
- * section, as a blocking sync would: such a fence may allocate before it
- * signals and must not be put where reclaim waits for it. A client's
+ * such as a dma-buf's, which brackets CPU access through the exporter)
+ * runs its ->sync outside the section, as a blocking sync would: such a
+ * fence may allocate before it signals and must not be put where reclaim
+ * waits for it. What a client's ->deps names (a dma-buf's reservation
+ * fences) is collected when the sync is submitted and waited for by a
+ * callback, as the in-fence is, before the work item runs: no worker waits
+ * for a fence, and an unregister, invalidation or removal ends that wait
+ * at once. A client's
  * ->sync must never wait for a fence that depends on an asynchronous sync
  * of the same client.
  * Each fence holds a reference on this module until it is freed. A kind
@@ -298,6 +302,18 @@ enum ib_sync_mem_inval {
  *	the fence signalled (unregister, invalidation and removal wait for
  *	it). The module keeps a reference to the fence until then and adds a
  *	callback, which runs where the owner signals (any context).
+ * @deps: optional. The fences an asynchronous sync of the client in @dir
+ *	must wait for before its @sync, @sync_range, @sync_async or inbound
+ *	flush runs (a reservation's, say, that @sync would wait for): one
+ *	fence, with a reference for the module, or NULL for none; an ERR_PTR
+ *	refuses the asynchronous sync with that errno. Called by the
+ *	submitter (process context: it may allocate and sleep), once per
+ *	asynchronous sync, before its fence is published. The sync waits for
+ *	it as for an in-fence, by a callback, holding no worker, and ends
+ *	that wait at once when the client is unregistered or invalidated or
+ *	its device goes. Its error is not the sync's (a @sync that waits for
+ *	the same fences does not fail on theirs either); @sync still runs as
+ *	it would, and may wait for fences added since.
  */
 struct ib_sync_mem_ops {
 	struct module *owner;
@@ -324,6 +340,8 @@ struct ib_sync_mem_ops {
 	struct dma_fence *(*sync_async)(struct ib_sync_mem_client *client,
 					enum ib_sync_mem_dir dir,
 					ktime_t deadline);
+	struct dma_fence *(*deps)(struct ib_sync_mem_client *client,
+				  enum ib_sync_mem_dir dir);
 };
 
 /**

@@ -71,12 +71,18 @@
  * once, whatever happens: a client deleted (-ENODEV) or invalidated
  * meanwhile (-ENXIO for its memory gone, -ENODEV for its device), a
  * client deleted or invalidated, or a device removed, while the sync
- * waited for its in-fence (that errno at once, not when the in-fence
- * signals; a batch's by any of its clients or their devices, and none of
- * its entries is synced), an in-fence that signalled
- * with an error (that error, and no sync runs). Once it runs, a sync ends
- * within its timeout whatever it waits for: one that waits for its own
- * fence (imported into the dma-buf it syncs) ends with -ETIMEDOUT. Closing /dev/ib_sync_mem or the
+ * waited for its in-fence or, for a dma-buf client, for the fences its
+ * buffer's reservation held when the sync was asked for (that errno at
+ * once, not when those fences signal; a batch's by any of its clients or
+ * their devices, and none of its entries is synced), an in-fence that
+ * signalled with an error (that error, and no sync runs; the errors of a
+ * reservation's fences are not the sync's, as for a blocking sync). An
+ * asynchronous sync of dma-buf clients (one, or a batch) waits for their
+ * reservations' fences, as they are when it is asked for, before it runs,
+ * as it waits for an in-fence: no kernel thread is held meanwhile. Once
+ * it runs, a sync ends within its timeout whatever it waits for: one that
+ * waits for its own fence (imported into the dma-buf it syncs) ends with
+ * -ETIMEDOUT. Closing /dev/ib_sync_mem or the
  * sync_file, or the death of the program, does not cancel a sync (it may
  * delete the client, IB_SYNC_MEM_IOC_OWN: then -ENODEV). A fence
  * keeps the module loaded until its last reference is gone.
