@@ -540,20 +540,8 @@ struct ib_sync_mem_owner *sm_owner_find(const char *name);
 /* client.c */
 int sm_client_init(void);
 void sm_client_exit(void);
-void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom);
-void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum);
-void sm_pass_queue_init(struct sm_pass_queue *q);
 int sm_client_state(const struct ib_sync_mem_client *client);
-int sm_state_errno(const struct ib_sync_mem_client *c);
-bool sm_client_pass_result(const struct ib_sync_mem_client *client, u64 pass,
-			   u64 *ns, int *err);
 struct ib_sync_mem_client *sm_client_next(unsigned long *id);
-
-unsigned int sm_sync_timeout_ms(void);
-int sm_sync_domain(struct ib_sync_mem_domain *dom,
-		   struct ib_sync_mem_owner *owner, enum ib_sync_mem_dir dir,
-		   unsigned int timeout_ms, bool read_result,
-		   struct ib_sync_mem_result *res);
 struct ib_sync_mem_client *sm_client_lookup(u32 id);
 void sm_unregister(struct ib_sync_mem_client *client);
 int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg);
@@ -561,6 +549,31 @@ int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg);
 unsigned int sm_lookup_batch(const u32 *ids,
 			     struct ib_sync_mem_batch_entry *e,
 			     unsigned int n);
+
+/* invalidate.c */
+void sm_domain_invalidate_all(struct ib_sync_mem_domain *dom);
+
+/* stats.c */
+void sm_stats_sum(struct sm_stats __percpu *stats, struct sm_stats_sum *sum);
+bool sm_client_pass_result(const struct ib_sync_mem_client *client, u64 pass,
+			   u64 *ns, int *err);
+
+/* sync.c */
+int sm_state_errno(const struct ib_sync_mem_client *c);
+extern unsigned int sync_timeout_ms;
+
+/* The module's timeout of a sync that asks for none, in ms. */
+static inline unsigned int sm_sync_timeout_ms(void)
+{
+	return READ_ONCE(sync_timeout_ms);
+}
+
+/* pass.c */
+void sm_pass_queue_init(struct sm_pass_queue *q);
+int sm_sync_domain(struct ib_sync_mem_domain *dom,
+		   struct ib_sync_mem_owner *owner, enum ib_sync_mem_dir dir,
+		   unsigned int timeout_ms, bool read_result,
+		   struct ib_sync_mem_result *res);
 
 /*
  * What the core reports to the layer above it (the netlink family), which
