@@ -5,7 +5,7 @@
  * ->sync_range over what was marked and nothing more. (A range a caller
  * gives is checked by sm_range_check(), sync_mem.h.)
  *
- * Whether a sync is owed stays the generations' business (client.c): a
+ * Whether a sync is owed stays the generations' business (client.h): a
  * mark bumps its direction's generation and adds its span under the spans'
  * lock, so a sync that saw a generation and then takes the lock finds
  * every span marked up to it. Spans are only ever more than what is owed

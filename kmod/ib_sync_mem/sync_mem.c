@@ -5,7 +5,7 @@
  * This file holds the module and the device side: an ib_client whose add
  * hook creates a domain per RDMA device and whose remove hook invalidates
  * every client of the device and waits for all of it before it returns.
- * client.c holds the clients and the sync paths.
+ * client.c holds the clients; sync.c and pass.c the sync paths.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
