@@ -49,7 +49,11 @@
  * never prints a figure it did not measure. No timing decides anything.
  *
  *   dev_bench [-d rxe0] [-n iters] [-s steps] [-l latency_us] [-r reps]
- *             [--smoke]
+ *             [--smoke] [--only MODE]
+ *
+ * --only MODE (nop, ioctl, async, netlink, enoent, clean, priv, unpriv)
+ * times that mode alone and skips overlap: for a profile of one path
+ * (bench/run.sh --lane icount --profile 'dev_bench --only ioctl ...').
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -79,7 +83,7 @@ static volatile uint64_t sink;	/* keeps the compute loop */
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: dev_bench [-d rxe0] [-n iters] [-s steps] [-l latency_us] [-r reps] [--smoke]\n");
+	fprintf(stderr, "usage: dev_bench [-d rxe0] [-n iters] [-s steps] [-l latency_us] [-r reps] [--smoke] [--only MODE]\n");
 	exit(2);
 }
 
@@ -181,6 +185,13 @@ enum {
 	DP_UNPRIV, DP_N
 };
 
+static const char *const dp_names[DP_N] = {
+	"nop", "ioctl", "async", "netlink", "enoent", "clean", "priv", "unpriv",
+};
+
+/* --only MODE: devpath times that mode alone (for a profile), no overlap. */
+static int only = -1;
+
 static void devpath(int reps, int iters)
 {
 	uint32_t id = new_sim("dev-bench-noop", 0, 0);
@@ -203,6 +214,8 @@ static void devpath(int reps, int iters)
 				int m = (k + round) % DP_N;
 				int n = iters - i < 100 ? iters - i : 100;
 
+				if (only >= 0 && m != only)
+					continue;
 				t0 = now_ns();
 				for (j = 0; j < n; j++) {
 					switch (m) {
@@ -254,12 +267,14 @@ static void devpath(int reps, int iters)
 	/* Each region ran every sync timed, warm-up included, and no other. */
 	for (k = 0; k < 2; k++) {
 		uint32_t rid = k ? unpriv : priv;
+		int mode = k ? DP_UNPRIV : DP_PRIV;
+		uint64_t want = only < 0 || only == mode ?
+				(uint64_t)(reps + 1) * iters : 0;
 
-		if (smnl_client_get(&nl, rid, &c) ||
-		    c.syncs != (uint64_t)(reps + 1) * iters)
+		if (smnl_client_get(&nl, rid, &c) || c.syncs != want)
 			die("region %u ran %llu syncs, want %llu", rid,
 			    (unsigned long long)c.syncs,
-			    (unsigned long long)(reps + 1) * iters);
+			    (unsigned long long)want);
 	}
 	close(ufd);	/* its region goes with it */
 	if (ioctl(devfd, IB_SYNC_MEM_IOC_DELETE, &(struct ib_sync_mem_ioc_delete){ .id = priv }))
@@ -374,6 +389,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "smoke", no_argument, NULL, 'S' },
+		{ "only", required_argument, NULL, 'O' },
 		{ 0 }
 	};
 	int iters = 2000, steps = 50, reps = 7, o, ret;
@@ -396,6 +412,13 @@ int main(int argc, char **argv)
 		case 'r':
 			reps = bench_num(optarg, 1, 1000);
 			break;
+		case 'O':
+			for (only = 0; only < DP_N; only++)
+				if (!strcmp(optarg, dp_names[only]))
+					break;
+			if (only == DP_N)
+				usage();
+			break;
 		case 'S':
 			iters = 20;
 			steps = 3;
@@ -414,7 +437,8 @@ int main(int argc, char **argv)
 	if (devfd < 0)
 		die("open /dev/%s: %s", IB_SYNC_MEM_DEV_NAME, strerror(errno));
 	devpath(reps, iters);
-	overlap(reps, steps, latency_us);
+	if (only < 0)
+		overlap(reps, steps, latency_us);
 	close(devfd);
 	smnl_close(&nl);
 	return 0;
