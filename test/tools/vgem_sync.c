@@ -550,6 +550,22 @@ out:
 	vbuf_close_handle(&b);
 }
 
+/*
+ * Request @req with @arg on a file of the device opened for it: the fence
+ * the request put in *@out_fence (its fd), or -errno.
+ */
+static int dev_fence(unsigned long req, void *arg, const int32_t *out_fence)
+{
+	int fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, req, arg) ? -errno : *out_fence;
+	close(fd);
+	return ret;
+}
+
 /* IB_SYNC_MEM_IOC_SYNC of @id with F_ASYNC: the fence's fd, or -errno. */
 static int sync_async(uint32_t id, uint32_t dir, uint32_t timeout_ms)
 {
@@ -557,17 +573,11 @@ static int sync_async(uint32_t id, uint32_t dir, uint32_t timeout_ms)
 		.id = id, .dir = dir, .flags = IB_SYNC_MEM_IOC_F_ASYNC,
 		.timeout_ms = timeout_ms,
 	};
-	int fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
-	int ret;
 
-	if (fd < 0)
-		return -errno;
-	ret = ioctl(fd, IB_SYNC_MEM_IOC_SYNC, &r) ? -errno : r.out_fence;
-	close(fd);
-	return ret;
+	return dev_fence(IB_SYNC_MEM_IOC_SYNC, &r, &r.out_fence);
 }
 
-/* The same of a batch of the one client @id: the fence's fd, or -errno. */
+/* The same of a batch of the one client @id. */
 static int sync_batch_async(uint32_t id, uint32_t dir, uint32_t timeout_ms)
 {
 	struct ib_sync_mem_ioc_entry e = { .id = id };
@@ -575,14 +585,8 @@ static int sync_batch_async(uint32_t id, uint32_t dir, uint32_t timeout_ms)
 		.entries = (uintptr_t)&e, .n = 1, .dir = dir,
 		.flags = IB_SYNC_MEM_IOC_F_ASYNC, .timeout_ms = timeout_ms,
 	};
-	int fd = open("/dev/" IB_SYNC_MEM_DEV_NAME, O_RDWR | O_CLOEXEC);
-	int ret;
 
-	if (fd < 0)
-		return -errno;
-	ret = ioctl(fd, IB_SYNC_MEM_IOC_SYNC_BATCH, &r) ? -errno : r.out_fence;
-	close(fd);
-	return ret;
+	return dev_fence(IB_SYNC_MEM_IOC_SYNC_BATCH, &r, &r.out_fence);
 }
 
 /*
