@@ -62,6 +62,10 @@ static long sm_dev_sync_dev''')]
 E['no-wait-in-call'] = [('kmod/ib_sync_mem/dev.c', '	ret = ret ?: sm_dev_wait_in(in, timeout_ms);\n', '	ret = ret ?: (in ? sm_dev_wait_in(in, timeout_ms) : 0);\n')]
 # might_sleep()'s voluntary preemption point and the fence-wait annotation
 E['no-might-wait'] = [('kmod/ib_sync_mem/sync.c', '	sm_sync_might_wait();\n	if (!sm_dir_valid(dir))\n', '	if (!sm_dir_valid(dir))\n')]
+# coalescing of concurrent device syncs (the pass queue) off by default
+E['no-coalesce'] = [('kmod/ib_sync_mem/pass.c', 'bool sm_coalesce = true;\n', 'bool sm_coalesce;\n')]
+# the pass's counters merged into the domain's and the module's
+E['no-pass-merge'] = [('kmod/ib_sync_mem/pass.c', '	sm_stats_merge(dom->stats, &acc);\n	sm_stats_merge(sm_global_stats, &acc);\n', '')]
 
 TOLERANT = [
     ('test/tools/dev_bench.c', '\t\tdie("the clean lazy client ran %llu syncs, want 0",',
