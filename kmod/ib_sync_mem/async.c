@@ -554,7 +554,12 @@ static int sm_async_deps(struct sm_async *job,
 		if (d)
 			f[k++] = d;
 	}
-	/* The merge takes its own references; a signalled stub for none. */
+	/*
+	 * dma_fence_unwrap_merge()'s own implementation, for a count known
+	 * only here: it flattens containers (a dma_fence_array may not hold
+	 * one), takes its own references, and makes a signalled stub when
+	 * nothing is pending.
+	 */
 	if (k) {
 		job->wait = __dma_fence_unwrap_merge(k, f, cursors);
 		if (!job->wait)
