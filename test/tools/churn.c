@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ktap.h"
 #include "smnl_raw.h"
 #include "vgem.h"
 

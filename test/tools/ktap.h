@@ -133,6 +133,18 @@ static inline long vm_pin_kb(void)
 	__ok;								\
 })
 
+/*
+ * A hang guard for a wait on an event: @ms times SYNCMEM_SLOW (the suites'
+ * factor for a slow guest). A bound, never a measurement.
+ */
+static inline int bound_ms(int ms)
+{
+	const char *slow = getenv("SYNCMEM_SLOW");
+	int f = slow ? atoi(slow) : 1;
+
+	return ms * (f > 0 ? f : 1);
+}
+
 /* Wait for child @pid for at most @ms (a hang guard): its wait status, or -1. */
 static inline int wait_child(pid_t pid, int ms)
 {

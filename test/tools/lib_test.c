@@ -29,6 +29,8 @@
 #include <syncmem.h>
 
 #include "ktap.h"
+#include "rdmalink.h"
+#include "smdebugfs.h"
 #include "unpriv.h"
 
 #define LEN	(64 * 1024)
@@ -191,43 +193,15 @@ static void ring_checks(struct syncmem *sm, uint32_t id, uint32_t ro)
 	io_uring_queue_exit(&ring);
 }
 
-#define PER_USER "/sys/module/ib_sync_mem/parameters/max_clients_per_user"
+#define SM_PARAMS "/sys/module/ib_sync_mem/parameters"
 
-static int write_param(const char *path, long v)
+/* max_clients_per_user set to @v: 0 or -errno. */
+static int set_per_user(long v)
 {
-	FILE *f = fopen(path, "w");
-	int ret;
+	char val[24];
 
-	if (!f)
-		return -errno;
-	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
-	return fclose(f) ? -errno : ret;
-}
-
-static long read_param(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-/* `rdma link ACTION` of the spare device: 0, or -EPROTO. */
-static int spare_link(const char *action)
-{
-	char cmd[160];
-
-	if (!strcmp(action, "add"))
-		snprintf(cmd, sizeof(cmd), "rdma link add %s type rxe netdev %s",
-			 spare_dev, spare_net);
-	else
-		snprintf(cmd, sizeof(cmd), "rdma link delete %s", spare_dev);
-	return system(cmd) ? -EPROTO : 0;
+	snprintf(val, sizeof(val), "%ld", v);
+	return debugfs_write_at(SM_PARAMS, "max_clients_per_user", val);
 }
 
 /* Fresh pages of this process, pinned by nobody yet. */
@@ -249,13 +223,13 @@ static void *pages(size_t n)
 static void removal_checks(struct syncmem *adm)
 {
 	uint32_t a = 0, b = 0, c3 = 0, keep = 0, idx;
-	long limit = read_param(PER_USER), pin0, pin;
+	long limit = debugfs_long_at(SM_PARAMS, "max_clients_per_user"), pin0, pin;
 	void *pa = pages(4), *pb = pages(1), *pc = pages(1), *pk = pages(1);
 	struct syncmem_client c;
 	struct syncmem *u = NULL;
 	int ret, fd, tries;
 
-	ret = spare_link("add");
+	ret = rdma_link_add(spare_dev, spare_net);
 	for (tries = 0; !ret && tries < 100 && syncmem_dev_index(adm, spare_dev, &idx); tries++)
 		usleep(100000);
 	if (!ktap_result(!ret && tries < 100 && pa && pb && pc && pk && limit > 0,
@@ -273,7 +247,7 @@ static void removal_checks(struct syncmem *adm)
 	ret = syncmem_sync_dev(u, idx, SYNCMEM_TO_DEVICE, TMO, NULL);
 	ktap_result(ret == -EPERM, "removal: the handle is unprivileged: its device pass is -EPERM (%s)",
 		    errstr(ret));
-	ret = write_param(PER_USER, 2);
+	ret = set_per_user(2);
 	ktap_result(!ret, "removal: max_clients_per_user=2 (%s)", errstr(ret));
 	pin0 = vm_pin_kb();
 	ret = syncmem_region_create(u, spare_dev, "lib-rm-a", pa, 4 * 4096,
@@ -294,7 +268,7 @@ static void removal_checks(struct syncmem *adm)
 	ret = ret ?: syncmem_sync(u, b, SYNCMEM_TO_CPU, 0, 0, TMO);
 	ktap_result(!ret, "removal: its clients on %s sync (%s)", spare_dev, errstr(ret));
 
-	ret = spare_link("delete");
+	ret = rdma_link_delete(spare_dev);
 	pin = vm_pin_kb();
 	ktap_result(!ret && pin - pin0 == 4, "removal: %s removed: its two regions' pins given back at once (%ld kB still pinned, the other device's region's 4)",
 		    spare_dev, pin - pin0);
@@ -318,9 +292,9 @@ out:
 	if (u)
 		syncmem_close(u);
 	if (limit > 0)
-		ktap_result(!write_param(PER_USER, limit), "removal: max_clients_per_user back to %ld", limit);
+		ktap_result(!set_per_user(limit), "removal: max_clients_per_user back to %ld", limit);
 	if (syncmem_dev_index(adm, spare_dev, &idx) == 0)
-		ktap_result(!spare_link("delete"), "removal: %s deleted", spare_dev);
+		ktap_result(!rdma_link_delete(spare_dev), "removal: %s deleted", spare_dev);
 	munmap(pa, 4 * 4096);
 	munmap(pb, 4096);
 	munmap(pc, 4096);

@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include "ktap.h"
-#include "smnl.h"
 
-/* rdma link delete @name, waited for (a hang guard): its exit status, or -1. */
-static inline int rdma_link_delete(const char *name)
+/*
+ * rdma link ACTION NAME [type rxe netdev NETDEV], waited for (a hang guard):
+ * its exit status, or -1.
+ */
+static inline int rdma_link(const char *action, const char *name, const char *netdev)
 {
 	int status;
 	pid_t pid = fork();
@@ -21,15 +23,32 @@ static inline int rdma_link_delete(const char *name)
 	if (pid < 0)
 		return -1;
 	if (!pid) {
-		execlp("rdma", "rdma", "link", "delete", name, (char *)NULL);
+		if (netdev)
+			execlp("rdma", "rdma", "link", action, name, "type", "rxe",
+			       "netdev", netdev, (char *)NULL);
+		else
+			execlp("rdma", "rdma", "link", action, name, (char *)NULL);
 		_exit(127);
 	}
 	status = wait_child(pid, bound_ms(120000));
 	if (status == -1) {
-		ktap_diag("rdma link delete %s: still running after %d ms", name, bound_ms(120000));
+		ktap_diag("rdma link %s %s: still running after %d ms", action, name,
+			  bound_ms(120000));
 		return -1;
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* rdma link add @name type rxe netdev @netdev: its exit status, or -1. */
+static inline int rdma_link_add(const char *name, const char *netdev)
+{
+	return rdma_link("add", name, netdev);
+}
+
+/* rdma link delete @name: its exit status, or -1. */
+static inline int rdma_link_delete(const char *name)
+{
+	return rdma_link("delete", name, NULL);
 }
 
 #endif

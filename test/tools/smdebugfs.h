@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "ktap.h"
-#include "smnl.h"
 
 #define SM_DEBUGFS	"/sys/kernel/debug/ib_sync_mem"
 

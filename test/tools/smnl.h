@@ -179,18 +179,6 @@ struct smnl_client {
 
 int smnl_client_get(struct smnl *nl, uint32_t id, struct smnl_client *c);
 /*
- * A hang guard for a wait on an event: @ms times SYNCMEM_SLOW (the suites'
- * factor for a slow guest). A bound, never a measurement.
- */
-static inline int bound_ms(int ms)
-{
-	const char *slow = getenv("SYNCMEM_SLOW");
-	int f = slow ? atoi(slow) : 1;
-
-	return ms * (f > 0 ? f : 1);
-}
-
-/*
  * Wait until client @id is gone (CLIENT_GET answers -ENOENT), polling for
  * at most @ms: 0 once it is, -ETIMEDOUT, or CLIENT_GET's other error. A
  * closing socket's owned clients are deleted shortly after the close, not
