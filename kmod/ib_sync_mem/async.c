@@ -329,6 +329,27 @@ static void sm_async_events(struct sm_async *job,
 			sm_event_sync_failed(e[i].client, job->dir, e[i].err);
 }
 
+/*
+ * The error the signalled in-fence @in feeds a job: the first of its
+ * fences' errors, a container's (a dma_fence_array of a merged sync_file,
+ * a chain) unwrapped. The job may have waited for those fences and not
+ * for @in itself (sm_async_deps()), and a container never told to signal
+ * tracks no error: asked, it finds its fences signalled and calls itself
+ * signalled without one. So the container itself is not asked either.
+ */
+static int sm_in_fence_error(struct dma_fence *in)
+{
+	struct dma_fence_unwrap iter;
+	struct dma_fence *f;
+	int err = 0;
+
+	/* To its end: the cursor holds a reference until then. */
+	dma_fence_unwrap_for_each(f, &iter, in)
+		if (!err)
+			err = min(dma_fence_get_status(f), 0);
+	return err;
+}
+
 static void sm_async_work(struct work_struct *work)
 {
 	struct sm_async *job = container_of(work, struct sm_async, work);
@@ -343,7 +364,7 @@ static void sm_async_work(struct work_struct *work)
 		cookie = dma_fence_begin_signalling();
 	/* An in-fence that failed: what it fed this sync is not there. */
 	if (job->in)
-		err = min(dma_fence_get_status(job->in), 0);
+		err = sm_in_fence_error(job->in);
 	if (!err) {
 		/* On the client's engine: its fence's callback signals. */
 		kind = sm_async_kind(job);

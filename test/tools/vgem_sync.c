@@ -577,6 +577,17 @@ static int sync_async(uint32_t id, uint32_t dir, uint32_t timeout_ms)
 	return dev_fence(IB_SYNC_MEM_IOC_SYNC, &r, &r.out_fence);
 }
 
+/* The same, after sync_file @in_fd (IB_SYNC_MEM_IOC_F_IN_FENCE). */
+static int sync_async_after(uint32_t id, uint32_t dir, uint32_t timeout_ms, int in_fd)
+{
+	struct ib_sync_mem_ioc_sync r = {
+		.id = id, .dir = dir, .timeout_ms = timeout_ms, .in_fence = in_fd,
+		.flags = IB_SYNC_MEM_IOC_F_ASYNC | IB_SYNC_MEM_IOC_F_IN_FENCE,
+	};
+
+	return dev_fence(IB_SYNC_MEM_IOC_SYNC, &r, &r.out_fence);
+}
+
 /* The same of a batch of the one client @id. */
 static int sync_batch_async(uint32_t id, uint32_t dir, uint32_t timeout_ms)
 {
@@ -663,6 +674,71 @@ static void test_async_deps(void)
 		close(f2);
 	vbuf_close_fd(&b);
 	vbuf_close_handle(&b);
+}
+
+/*
+ * An in-fence's error is the sync's also when the client has dependencies
+ * (a dma-buf's reservation) and the in-fence is a container: a sync_file
+ * merged (SYNC_IOC_MERGE) from two pending fences, a dma_fence_array. The
+ * job waits for the in-fence's fences and its dependencies merged into
+ * one; which of them failed is the in-fence's error all the same. Here
+ * both merged fences are asynchronous syncs of client A, waiting for the
+ * fence on A's buffer; A's deletion signals both -ENODEV; then the sync of
+ * client D after the merged fence must end -ENODEV, D not synced.
+ */
+static void test_async_merged_in_fence(void)
+{
+	int a = -1, d = -1, fa = -1, fb = -1, m = -1, fd = -1, ret, st = 0;
+	struct sync_merge_data md = { .name = "vs-merged" };
+	uint64_t syncs = ~0ULL;
+	struct vbuf ba, bd;
+	struct smnl_client c;
+
+	ret = vbuf_create(&ba);
+	a = ret ? ret : smnl_register_dmabuf(&nl, dev, "vs-merged-a", ba.fd);
+	ret = vbuf_create(&bd);
+	d = ret ? ret : smnl_register_dmabuf(&nl, dev, "vs-merged-d", bd.fd);
+	ret = a > 0 && d > 0 ? kt_fence_add(ba.fd) : -EINVAL;
+	fa = ret ? ret : sync_async(a, IB_SYNC_MEM_SYNC_TO_CPU, FENCED_MS);
+	fb = fa < 0 ? fa : sync_async(a, IB_SYNC_MEM_SYNC_TO_DEVICE, FENCED_MS);
+	if (fb >= 0) {
+		md.fd2 = fb;
+		m = ioctl(fa, SYNC_IOC_MERGE, &md) ? -errno : md.fence;
+	}
+	fd = m < 0 ? m : sync_async_after(d, IB_SYNC_MEM_SYNC_TO_CPU, FENCED_MS, m);
+	if (!ktap_result(fd >= 0 && sync_file_status(m) == 0 && sync_file_status(fd) == 0,
+			 "merged in-fence: two pending syncs of A merged, a sync of dma-buf client D after it: pending (%s)",
+			 errstr(fd < 0 ? fd : 0)))
+		goto out;
+	ret = smnl_unregister(&nl, a);
+	a = -1;
+	st = sync_file_wait(fd, bound_ms(30000));
+	if (!smnl_client_get(&nl, d, &c))
+		syncs = c.syncs;
+	ktap_diag("A deleted: %s; its syncs %d and %d; D's %d, D synced %llu times",
+		  errstr(ret), sync_file_status(fa), sync_file_status(fb), st,
+		  (unsigned long long)syncs);
+	ktap_result(ret == 0 && sync_file_status(fa) == -ENODEV &&
+		    sync_file_status(fb) == -ENODEV && st == -ENODEV && syncs == 0,
+		    "merged in-fence: A deleted, both its syncs -ENODEV: D's sync ends -ENODEV, D not synced");
+out:
+	kt_fence_signal();
+	if (fd >= 0)
+		close(fd);
+	if (m >= 0)
+		close(m);
+	if (fb >= 0)
+		close(fb);
+	if (fa >= 0)
+		close(fa);
+	if (a > 0)
+		smnl_unregister(&nl, a);
+	if (d > 0)
+		smnl_unregister(&nl, d);
+	vbuf_close_fd(&ba);
+	vbuf_close_handle(&ba);
+	vbuf_close_fd(&bd);
+	vbuf_close_handle(&bd);
 }
 
 /*
@@ -1169,6 +1245,7 @@ int main(int argc, char **argv)
 	if (dev_remove) {
 		/* With ib_sync_mem_test's fences, which 50-memory loads here. */
 		test_async_deps();
+		test_async_merged_in_fence();
 		test_removal(dev_remove);
 	}
 
