@@ -567,7 +567,7 @@ static int sm_async_deps(struct sm_async *job,
 	for (; i < n; i++) {
 		if (!e[i].client->ops->deps)
 			continue;
-		d = e[i].client->ops->deps(e[i].client, job->dir);
+		d = sm_client_deps(e[i].client, job->dir);
 		if (IS_ERR(d)) {
 			err = PTR_ERR(d);
 			goto out;

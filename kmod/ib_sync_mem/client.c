@@ -593,6 +593,33 @@ int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg)
 }
 
 /**
+ * sm_client_deps() - ->deps, with the guarantees of every callback
+ * @c: a client whose kind has ->deps
+ * @dir: the asynchronous sync's direction
+ *
+ * Calls ->deps only while the client is live, counted in its busy count
+ * inside the device's read side, as ->sync and ->fill_info are: never
+ * after its unregister returned, never beside its ->invalidate.
+ *
+ * Return: what ->deps returns; NULL (no call) if the client is not live:
+ * the job's submission then finds it gone and signals why.
+ */
+struct dma_fence *sm_client_deps(struct ib_sync_mem_client *c,
+				 enum ib_sync_mem_dir dir)
+{
+	struct dma_fence *f = NULL;
+	int idx;
+
+	idx = sm_read_lock(c->dom);
+	if (sm_client_enter(c)) {
+		f = c->ops->deps(c, dir);
+		sm_client_leave(c);
+	}
+	sm_read_unlock(c->dom, idx);
+	return f;
+}
+
+/**
  * sm_client_lookup() - find a registered client by id, whoever owns it
  * @id: the client's id
  *

@@ -545,6 +545,8 @@ struct ib_sync_mem_client *sm_client_next(unsigned long *id);
 struct ib_sync_mem_client *sm_client_lookup(u32 id);
 void sm_unregister(struct ib_sync_mem_client *client);
 int sm_client_fill_info(struct ib_sync_mem_client *c, struct sk_buff *msg);
+struct dma_fence *sm_client_deps(struct ib_sync_mem_client *c,
+				 enum ib_sync_mem_dir dir);
 
 unsigned int sm_lookup_batch(const u32 *ids,
 			     struct ib_sync_mem_batch_entry *e,

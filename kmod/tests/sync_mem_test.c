@@ -376,6 +376,25 @@ const struct ib_sync_mem_ops tc_async_ops = {
 	.sync_async = tc_sync_async,
 };
 
+/* Names no fence: counts its calls, and one after the unregister. */
+static struct dma_fence *tc_deps(struct ib_sync_mem_client *client,
+				 enum ib_sync_mem_dir dir)
+{
+	struct tc *t = ib_sync_mem_client_priv(kt_owner, client);
+
+	if (!tc_gone(t))
+		atomic_inc(&t->deps_calls);
+	return NULL;
+}
+
+const struct ib_sync_mem_ops tc_deps_ops = {
+	.owner = THIS_MODULE,
+	.sync = tc_sync,
+	.invalidate = tc_invalidate,
+	.release = tc_release,
+	.deps = tc_deps,
+};
+
 const struct ib_sync_mem_ops tc_target_ops = {
 	.owner = THIS_MODULE,
 	.sync = tc_sync,
@@ -664,6 +683,7 @@ static const struct kt_case kt_cases[] = {
 	{ "async_kind", test_async_kind },
 	{ "async_invalidate", test_async_invalidate },
 	{ "async_batch_gone", test_async_batch_gone },
+	{ "async_deps_gone", test_async_deps_gone },
 	{ "churn", test_churn },
 };
 

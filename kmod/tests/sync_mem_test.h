@@ -129,6 +129,7 @@ enum tc_inval_mode {
  * @engine: the fence ->sync_async returned last (tc_async_ops; the
  *	test's reference), signalled by the test (kt_fence_signal())
  * @async_calls: ->sync_async calls
+ * @deps_calls: ->deps calls (tc_deps_ops)
  * @async_fail: errno ->sync_async returns (as an ERR_PTR), negative
  * @wait_fence: ->sync waits for it if set, until its deadline (its error,
  *	or -ETIMEDOUT), as a dma-buf client waits for its reservation's
@@ -182,6 +183,7 @@ struct tc {
 	struct work_struct unreg_work;
 	struct dma_fence *engine;
 	atomic_t async_calls;
+	atomic_t deps_calls;
 	int async_fail;
 	struct dma_fence *wait_fence;
 	struct ib_sync_mem_client *client;
@@ -194,6 +196,7 @@ extern const struct ib_sync_mem_ops tc_inbound_ops;
 extern const struct ib_sync_mem_ops tc_target_ops;
 extern const struct ib_sync_mem_ops tc_range_ops;
 extern const struct ib_sync_mem_ops tc_async_ops;
+extern const struct ib_sync_mem_ops tc_deps_ops;
 
 struct tc *tc_alloc(int n);
 struct ib_sync_mem_client *tc_register(struct ib_device *ibdev, struct tc *t,
@@ -324,6 +327,7 @@ int async_dev_start(const char *name);
 void test_async_dev_check(void);
 void test_async_invalidate(struct ib_device *ibdev);
 void test_async_batch_gone(struct ib_device *ibdev);
+void test_async_deps_gone(struct ib_device *ibdev);
 int kind_removal_start(const char *name);
 void test_kind_removal_engine(void);
 void test_kind_removal_check(void);

@@ -772,3 +772,44 @@ void test_fence_removal_check(void)
 	tc_free(t);
 	fence_rm.active = false;
 }
+
+/*
+ * ->deps is a callback like the others: never called once the client's
+ * unregister returned (tc_gone() counts such a call as late), also not
+ * by the holder of a reference that submits an asynchronous sync then.
+ * That sync signals -ENODEV and runs nothing.
+ */
+void test_async_deps_gone(struct ib_device *ibdev)
+{
+	int pending = atomic_read(&sm_counters.fences_pending);
+	struct ib_sync_mem_client *held;
+	struct dma_fence *f;
+	struct tc *t = tc_alloc(1);
+
+	if (!t || IS_ERR(tc_register_ops(ibdev, t, &tc_deps_ops, 0))) {
+		kt_fail++;
+		goto out;
+	}
+	f = ib_sync_mem_sync_async(t->client, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, NULL);
+	KT_EXPECT(!IS_ERR(f));
+	if (!IS_ERR(f))
+		KT_EXPECT_EQ(kt_fence_wait(f), 1);
+	ka_put(f);
+	KT_EXPECT_EQ(atomic_read(&t->deps_calls), 1);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 1);
+
+	held = ib_sync_mem_get(t->client);
+	tc_unregister(t);
+	f = ib_sync_mem_sync_async(held, IB_SYNC_MEM_TO_DEVICE, 0, 0, 0, NULL);
+	KT_EXPECT(!IS_ERR(f));
+	if (!IS_ERR(f))
+		KT_EXPECT_EQ(kt_fence_wait(f), -ENODEV);
+	ka_put(f);
+	KT_EXPECT_EQ(atomic_read(&t->deps_calls), 1);
+	KT_EXPECT_EQ(atomic_read(&t->syncs), 1);
+	ib_sync_mem_put(held);
+	KT_EXPECT_EQ(tc_wait_release(t), 1);
+	KT_EXPECT_EQ(atomic_read(&sm_counters.fences_pending), pending);
+out:
+	tc_free(t);
+}

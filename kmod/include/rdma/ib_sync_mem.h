@@ -308,7 +308,10 @@ enum ib_sync_mem_inval {
  *	fence, with a reference for the module, or NULL for none; an ERR_PTR
  *	refuses the asynchronous sync with that errno. Called by the
  *	submitter (process context: it may allocate and sleep), once per
- *	asynchronous sync, before its fence is published. The sync waits for
+ *	asynchronous sync, before its fence is published, and only while the
+ *	client is live, counted as in its @sync (unregister, invalidation
+ *	and removal wait for it; never after the unregister returned: such
+ *	a sync then signals -ENODEV without it). The sync waits for
  *	it as for an in-fence, by a callback, holding no worker, and ends
  *	that wait at once when the client is unregistered or invalidated or
  *	its device goes. Its error is not the sync's (a @sync that waits for
