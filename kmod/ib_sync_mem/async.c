@@ -85,6 +85,9 @@
  * @node: on @dom->async_waiting (a batch: sm_batch_waiting) while the job
  *	waits for @wait
  * @in_done: @wait's callback ran (under sm_async_waitlock())
+ * @armed: the submitter is done with the job (under sm_async_waitlock()):
+ *	@wait's callback queues the work from then on, the submitter before
+ *	(the work may release what the submitter still reads)
  * @safe: every client is IB_SYNC_MEM_F_FENCE_SAFE: the work item runs
  *	inside a fence signalling section
  * @dir: the sync's direction
@@ -111,6 +114,7 @@ struct sm_async {
 	struct ib_sync_mem_domain *dom;
 	struct list_head node;
 	bool in_done;
+	bool armed;
 	bool safe;
 	enum ib_sync_mem_dir dir;
 	u64 offset;
@@ -356,11 +360,11 @@ static void sm_async_work(struct work_struct *work)
 	struct ib_sync_mem_batch_entry one = {}, *e = NULL;
 	struct ib_sync_mem_result res;
 	unsigned int n = 0;
-	bool cookie = false;
+	bool safe = job->safe, cookie = false;
 	int err = 0, kind = 0;
 
 	/* From here to the signal: the fence's signalling path. */
-	if (job->safe)
+	if (safe)
 		cookie = dma_fence_begin_signalling();
 	/* An in-fence that failed: what it fed this sync is not there. */
 	if (job->in)
@@ -381,7 +385,8 @@ static void sm_async_work(struct work_struct *work)
 	}
 	sm_async_signal_only(job, err);
 out:
-	if (job->safe)
+	/* With kind > 0 the job may be gone: the kind's callback ended it. */
+	if (safe)
 		dma_fence_end_signalling(cookie);
 	if (kind > 0)
 		return;
@@ -398,12 +403,15 @@ static void sm_async_in_signalled(struct dma_fence *in, struct dma_fence_cb *cb)
 {
 	struct sm_async *job = container_of(cb, struct sm_async, cb);
 	spinlock_t *lock = sm_async_waitlock(job);
+	bool armed;
 
 	spin_lock(lock);
 	job->in_done = true;
 	list_del_init(&job->node);
+	armed = job->armed;
 	spin_unlock(lock);
-	queue_work(sm_async_wq, &job->work);
+	if (armed)
+		queue_work(sm_async_wq, &job->work);
 }
 
 /*
@@ -449,6 +457,7 @@ static void sm_async_cancel_waiting(bool batches,
 	struct list_head *list = batches ? &sm_batch_waiting :
 					   &dom->async_waiting;
 	struct sm_async *job, *j;
+	struct dma_fence *wait = NULL;
 
 	for (;;) {
 		job = NULL;
@@ -462,13 +471,20 @@ static void sm_async_cancel_waiting(bool batches,
 		}
 		if (job) {
 			list_del_init(&job->node);
-			/* Its callback has not run: the job is alive. */
+			/*
+			 * Its callback has not run: the job is alive, and
+			 * what it waits for. Both stay: once the lock is
+			 * dropped the callback may run, and the work release
+			 * the wait fence before dma_fence_remove_callback().
+			 */
 			dma_fence_get(&job->base);
+			wait = dma_fence_get(job->wait);
 		}
 		spin_unlock_irq(lock);
 		if (!job)
 			break;
 		sm_async_cancel(job, err);
+		dma_fence_put(wait);
 		dma_fence_put(&job->base);
 	}
 }
@@ -599,6 +615,8 @@ static void sm_async_submit(struct sm_async *job)
 {
 	struct ib_sync_mem_domain *dom = job->dom;
 	spinlock_t *lock = sm_async_waitlock(job);
+	struct dma_fence *wait = NULL;
+	bool done;
 	int err = 0;
 
 	/* Nothing to wait for: on the client's engine, if it has one, here. */
@@ -621,7 +639,9 @@ static void sm_async_submit(struct sm_async *job)
 	/*
 	 * Under the list's lock, which the cancellers take after they
 	 * changed the state: either one finds the job listed or it sees the
-	 * state.
+	 * state. Until @armed is set there, the callback leaves the work to
+	 * this (@in_done), so the job's batch, client and wait fence are not
+	 * released while this reads them.
 	 */
 	spin_lock_irq(lock);
 	if (!dom)
@@ -630,11 +650,20 @@ static void sm_async_submit(struct sm_async *job)
 		err = -ENODEV;
 	else if (job->client)
 		err = sm_state_errno(job->client);
-	if (!err && !job->in_done)
+	done = job->in_done;
+	if (!err && !done)
 		list_add_tail(&job->node, sm_async_waitlist(job));
+	else if (err && !done)
+		wait = dma_fence_get(job->wait);	/* as a canceller's */
+	job->armed = true;
 	spin_unlock_irq(lock);
-	if (err)
+	if (done) {
+		/* Signalled meanwhile: the work sees what went, if anything. */
+		queue_work(sm_async_wq, &job->work);
+	} else if (err) {
 		sm_async_cancel(job, err);
+		dma_fence_put(wait);
+	}
 }
 
 /*
