@@ -197,9 +197,11 @@ struct ib_sync_mem_ioc_entry {
  * @in_fence: as in struct ib_sync_mem_ioc_sync
  * @out_fence: as in struct ib_sync_mem_ioc_sync; its fence's status is
  *	the first entry's error (in the batch's order), 1 if none failed.
- *	The removal of a device does not end an asynchronous batch's wait
- *	for its in-fence (its clients may be on several devices): its
- *	clients there fail with -ENODEV once it runs.
+ *	An asynchronous batch that waits for its in-fence (or its dma-buf
+ *	clients' fences) ends at once with -ENODEV when the device of any
+ *	of its clients is removed, and none of its entries is synced (the
+ *	Fences paragraph above); once it runs, a client whose device went
+ *	fails with -ENODEV.
  * @run: set by a blocking batch: entries whose ->sync ran
  * @errors: set likewise: entries that failed (each entry's @err says
  *	how; the ioctl returns 0: a client's error is a result)
@@ -452,8 +454,8 @@ struct ib_sync_mem_uring_sync {
  * @dir: as in struct ib_sync_mem_ioc_sync_batch
  * @flags: 0 or IB_SYNC_MEM_IOC_F_IN_FENCE
  * @timeout_ms: as in struct ib_sync_mem_ioc_sync_batch
- * @in_fence: as in struct ib_sync_mem_uring_sync; the removal of a device
- *	does not end a batch's wait for it (as for the ioctl's batch)
+ * @in_fence: as in struct ib_sync_mem_uring_sync; a client's device
+ *	removed ends the batch's wait for it at once, as the ioctl's batch's
  * @reserved: 0
  */
 struct ib_sync_mem_uring_batch {
