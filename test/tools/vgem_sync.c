@@ -566,26 +566,25 @@ static int dev_fence(unsigned long req, void *arg, const int32_t *out_fence)
 	return ret;
 }
 
-/* IB_SYNC_MEM_IOC_SYNC of @id with F_ASYNC: the fence's fd, or -errno. */
-static int sync_async(uint32_t id, uint32_t dir, uint32_t timeout_ms)
+/*
+ * IB_SYNC_MEM_IOC_SYNC of @id with F_ASYNC, after sync_file @in_fd if it is
+ * not -1 (F_IN_FENCE): the fence's fd, or -errno.
+ */
+static int sync_async_after(uint32_t id, uint32_t dir, uint32_t timeout_ms, int in_fd)
 {
 	struct ib_sync_mem_ioc_sync r = {
-		.id = id, .dir = dir, .flags = IB_SYNC_MEM_IOC_F_ASYNC,
-		.timeout_ms = timeout_ms,
+		.id = id, .dir = dir, .timeout_ms = timeout_ms, .in_fence = in_fd,
+		.flags = IB_SYNC_MEM_IOC_F_ASYNC |
+			 (in_fd >= 0 ? IB_SYNC_MEM_IOC_F_IN_FENCE : 0),
 	};
 
 	return dev_fence(IB_SYNC_MEM_IOC_SYNC, &r, &r.out_fence);
 }
 
-/* The same, after sync_file @in_fd (IB_SYNC_MEM_IOC_F_IN_FENCE). */
-static int sync_async_after(uint32_t id, uint32_t dir, uint32_t timeout_ms, int in_fd)
+/* The same with no in-fence. */
+static int sync_async(uint32_t id, uint32_t dir, uint32_t timeout_ms)
 {
-	struct ib_sync_mem_ioc_sync r = {
-		.id = id, .dir = dir, .timeout_ms = timeout_ms, .in_fence = in_fd,
-		.flags = IB_SYNC_MEM_IOC_F_ASYNC | IB_SYNC_MEM_IOC_F_IN_FENCE,
-	};
-
-	return dev_fence(IB_SYNC_MEM_IOC_SYNC, &r, &r.out_fence);
+	return sync_async_after(id, dir, timeout_ms, -1);
 }
 
 /* The same of a batch of the one client @id. */
