@@ -758,12 +758,26 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
+/*
+ * Before a timed phase: a pause in which the work the phases before it
+ * left behind runs (RCU callbacks freeing their jobs' fences, work items),
+ * so that it is not counted to this one. The guest is idle meanwhile: on
+ * the instruction clock a pause costs no instructions of the phase.
+ */
+static void settle(void)
+{
+	usleep(100000);
+}
+
 /* ns per blocking SYNC ioctl of @id in @dir. */
 static double bench_ioctl(uint32_t id, uint32_t dir, int iters)
 {
 	struct ib_sync_mem_ioc_sync r = { .id = id, .dir = dir };
-	double t0 = now_ms();
 	int i, st;
+	double t0;
+
+	settle();
+	t0 = now_ms();
 
 	for (i = 0; i < iters; i++) {
 		st = ioc(devfd, IB_SYNC_MEM_IOC_SYNC, &r);
@@ -779,7 +793,10 @@ static double bench_ring(uint32_t id, uint32_t dir, int iters, int depth)
 	struct ib_sync_mem_uring_sync s = { .id = id, .dir = dir };
 	struct io_uring_cqe *cqe;
 	int sub = 0, done = 0, st;
-	double t0 = now_ms();
+	double t0;
+
+	settle();
+	t0 = now_ms();
 
 	while (done < iters) {
 		while (sub - done < depth && sub < iters) {
@@ -801,17 +818,6 @@ static double bench_ring(uint32_t id, uint32_t dir, int iters, int depth)
 	return (now_ms() - t0) * 1e6 / iters;
 }
 
-/*
- * Before a timed phase: a pause in which the work the phases before it
- * left behind runs (RCU callbacks freeing their jobs' fences, work items),
- * so that it is not counted to this one. The guest is idle meanwhile: on
- * the instruction clock a pause costs no instructions of the phase.
- */
-static void settle(void)
-{
-	usleep(100000);
-}
-
 static int bench(int iters)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -827,28 +833,19 @@ static int bench(int iters)
 				      (uintptr_t)buf, page, IB_SYNC_MEM_REGION_F_WRITE);
 	if (sim <= 0 || region <= 0)
 		die("bench clients", sim <= 0 ? sim : region);
-	/* Warm both paths up, then measure, each phase after a pause. */
+	/* Warm both paths up, then measure (each phase after a pause). */
 	bench_ioctl(sim, TO_DEV, iters / 10 + 1);
 	bench_ring(sim, TO_DEV, iters / 10 + 1, 8);
-	settle();
 	is = bench_ioctl(sim, TO_DEV, iters);
-	settle();
 	rs = bench_ring(sim, TO_DEV, iters, 8);
-	settle();
 	r1s = bench_ring(sim, TO_DEV, iters, 1);
 	bench_ioctl(region, TO_DEV, iters / 10 + 1);
 	bench_ring(region, TO_DEV, iters / 10 + 1, 8);
-	settle();
 	ig = bench_ioctl(region, TO_DEV, iters);
-	settle();
 	rg = bench_ring(region, TO_DEV, iters, 8);
-	settle();
 	r1g = bench_ring(region, TO_DEV, iters, 1);
-	settle();
 	ii = bench_ioctl(region, IB_SYNC_MEM_SYNC_INBOUND, iters);
-	settle();
 	ri = bench_ring(region, IB_SYNC_MEM_SYNC_INBOUND, iters, 8);
-	settle();
 	r1i = bench_ring(region, IB_SYNC_MEM_SYNC_INBOUND, iters, 1);
 	printf("uring iters=%d ioctl_sync_ns=%.0f ring8_sync_ns=%.0f ring1_sync_ns=%.0f ioctl_region_ns=%.0f ring8_region_ns=%.0f ring1_region_ns=%.0f ioctl_inbound_ns=%.0f ring8_inbound_ns=%.0f ring1_inbound_ns=%.0f\n",
 	       iters, is, rs, r1s, ig, rg, r1g, ii, ri, r1i);
